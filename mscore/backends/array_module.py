@@ -1,0 +1,291 @@
+"""A backend over any numpy-like array module (``xp``): the numpy reference, and CuPy.
+
+Convolution and pooling are written with strided windows and GEMM (im2col), so they need
+nothing but ``xp.lib.stride_tricks.as_strided`` and ``xp.matmul``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+from mscore.plugin.backend import Backend
+
+
+class ArrayModuleBackend(Backend):
+    """The primitive op set implemented once over the array module ``xp``."""
+
+    def __init__(self, xp, name, special_erf=None):
+        super().__init__()
+        self.xp = xp
+        self._special_erf = special_erf
+        self.name = name
+        self._as_strided = xp.lib.stride_tricks.as_strided
+        self._native_to_dtype = {}
+        for d in mdt.ALL_DTYPES:
+            try:
+                self._native_to_dtype[xp.dtype(d.np_dtype)] = d
+            except TypeError:  # bfloat16 is not a CuPy dtype
+                pass
+
+    # -- dtype mapping -----------------------------------------------------------------
+    def native_dtype(self, dtype):
+        """The array module's dtype for mscore ``dtype``."""
+        return dtype.np_dtype
+
+    # -- creation and transfer ----------------------------------------------------------
+    def from_numpy(self, array, dtype=None):
+        array = np.asarray(array)
+        if dtype is not None:
+            array = array.astype(self.native_dtype(dtype), copy=False)
+        return self.xp.array(array, copy=True)
+
+    def to_numpy(self, a):
+        return np.array(a, copy=True)
+
+    def full(self, shape, value, dtype):
+        return self.xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
+
+    def arange(self, start, stop, step, dtype):
+        return self.xp.arange(start, stop, step).astype(self.native_dtype(dtype))
+
+    def shape(self, a):
+        return tuple(a.shape)
+
+    def dtype(self, a):
+        return self._native_to_dtype[a.dtype]
+
+    def cast(self, a, dtype):
+        target = self.native_dtype(dtype)
+        if a.dtype == target:
+            return a
+        return a.astype(target)
+
+    # -- elementwise -------------------------------------------------------------------
+    def neg(self, a): return self.xp.negative(a)                # noqa: E704
+    def abs(self, a): return self.xp.abs(a)                     # noqa: E704
+    def exp(self, a): return self.xp.exp(a)                     # noqa: E704
+    def log(self, a): return self.xp.log(a)                     # noqa: E704
+    def sqrt(self, a): return self.xp.sqrt(a)                   # noqa: E704
+    def sin(self, a): return self.xp.sin(a)                     # noqa: E704
+    def cos(self, a): return self.xp.cos(a)                     # noqa: E704
+    def tanh(self, a): return self.xp.tanh(a)                   # noqa: E704
+    def sign(self, a): return self.xp.sign(a)                   # noqa: E704
+    def floor(self, a): return self.xp.floor(a)                 # noqa: E704
+    def ceil(self, a): return self.xp.ceil(a)                   # noqa: E704
+    def logical_not(self, a): return self.xp.logical_not(a)     # noqa: E704
+    def isfinite(self, a): return self.xp.isfinite(a)           # noqa: E704
+
+    def erf(self, a):
+        special = self._special_erf
+        if special is None:
+            special = lambda v: _erf(self.xp, v)  # noqa: E731
+        if a.dtype.itemsize < 4:  # half precision: compute in float32, round once
+            return special(a.astype(np.float32)).astype(a.dtype)
+        return special(a)
+
+    def add(self, a, b): return self.xp.add(a, b)               # noqa: E704
+    def sub(self, a, b): return self.xp.subtract(a, b)          # noqa: E704
+    def mul(self, a, b): return self.xp.multiply(a, b)          # noqa: E704
+    def maximum(self, a, b): return self.xp.maximum(a, b)       # noqa: E704
+    def minimum(self, a, b): return self.xp.minimum(a, b)       # noqa: E704
+    def equal(self, a, b): return self.xp.equal(a, b)           # noqa: E704
+    def not_equal(self, a, b): return self.xp.not_equal(a, b)   # noqa: E704
+    def less(self, a, b): return self.xp.less(a, b)             # noqa: E704
+    def less_equal(self, a, b): return self.xp.less_equal(a, b)  # noqa: E704
+    def greater(self, a, b): return self.xp.greater(a, b)       # noqa: E704
+    def greater_equal(self, a, b): return self.xp.greater_equal(a, b)  # noqa: E704
+    def logical_and(self, a, b): return self.xp.logical_and(a, b)  # noqa: E704
+    def logical_or(self, a, b): return self.xp.logical_or(a, b)    # noqa: E704
+
+    def div(self, a, b):
+        if a.dtype.kind in "iub":  # integer division truncates toward zero like MindSpore Div
+            return self.xp.trunc(self.xp.true_divide(a, b)).astype(a.dtype)
+        return self.xp.true_divide(a, b)
+
+    def pow(self, a, b):
+        return self.xp.power(a, b)
+
+    def where(self, cond, x, y):
+        return self.xp.where(cond, x, y)
+
+    # -- reductions --------------------------------------------------------------------
+    def sum(self, a, axis, keepdims):
+        return self.xp.sum(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+
+    def max(self, a, axis, keepdims):
+        return self.xp.max(a, axis=axis, keepdims=keepdims)
+
+    def min(self, a, axis, keepdims):
+        return self.xp.min(a, axis=axis, keepdims=keepdims)
+
+    def all(self, a, axis, keepdims):
+        return self.xp.all(a, axis=axis, keepdims=keepdims)
+
+    def any(self, a, axis, keepdims):
+        return self.xp.any(a, axis=axis, keepdims=keepdims)
+
+    def argmax(self, a, axis):
+        return self.xp.argmax(a, axis=axis).astype(np.int64)
+
+    def argmin(self, a, axis):
+        return self.xp.argmin(a, axis=axis).astype(np.int64)
+
+    # -- shape -------------------------------------------------------------------------
+    def reshape(self, a, shape): return self.xp.reshape(a, shape)          # noqa: E704
+    def transpose(self, a, perm): return self.xp.transpose(a, perm)        # noqa: E704
+    def broadcast_to(self, a, shape): return self.xp.broadcast_to(a, shape)  # noqa: E704
+
+    def concat(self, arrays, axis):
+        return self.xp.concatenate(list(arrays), axis=axis)
+
+    def pad(self, a, pad_width, value):
+        if not any(lo or hi for lo, hi in pad_width):
+            return a
+        return self.xp.pad(a, pad_width, mode="constant", constant_values=value)
+
+    # -- indexing ----------------------------------------------------------------------
+    def getitem(self, a, index):
+        return a[index]
+
+    def scatter_add(self, a, index, updates):
+        out = a.copy()
+        if any(hasattr(i, "dtype") for i in index):
+            self._add_at(out, index, updates)
+        else:  # basic indexing: no repeated positions, plain in-place add is exact
+            out[index] += updates
+        return out
+
+    def _add_at(self, out, index, updates):
+        self.xp.add.at(out, index, updates)
+
+    # -- linear algebra ------------------------------------------------------------------
+    def matmul(self, a, b):
+        return self.xp.matmul(a, b)
+
+    # -- convolution ---------------------------------------------------------------------
+    def _windows(self, x, kernel, stride, dilation):
+        """A strided view (N, C, *out, *kernel) of the windows of an already-padded ``x``."""
+        spatial = x.shape[2:]
+        out = tuple((s - d * (k - 1) - 1) // st + 1
+                    for s, k, st, d in zip(spatial, kernel, stride, dilation))
+        if any(o <= 0 for o in out):
+            raise ValueError(f"conv/pool: kernel {tuple(kernel)} with dilation "
+                             f"{tuple(dilation)} does not fit the padded input "
+                             f"{tuple(spatial)}")
+        st = x.strides
+        strides = st[:2] + tuple(s * t for s, t in zip(st[2:], stride)) + \
+            tuple(s * d for s, d in zip(st[2:], dilation))
+        return self._as_strided(x, x.shape[:2] + out + tuple(kernel), strides), out
+
+    def conv(self, x, w, stride, padding, dilation, groups):
+        xp = self.xp
+        x = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), 0)
+        n, c = x.shape[:2]
+        o, cg = w.shape[:2]
+        kernel = w.shape[2:]
+        nd = len(kernel)
+        win, out = self._windows(xp.ascontiguousarray(x), kernel, stride, dilation)
+        g = groups
+        win = win.reshape((n, g, cg) + out + kernel)
+        # (g, n, *out, cg, *kernel): the im2col matrix of each group.
+        perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+        cols = xp.transpose(win, perm).reshape(g, n * math.prod(out), cg * math.prod(kernel))
+        wmat = w.reshape(g, o // g, cg * math.prod(kernel))
+        res = xp.matmul(cols, xp.transpose(wmat, (0, 2, 1)))  # (g, n*P, o/g)
+        res = res.reshape((g, n) + out + (o // g,))
+        perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))
+        return xp.ascontiguousarray(xp.transpose(res, perm)).reshape((n, o) + out)
+
+    def conv_transpose(self, x, w, stride, padding, output_padding, dilation, groups):
+        xp = self.xp
+        n, cin = x.shape[:2]
+        spatial = x.shape[2:]
+        kernel = w.shape[2:]
+        nd = len(kernel)
+        og = w.shape[1]
+        g = groups
+        # Spread the input by the stride (stride-1 zeros between elements).
+        dil_shape = tuple((s - 1) * st + 1 for s, st in zip(spatial, stride))
+        xd = xp.zeros((n, cin) + dil_shape, dtype=x.dtype)
+        xd[(slice(None), slice(None)) + tuple(slice(None, None, st) for st in stride)] = x
+        pads, crops = [], []
+        for k, d, (lo, hi), op in zip(kernel, dilation, padding, output_padding):
+            full = d * (k - 1)
+            plo, phi = full - lo, full - hi + op
+            pads.append((max(plo, 0), max(phi, 0)))
+            crops.append((max(-plo, 0), max(-phi, 0)))
+        xd = self.pad(xd, ((0, 0), (0, 0)) + tuple(pads), 0)
+        if any(lo or hi for lo, hi in crops):
+            xd = xd[(slice(None), slice(None)) +
+                    tuple(slice(lo, xd.shape[2 + i] - hi) for i, (lo, hi) in enumerate(crops))]
+        # Weight (cin, og, *k) -> (g*og, cin/g, *k), flipped in space.
+        cg = cin // g
+        wt = w.reshape((g, cg, og) + kernel)
+        wt = xp.transpose(wt, (0, 2, 1) + tuple(range(3, 3 + nd))).reshape((g * og, cg) + kernel)
+        wt = wt[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
+        return self.conv(xd, xp.ascontiguousarray(wt), (1,) * nd, ((0, 0),) * nd, dilation, g)
+
+    # -- pooling -----------------------------------------------------------------------
+    def max_pool(self, x, kernel, stride, padding):
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        x = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), low)
+        win, _ = self._windows(self.xp.ascontiguousarray(x), kernel, stride, (1,) * len(kernel))
+        nd = len(kernel)
+        return win.max(axis=tuple(range(-nd, 0)))
+
+    def avg_pool(self, x, kernel, stride, padding, count_include_pad):
+        xp = self.xp
+        nd = len(kernel)
+        axes = tuple(range(-nd, 0))
+        pad = ((0, 0), (0, 0)) + tuple(padding)
+        acc_dtype = np.float32 if x.dtype.itemsize < 4 else x.dtype
+        xpad = xp.ascontiguousarray(self.pad(x, pad, 0)).astype(acc_dtype, copy=False)
+        win, out = self._windows(xpad, kernel, stride, (1,) * nd)
+        total = win.sum(axis=axes)
+        if count_include_pad:
+            res = total / math.prod(kernel)
+        else:
+            ones = self.pad(xp.ones((1, 1) + x.shape[2:], dtype=acc_dtype), pad, 0)
+            cwin, _ = self._windows(xp.ascontiguousarray(ones), kernel, stride, (1,) * nd)
+            res = total / cwin.sum(axis=axes)
+        return res.astype(x.dtype)
+
+    # -- random --------------------------------------------------------------------------
+    def rng_state(self, seed):
+        return np.array([seed, 0], dtype=np.uint64)
+
+    def _generator(self, state):
+        return np.random.default_rng([int(state[0]), int(state[1])])
+
+    def _next(self, state):
+        return np.array([state[0], state[1] + 1], dtype=np.uint64)
+
+    def random_uniform(self, state, shape, dtype):
+        values = self._generator(state).random(tuple(shape), dtype=np.float64)
+        return self.from_numpy(values, dtype), self._next(state)
+
+    def random_normal(self, state, shape, dtype):
+        values = self._generator(state).standard_normal(tuple(shape), dtype=np.float64)
+        return self.from_numpy(values, dtype), self._next(state)
+
+    # -- overflow check ------------------------------------------------------------------
+    def all_finite(self, arrays):
+        return all(bool(self.xp.isfinite(a).all()) for a in arrays)
+
+
+# Fallback when no special-function library is at hand: the complementary error function's
+# Chebyshev fit (relative error below 1.2e-7, enough for float32 and narrower).
+_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+                -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def _erf(xp, x):
+    z = xp.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = xp.zeros_like(z) + _ERFC_COEFFS[-1]
+    for c in reversed(_ERFC_COEFFS[:-1]):
+        poly = poly * t + c
+    erfc = t * xp.exp(-z * z + poly)
+    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)

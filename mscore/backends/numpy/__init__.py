@@ -1,0 +1,1 @@
+"""The built-in numpy reference backend (the conformance suite's golden reference)."""

@@ -1,0 +1,1 @@
+"""The public conformance kit: the same tests over every installed backend."""

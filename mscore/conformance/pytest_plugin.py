@@ -1,0 +1,1 @@
+"""pytest plugin of the conformance kit (registered under ``pytest11``; inert unless asked)."""

@@ -1,0 +1,42 @@
+"""The one door from the core to the active backend, at the level of native arrays.
+
+``call("matmul", a, b)`` runs the active backend's op, or records it for the reference
+autodiff when one of the arguments is being traced. Everything above (functional ops, VJP
+rules, layers) goes through here, so swapping the backend swaps every computation.
+"""
+from __future__ import annotations
+
+from mscore import context as _context
+from mscore.autodiff import tracer as _tracer
+
+
+def backend():
+    """The active backend object."""
+    return _context._active or _context.current_backend()
+
+
+def call(name, *args, **attrs):
+    """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
+    b = _context._active or _context.current_backend()
+    if _tracer.active_depth and _tracer.has_tracer(args):
+        return _tracer.record(b, name, args, attrs)
+    return getattr(b, name)(*args, **attrs)
+
+
+def shape(a):
+    """The shape of a native array or tracer."""
+    return backend().shape(_tracer.unwrap(a))
+
+
+def dtype(a):
+    """The mscore dtype of a native array or tracer."""
+    return backend().dtype(_tracer.unwrap(a))
+
+
+def fused(name):
+    """The backend's fused op ``name`` or None; None too while tracing for reference
+    autodiff, which differentiates the core's composite instead."""
+    b = backend()
+    if _tracer.active_depth and b.value_and_grad is None:
+        return None
+    return getattr(b, name, None)

@@ -1,0 +1,8 @@
+"""Functional ops and Primitive classes, dispatching to the active backend."""
+from mscore import dispatch  # noqa: F401  (re-exported as ops.dispatch)
+from mscore.ops.functional import *  # noqa: F401,F403
+from mscore.ops.functional import (  # noqa: F401  (names that shadow builtins)
+    abs, all, any, max, min, pow, sum)
+from mscore.ops.grad import GradOperation, grad, value_and_grad  # noqa: F401
+from mscore.ops.primitives import *  # noqa: F401,F403
+from mscore.ops.primitives import Primitive  # noqa: F401

@@ -1,0 +1,234 @@
+"""``ms.value_and_grad``, ``ms.grad`` and ``ops.GradOperation`` with MindSpore's signatures.
+
+The function is run as a pure function of native arrays: the differentiated inputs and the
+weights' values go in, the value, the outputs and any Parameter updates (BatchNorm
+statistics) come out. The backend's native ``value_and_grad`` (torch autograd, jax) or
+:func:`mscore.autodiff.reference_value_and_grad` differentiates it.
+"""
+from __future__ import annotations
+
+from mscore.autodiff import reference_value_and_grad
+from mscore.autodiff.tracer import unwrap
+from mscore.common.parameter import MutationScope, Parameter
+from mscore.common.tensor import Tensor
+from mscore import dispatch
+
+
+def _positions(grad_position):
+    if grad_position is None:
+        return ()
+    if isinstance(grad_position, bool):
+        raise TypeError("grad_position: expected an int, a tuple of ints or None, got bool")
+    if isinstance(grad_position, int):
+        if grad_position < 0:
+            raise ValueError(f"grad_position: expected a non-negative int, got {grad_position}")
+        return (grad_position,)
+    if isinstance(grad_position, (tuple, list)) and grad_position and all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in grad_position):
+        return tuple(grad_position)
+    raise TypeError(f"grad_position: expected an int, a non-empty tuple of non-negative ints "
+                    f"or None, got {grad_position!r}")
+
+
+def _weights(weights):
+    if weights is None:
+        return None
+    if isinstance(weights, Parameter):
+        return [weights]
+    if isinstance(weights, (list, tuple)) and all(isinstance(w, Parameter) for w in weights):
+        return list(weights)
+    raise TypeError("weights: expected a Parameter, a list/tuple of Parameters (for example "
+                    "net.trainable_params()) or None")
+
+
+def _flatten(out):
+    """Leaves of nested tuples/lists of ``out``, and a function rebuilding the structure."""
+    leaves = []
+
+    def walk(x):
+        if isinstance(x, (tuple, list)):
+            parts = [walk(v) for v in x]
+            kind = type(x)
+            return lambda it: kind(p(it) for p in parts)
+        leaves.append(x)
+        return lambda it: next(it)
+
+    build = walk(out)
+    return leaves, lambda values: build(iter(values))
+
+
+def _sum_to_scalar(t):
+    data = t._data
+    if not t.dtype.is_floating:
+        raise TypeError(f"value_and_grad: fn must return floating-point outputs to "
+                        f"differentiate, got {t.dtype}")
+    shape = dispatch.shape(data)
+    if shape:
+        data = dispatch.call("sum", data, axis=None, keepdims=False)
+    return data
+
+
+def _detach(raw):
+    return dispatch.call("stop_gradient", unwrap(raw))
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """A function returning ``(fn(*args), gradients)``.
+
+    ``grad_position``: the index (or tuple of indices) of the inputs to differentiate, or None;
+    ``weights``: Parameters to differentiate; ``has_aux``: only the first output is
+    differentiated, the rest are returned untouched. Without ``has_aux`` every output
+    contributes (its sum), as with MindSpore's default sensitivity of ones.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable, got {type(fn).__name__}")
+    if not isinstance(has_aux, bool):
+        raise TypeError(f"has_aux: expected a bool, got {type(has_aux).__name__}")
+    positions = _positions(grad_position)
+    weight_list = _weights(weights)
+    if not positions and weight_list is None:
+        raise ValueError("value_and_grad: grad_position and weights cannot both be None")
+
+    def wrapper(*args):
+        for p in positions:
+            if p >= len(args):
+                raise ValueError(f"grad_position: {p} is out of range for {len(args)} inputs")
+            if not isinstance(args[p], Tensor):
+                raise TypeError(f"value_and_grad: input {p} must be a Tensor to be "
+                                f"differentiated, got {type(args[p]).__name__}")
+        wl = weight_list or []
+        protected = {id(w) for w in wl}
+        primals = [args[p]._data for p in positions] + [w._data for w in wl]
+        side = {}
+
+        def pure(*prims):
+            with MutationScope() as scope:
+                try:
+                    for w, v in zip(wl, prims[len(positions):]):
+                        scope.note(w)
+                        w._data = v
+                    call_args = list(args)
+                    for k, p in enumerate(positions):
+                        call_args[p] = Tensor._wrap(prims[k])
+                    out = fn(*call_args)
+                finally:
+                    changed = scope.restore()
+            others = [(p, v) for p, v in changed if id(p) not in protected]
+            outs = out if isinstance(out, tuple) else (out,)
+            if has_aux:
+                if not isinstance(out, tuple) or len(out) < 2:
+                    raise ValueError("has_aux: fn must return a tuple (loss, aux, ...)")
+                target = _sum_to_scalar(_check_out(outs[0]))
+            else:
+                target = None
+                for o in outs:
+                    s = _sum_to_scalar(_check_out(o))
+                    target = s if target is None else dispatch.call("add", target, s)
+            leaves, rebuild = _flatten(out)
+            side["rebuild"] = rebuild
+            side["leaf_kinds"] = [isinstance(x, Tensor) for x in leaves]
+            side["python_leaves"] = [None if isinstance(x, Tensor) else x for x in leaves]
+            side["others"] = [p for p, _ in others]
+            raw_leaves = [x._data for x in leaves if isinstance(x, Tensor)]
+            return target, (raw_leaves, [v for _, v in others])
+
+        backend = dispatch.backend()
+        impl = backend.value_and_grad or reference_value_and_grad
+        (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+        for param, value in zip(side["others"], updates):
+            param._assign(_detach(value))
+        it = iter(raw_leaves)
+        values = [Tensor._wrap(_detach(next(it))) if is_t else py
+                  for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
+        out = side["rebuild"](values)
+        grad_tensors = [Tensor._wrap(_detach(g)) for g in grads]
+        return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,
+                             return_ids)
+
+    return wrapper
+
+
+def _check_out(o):
+    if not isinstance(o, Tensor):
+        raise TypeError(f"value_and_grad: fn must return Tensors, got {type(o).__name__}")
+    return o
+
+
+def _arrange(grads, grad_position, positions, weights, weight_list, return_ids):
+    pos_grads = grads[:len(positions)]
+    w_grads = grads[len(positions):]
+    if return_ids:
+        pos_grads = [(p, g) for p, g in zip(positions, pos_grads)]
+        w_grads = [(w.name, g) for w, g in zip(weight_list or [], w_grads)]
+    if isinstance(grad_position, int) and not isinstance(grad_position, bool):
+        pos_out = pos_grads[0]
+    else:
+        pos_out = tuple(pos_grads)
+    if weight_list is None:
+        return pos_out
+    w_out = w_grads[0] if isinstance(weights, Parameter) else tuple(w_grads)
+    if not positions:
+        return w_out
+    return pos_out, w_out
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """A function returning the gradients of ``fn`` (and ``aux`` as a second item when
+    ``has_aux``), with :func:`value_and_grad`'s arguments."""
+    vag = value_and_grad(fn, grad_position, weights, has_aux, return_ids)
+
+    def wrapper(*args):
+        out, grads = vag(*args)
+        if has_aux:
+            return grads, out[1:] if len(out) > 2 else out[1]
+        return grads
+
+    return wrapper
+
+
+class GradOperation:
+    """MindSpore's classic ``GradOperation(get_all=False, get_by_list=False, sens_param=False)``:
+    ``GradOperation(...)(net, weights)(*inputs)`` returns gradients."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        for name, v in (("get_all", get_all), ("get_by_list", get_by_list),
+                        ("sens_param", sens_param)):
+            if not isinstance(v, bool):
+                raise TypeError(f"{name}: expected a bool, got {type(v).__name__}")
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise ValueError("weights: required when get_by_list is True")
+
+        def grad_fn(*inputs):
+            if self.sens_param:
+                *inputs, sens = inputs
+
+                def target(*xs):
+                    out = fn(*xs)
+                    outs = out if isinstance(out, tuple) else (out,)
+                    senses = sens if isinstance(sens, tuple) else (sens,)
+                    total = None
+                    for o, s in zip(outs, senses):
+                        term = (o * s).sum()
+                        total = term if total is None else total + term
+                    return total
+            else:
+                target = fn
+            n = len(inputs)
+            if self.get_all:
+                position = tuple(range(n)) if n else None
+            elif self.get_by_list:
+                position = None
+            else:
+                position = 0
+            ws = weights if self.get_by_list else None
+            if position is None and ws is None:
+                raise ValueError("GradOperation: nothing to differentiate")
+            g = grad(target, position, ws)(*inputs)
+            if self.get_all and not self.get_by_list:
+                return g
+            return g
+
+        return grad_fn

@@ -1,0 +1,45 @@
+"""The global random stream of the active backend.
+
+Its state is a non-trainable Parameter, so every draw is an assignment a
+:class:`~mscore.common.parameter.MutationScope` sees: a compiled train step threads the
+state through as a value instead of freezing one dropout mask into the program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mscore import dispatch
+
+_holder = {"param": None, "backend": None}
+
+
+def reset_global_state(seed):
+    """Start the active backend's stream afresh from ``seed``."""
+    from mscore.common.parameter import Parameter
+    state = dispatch.call("rng_state", int(seed))
+    _holder["param"] = Parameter(state, name="global_rng_state", requires_grad=False)
+    _holder["backend"] = dispatch.backend()
+
+
+def global_state_parameter():
+    """The Parameter holding the active backend's random state (created on first use)."""
+    if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
+        from mscore import context
+        seed = context.get_seed()
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        reset_global_state(seed)
+    return _holder["param"]
+
+
+def draw(kind, shape, dtype, seed=None):
+    """Native array of ``shape`` from the stream: ``kind`` is "uniform" or "normal". With
+    ``seed`` the draw comes from a fresh stream for that seed and leaves the global one."""
+    op = "random_uniform" if kind == "uniform" else "random_normal"
+    if seed is not None:
+        values, _ = dispatch.call(op, dispatch.call("rng_state", int(seed)), tuple(shape), dtype)
+        return values
+    param = global_state_parameter()
+    values, new_state = dispatch.call(op, param._data, tuple(shape), dtype)
+    param._assign(new_state)
+    return values

@@ -1,0 +1,304 @@
+"""The backend contract: what every array library must provide to run mscore.
+
+A backend plugin returns :class:`BackendSpec` objects from the ``mscore_register_backends``
+hook; the spec's ``factory`` builds a :class:`Backend` when the backend is first selected.
+Every method below works on the backend's *native* arrays (``numpy.ndarray``,
+``torch.Tensor``, ``jax.Array``, ...), never on mscore ``Tensor`` objects. Shapes are
+tuples of ints, axes are ints or tuples of ints, dtypes are :class:`mscore.common.dtype.DType`.
+
+The required methods form the *primitive op set*; the reference autodiff
+(:mod:`mscore.autodiff`) differentiates programs written in it, so a backend without native
+autodiff gets gradients for free. Fused ops (``softmax``, ``log_softmax``, ``layer_norm``,
+``batch_norm``, ``cross_entropy``, ``attention``) are optional: the core builds them from
+primitives when a backend leaves them as ``None``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+# The primitive op names, in the order the docs list them. The conformance kit checks each.
+PRIMITIVE_OPS = (
+    # creation and transfer
+    "from_numpy", "to_numpy", "full", "arange", "shape", "dtype", "cast", "stop_gradient",
+    # elementwise unary
+    "neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "erf", "sign", "floor", "ceil",
+    "logical_not", "isfinite",
+    # elementwise binary and comparisons
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "where",
+    # reductions
+    "sum", "max", "min", "argmax", "argmin", "all", "any",
+    # shape
+    "reshape", "transpose", "broadcast_to", "concat", "pad",
+    # indexing
+    "getitem", "scatter_add",
+    # linear algebra, convolution, pooling
+    "matmul", "conv", "conv_transpose", "max_pool", "avg_pool",
+    # random streams
+    "rng_state", "random_uniform", "random_normal",
+    # device
+    "synchronize", "memory_stats", "all_finite",
+)
+
+FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
+             "attention")
+
+# Capability names a backend may declare in BackendSpec.capabilities.
+KNOWN_CAPABILITIES = frozenset({
+    "native_autodiff",   # value_and_grad is provided by the library (torch autograd, jax)
+    "compile",           # compile() turns a pure step function into one compiled program
+    "donation",          # compile() honours donate_argnums
+    "collectives",       # all_reduce for data parallelism
+    "deterministic",     # the same program gives bit-identical results run to run
+})
+
+
+@dataclass
+class BackendSpec:
+    """What a plugin says about one backend it provides.
+
+    ``factory`` is called with no arguments the first time the backend is selected, so that a
+    plugin's import stays cheap (import the array library inside the factory). ``probe`` is an
+    optional callable returning ``(available: bool, reason: str, devices: list[str])`` without
+    building the backend; ``mscore backends`` uses it.
+    """
+
+    name: str
+    version: str
+    factory: Callable[[], "Backend"]
+    devices: tuple = ("CPU",)
+    dtypes: tuple = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
+                     "int64", "uint8", "bool")
+    capabilities: frozenset = frozenset()
+    probe: Callable | None = None
+    description: str = ""
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"BackendSpec.name: expected an identifier, got {self.name!r}")
+        if not callable(self.factory):
+            raise TypeError(f"BackendSpec.factory of {self.name!r}: expected a callable")
+        self.devices = tuple(self.devices)
+        self.dtypes = tuple(self.dtypes)
+        self.capabilities = frozenset(self.capabilities)
+
+
+class Backend:
+    """Base class of a backend: the primitive op set over native arrays.
+
+    Subclasses set ``name`` and implement every method that raises ``NotImplementedError``
+    here. ``capabilities`` mirrors the spec. ``device`` is the current placement string
+    ("CPU", "GPU:0", ...), changed through :meth:`set_device`.
+    """
+
+    name = "abstract"
+    capabilities: frozenset = frozenset()
+
+    # Fused ops: None means "use the core's composite from primitives".
+    softmax = None
+    log_softmax = None
+    layer_norm = None
+    batch_norm = None
+    cross_entropy = None
+    attention = None
+
+    # Optional native autodiff and compilation (see value_and_grad / compile below).
+    value_and_grad = None
+    compile = None
+
+    def __init__(self):
+        self.device = "CPU"
+
+    # -- device -----------------------------------------------------------------------
+    def set_device(self, device_target: str, device_id: int = 0) -> None:
+        """Place new arrays on ``device_target`` ("CPU" or "GPU") number ``device_id``."""
+        if device_target != "CPU":
+            raise ValueError(f"device_target: backend {self.name!r} supports only 'CPU', "
+                             f"got {device_target!r}")
+        self.device = "CPU"
+
+    def synchronize(self) -> None:
+        """Wait for all queued work on the current device."""
+
+    def memory_stats(self) -> dict:
+        """Bytes in use / peak on the current device, as a dict (may be empty on CPU)."""
+        return {}
+
+    # -- creation and transfer ----------------------------------------------------------
+    def from_numpy(self, array, dtype=None):
+        """A native array holding a copy of numpy ``array`` (cast to ``dtype`` if given)."""
+        raise NotImplementedError
+
+    def to_numpy(self, a):
+        """A numpy array with the values of ``a`` (bfloat16 as ``ml_dtypes.bfloat16``)."""
+        raise NotImplementedError
+
+    def full(self, shape, value, dtype):
+        """An array of ``shape`` filled with ``value``."""
+        raise NotImplementedError
+
+    def arange(self, start, stop, step, dtype):
+        """``start, start+step, ...`` below ``stop``."""
+        raise NotImplementedError
+
+    def shape(self, a) -> tuple:
+        """The shape of ``a`` as a tuple of ints."""
+        raise NotImplementedError
+
+    def dtype(self, a):
+        """The mscore DType of ``a``."""
+        raise NotImplementedError
+
+    def cast(self, a, dtype):
+        """``a`` converted to ``dtype`` (a no-op when it already has it)."""
+        raise NotImplementedError
+
+    def stop_gradient(self, a):
+        """``a`` cut from any gradient history the library keeps (detach)."""
+        return a
+
+    # -- elementwise ---------------------------------------------------------------------
+    def neg(self, a): raise NotImplementedError          # noqa: E704  (one-liners by design)
+    def abs(self, a): raise NotImplementedError          # noqa: E704
+    def exp(self, a): raise NotImplementedError          # noqa: E704
+    def log(self, a): raise NotImplementedError          # noqa: E704
+    def sqrt(self, a): raise NotImplementedError         # noqa: E704
+    def sin(self, a): raise NotImplementedError          # noqa: E704
+    def cos(self, a): raise NotImplementedError          # noqa: E704
+    def tanh(self, a): raise NotImplementedError         # noqa: E704
+    def erf(self, a): raise NotImplementedError          # noqa: E704
+    def sign(self, a): raise NotImplementedError         # noqa: E704
+    def floor(self, a): raise NotImplementedError        # noqa: E704
+    def ceil(self, a): raise NotImplementedError         # noqa: E704
+    def logical_not(self, a): raise NotImplementedError  # noqa: E704
+    def isfinite(self, a): raise NotImplementedError     # noqa: E704
+
+    # Binary ops get two arrays of the same dtype (the core promotes first) whose shapes
+    # broadcast with numpy's rules.
+    def add(self, a, b): raise NotImplementedError            # noqa: E704
+    def sub(self, a, b): raise NotImplementedError            # noqa: E704
+    def mul(self, a, b): raise NotImplementedError            # noqa: E704
+    def div(self, a, b): raise NotImplementedError            # noqa: E704
+    def pow(self, a, b): raise NotImplementedError            # noqa: E704
+    def maximum(self, a, b): raise NotImplementedError        # noqa: E704
+    def minimum(self, a, b): raise NotImplementedError        # noqa: E704
+    def equal(self, a, b): raise NotImplementedError          # noqa: E704
+    def not_equal(self, a, b): raise NotImplementedError      # noqa: E704
+    def less(self, a, b): raise NotImplementedError           # noqa: E704
+    def less_equal(self, a, b): raise NotImplementedError     # noqa: E704
+    def greater(self, a, b): raise NotImplementedError        # noqa: E704
+    def greater_equal(self, a, b): raise NotImplementedError  # noqa: E704
+    def logical_and(self, a, b): raise NotImplementedError    # noqa: E704
+    def logical_or(self, a, b): raise NotImplementedError     # noqa: E704
+
+    def where(self, cond, x, y):
+        """Elementwise ``x if cond else y`` (``x`` and ``y`` share a dtype)."""
+        raise NotImplementedError
+
+    # -- reductions: axis is None (all) or a tuple of non-negative ints ---------------------
+    def sum(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+    def max(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+    def min(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+    def all(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+    def any(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+
+    def argmax(self, a, axis):
+        """Index (int64) of the first maximum along the int ``axis``."""
+        raise NotImplementedError
+
+    def argmin(self, a, axis):
+        """Index (int64) of the first minimum along the int ``axis``."""
+        raise NotImplementedError
+
+    # -- shape ---------------------------------------------------------------------------
+    def reshape(self, a, shape): raise NotImplementedError        # noqa: E704
+    def transpose(self, a, perm): raise NotImplementedError       # noqa: E704
+    def broadcast_to(self, a, shape): raise NotImplementedError   # noqa: E704
+
+    def concat(self, arrays, axis):
+        """Join a list of same-dtype arrays along ``axis``."""
+        raise NotImplementedError
+
+    def pad(self, a, pad_width, value):
+        """Constant padding; ``pad_width`` is a tuple of ``(before, after)`` per axis."""
+        raise NotImplementedError
+
+    # -- indexing --------------------------------------------------------------------------
+    def getitem(self, a, index):
+        """numpy indexing: ``index`` is a tuple of ints, slices, None, Ellipsis and native
+        integer arrays (advanced indexing)."""
+        raise NotImplementedError
+
+    def scatter_add(self, a, index, updates):
+        """A copy of ``a`` with ``updates`` added at ``a[index]``; repeated indices
+        accumulate (``np.add.at`` semantics). The VJP of :meth:`getitem`."""
+        raise NotImplementedError
+
+    # -- linear algebra, convolution, pooling ----------------------------------------------
+    def matmul(self, a, b):
+        """Batched matrix product with numpy's broadcasting rules (operands are >= 2-d)."""
+        raise NotImplementedError
+
+    def conv(self, x, w, stride, padding, dilation, groups):
+        """N-d cross-correlation, channels first. ``x``: (N, C, *spatial), ``w``:
+        (O, C // groups, *kernel); ``stride``/``dilation``: one int per spatial axis;
+        ``padding``: one ``(before, after)`` pair per spatial axis."""
+        raise NotImplementedError
+
+    def conv_transpose(self, x, w, stride, padding, output_padding, dilation, groups):
+        """The gradient of :meth:`conv` with respect to its input, as a layer.
+        ``w``: (C_in, O // groups, *kernel); ``output_padding``: one int per spatial axis,
+        added at the end of each axis."""
+        raise NotImplementedError
+
+    def max_pool(self, x, kernel, stride, padding):
+        """Max over windows of the spatial axes; ``padding`` pairs pad with -inf."""
+        raise NotImplementedError
+
+    def avg_pool(self, x, kernel, stride, padding, count_include_pad):
+        """Mean over windows; zero padding counted or not by ``count_include_pad``."""
+        raise NotImplementedError
+
+    # -- random streams: states are native arrays so they can flow through compiled steps --
+    def rng_state(self, seed: int):
+        """A fresh random state for ``seed``."""
+        raise NotImplementedError
+
+    def random_uniform(self, state, shape, dtype):
+        """``(values in [0, 1), next_state)``."""
+        raise NotImplementedError
+
+    def random_normal(self, state, shape, dtype):
+        """``(standard normal values, next_state)``."""
+        raise NotImplementedError
+
+    # -- overflow check ------------------------------------------------------------------
+    def all_finite(self, arrays) -> bool:
+        """True when no array holds inf or nan: one pass, at most one host synchronisation."""
+        raise NotImplementedError
+
+    # -- optional hooks, documented here for the reader -----------------------------------
+    # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads)
+    #     fn maps native arrays to (scalar value, aux); grads has one native array per primal.
+    #     Leave as None to use mscore.autodiff.
+    # compile(fn, donate_argnums=()) -> compiled fn with the same signature (jit).
+
+
+def missing_primitives(backend: Backend) -> list[str]:
+    """Names of primitive ops the backend inherits unimplemented from :class:`Backend`."""
+    missing = []
+    for name in PRIMITIVE_OPS:
+        impl = getattr(type(backend), name, None)
+        if impl is None or impl is getattr(Backend, name, None) and _raises_not_implemented(name):
+            missing.append(name)
+    return missing
+
+
+_DEFAULTED = {"stop_gradient", "synchronize", "memory_stats"}
+
+
+def _raises_not_implemented(name):
+    return name not in _DEFAULTED
