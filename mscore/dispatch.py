@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from mscore import context as _context
 from mscore.autodiff import tracer as _tracer
+from mscore.autodiff.tracer import Tracer as _Tracer
+
+
+# Set by mscore.amp.autocast while an op-level ("auto") mixed-precision region runs:
+# a callable (op_name, args) -> args that casts floating inputs by the op's list.
+autocast_policy = None
 
 
 def backend():
@@ -18,6 +24,8 @@ def backend():
 def call(name, *args, **attrs):
     """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
     b = _context._active or _context.current_backend()
+    if autocast_policy is not None:
+        args = autocast_policy(name, args)
     if _tracer.active_depth and _tracer.has_tracer(args):
         return _tracer.record(b, name, args, attrs)
     return getattr(b, name)(*args, **attrs)
@@ -25,18 +33,23 @@ def call(name, *args, **attrs):
 
 def shape(a):
     """The shape of a native array or tracer."""
-    return backend().shape(_tracer.unwrap(a))
+    if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op
+        a = a.value
+    return (_context._active or _context.current_backend()).shape(a)
 
 
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
-    return backend().dtype(_tracer.unwrap(a))
+    if isinstance(a, _Tracer):
+        a = a.value
+    return (_context._active or _context.current_backend()).dtype(a)
 
 
 def fused(name):
     """The backend's fused op ``name`` or None; None too while tracing for reference
-    autodiff, which differentiates the core's composite instead."""
+    autodiff, which differentiates the core's composite instead, and inside an autocast
+    region, whose per-op dtype lists apply to the composite's primitives."""
     b = backend()
-    if _tracer.active_depth and b.value_and_grad is None:
+    if autocast_policy is not None or (_tracer.active_depth and b.value_and_grad is None):
         return None
     return getattr(b, name, None)

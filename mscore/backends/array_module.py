@@ -162,6 +162,10 @@ class ArrayModuleBackend(Backend):
 
     # -- linear algebra ------------------------------------------------------------------
     def matmul(self, a, b):
+        if a.dtype.itemsize < 4 and a.dtype.kind in "fV":
+            # Half precision: accumulate in float32 and round once, as GPU tensor cores do;
+            # numpy has no BLAS kernels for float16/bfloat16 either.
+            return self.xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
         return self.xp.matmul(a, b)
 
     # -- convolution ---------------------------------------------------------------------
@@ -193,7 +197,7 @@ class ArrayModuleBackend(Backend):
         perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
         cols = xp.transpose(win, perm).reshape(g, n * math.prod(out), cg * math.prod(kernel))
         wmat = w.reshape(g, o // g, cg * math.prod(kernel))
-        res = xp.matmul(cols, xp.transpose(wmat, (0, 2, 1)))  # (g, n*P, o/g)
+        res = self.matmul(cols, xp.transpose(wmat, (0, 2, 1)))  # (g, n*P, o/g)
         res = res.reshape((g, n) + out + (o // g,))
         perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))
         return xp.ascontiguousarray(xp.transpose(res, perm)).reshape((n, o) + out)
@@ -229,7 +233,7 @@ class ArrayModuleBackend(Backend):
 
     # -- pooling -----------------------------------------------------------------------
     def max_pool(self, x, kernel, stride, padding):
-        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        low = -np.inf if x.dtype.kind in "fV" else np.iinfo(x.dtype).min  # V: bfloat16
         x = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), low)
         win, _ = self._windows(self.xp.ascontiguousarray(x), kernel, stride, (1,) * len(kernel))
         nd = len(kernel)

@@ -2,18 +2,53 @@
 
 The cell's call is made a pure function of native arrays with
 :func:`~mscore.common.parameter.stateless_call`: every Parameter it can reach (network,
-optimizer state, loss scale) and the random state go in as values and come out updated. The
-backend's ``compile`` (``jax.jit``, ...) builds it once per input signature; later calls
-only move arrays in and out.
+optimizer state, loss scale) and the global random state go in as values and come out
+updated. The backend's ``compile`` (``jax.jit``, ...) builds that function once per *program
+key*; later calls only move arrays in and out.
+
+Program key: the backend, ``cell.training``, the cell's compute dtype, the active autocast
+policy, and the argument signature (shape and dtype of every Tensor argument, type and value
+of every Python scalar; tuples and lists of them are flattened). As in MindSpore, Python
+attributes that ``construct`` reads and the set of Parameters the cell reaches are constants
+of the compiled program: after changing the network's structure or such attributes, call
+:func:`clear_cache` (``set_train`` needs nothing: the training flag is part of the key).
+
+Donation. When the backend declares the ``donation`` capability, the Parameter values are
+donated to the program (their buffers are reused for the updated values). A value that
+anything besides its Parameter still references (a Tensor from ``param.value()``, a
+checkpoint dict, two Parameters sharing one array, an open ``MutationScope``) is copied
+first, so donation never invalidates an array someone can still read; in steady-state
+training nothing is copied.
+
+Per-step work after the first call is: one dict lookup, one list of values, one call of the
+compiled function, one write-back loop. :data:`trace_count` counts the traces (the benches
+report it).
 """
 from __future__ import annotations
 
+import sys
+import weakref
+
+from mscore import context as _context
+from mscore import dispatch
+from mscore.common import parameter as _parameter
 from mscore.common.parameter import stateless_call
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 
-_depth = 0          # > 0 while a compiled program is being traced or run eagerly inside one
+_depth = 0          # > 0 while a compiled program is being traced or run
 trace_count = 0     # programs traced since import (the benches report it)
+
+_getrefcount = getattr(sys, "getrefcount", None)
+# sys.getrefcount(param._data) when only the Parameter holds the array: its slot plus the
+# argument reference of the call itself.
+_SOLE_OWNER_REFS = 2
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def in_compiled():
+    """True while code runs inside a compiled program (traced once, so no host syncs: use
+    device-side selects instead of Python ``if`` on tensor values)."""
+    return _depth > 0
 
 
 def should_compile(cell):
@@ -21,81 +56,231 @@ def should_compile(cell):
     inside a compiled program, and the cell does not opt out (``cell.jit_disabled``)."""
     if _depth:
         return False
-    if getattr(cell, "jit_disabled", False):
+    if cell.__dict__.get("jit_disabled", getattr(type(cell), "jit_disabled", False)):
         return False
-    return dispatch.backend().compile is not None
+    backend = _context._active or _context.current_backend()
+    return backend.compile is not None
 
 
-def _signature(args):
-    sig = []
-    for a in args:
+def clear_cache(cell=None):
+    """Drop the compiled programs of ``cell`` (of every cell compiled so far when None), so
+    the next call traces again and sees a changed structure or changed attributes."""
+    from mscore.nn.cell import Cell
+    if cell is None:
+        for c in list(_compiled_cells):
+            c.__dict__.pop("_graph_cache", None)
+        _compiled_cells.clear()
+        return
+    if not isinstance(cell, Cell):
+        raise TypeError(f"cell: expected a Cell or None, got {type(cell).__name__}")
+    cell.__dict__.pop("_graph_cache", None)
+
+
+def cache_size(cell):
+    """The number of compiled programs ``cell`` holds (one per program key)."""
+    return len(cell.__dict__.get("_graph_cache", ()))
+
+
+class _Program:
+    """One compiled program of a cell: the compiled function, the Parameters it threads, and
+    how to rebuild the output structure from its flat leaves."""
+
+    __slots__ = ("compiled", "params", "rng_index", "rng_param", "donate", "leaf_kinds",
+                 "python_leaves", "rebuild", "copy", "side_params", "__weakref__")
+
+    def __init__(self, compiled, params, rng_index, donate, copy):
+        self.compiled = compiled
+        self.params = params
+        self.rng_index = rng_index
+        self.rng_param = params[rng_index] if rng_index is not None else None
+        self.donate = donate
+        self.copy = copy
+        self.leaf_kinds = self.python_leaves = self.rebuild = None
+        self.side_params = ()
+
+
+_compiled_cells = weakref.WeakSet()   # cells holding programs, for clear_cache()
+
+
+def _flatten_args(args, backend, raw, sig):
+    """Append each Tensor leaf's native array to ``raw`` and its signature to ``sig``."""
+    for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            sig.append(("T", a.shape, a.dtype.name))
-        elif isinstance(a, (int, float, bool, str, type(None))):
-            sig.append(("P", a))
+            d = a._data
+            raw.append(d)
+            sig.append((backend.shape(d), backend.dtype(d)))
+        elif isinstance(a, _SCALARS):
+            sig.append((type(a), a))
+        elif isinstance(a, (tuple, list)):
+            sig.append(type(a))
+            _flatten_args(a, backend, raw, sig)
+            sig.append(len(a))
         else:
-            raise TypeError(f"GRAPH_MODE: inputs must be Tensors or Python scalars, got "
+            raise TypeError(f"GRAPH_MODE: argument {i} of a compiled Cell call must be a "
+                            f"Tensor, a Python scalar or a tuple/list of them, got "
                             f"{type(a).__name__}")
-    return tuple(sig)
 
 
-def _state_params(cell):
-    from mscore.ops.random import global_state_parameter
-    params = list(cell.get_parameters())
-    rng = global_state_parameter()
-    if all(p is not rng for p in params):
-        params.append(rng)
-    return params
+def _rebuild_args(template, it):
+    out = []
+    for a in template:
+        if isinstance(a, Tensor):
+            out.append(Tensor._wrap(next(it)))
+        elif isinstance(a, (tuple, list)):
+            out.append(type(a)(_rebuild_args(a, it)))
+        else:
+            out.append(a)
+    return out
 
 
 def compiled_call(cell, args, kwargs):
-    """Run ``cell(*args)`` through the backend's compiled program for this signature."""
+    """Run ``cell(*args)`` through the backend's compiled program for this program key."""
     if kwargs:
-        raise TypeError("GRAPH_MODE: keyword arguments are not supported in a compiled call")
-    backend = dispatch.backend()
-    params = _state_params(cell)
-    key = (backend.name, cell.training, _signature(args), tuple(id(p) for p in params))
-    cache = cell.__dict__.setdefault("_graph_cache", {})
-    entry = cache.get(key)
-    if entry is None:
-        entry = _build(cell, args, params, backend)
-        cache[key] = entry
-    compiled, side = entry
-    raw_args = [a._data for a in args if isinstance(a, Tensor)]
+        raise TypeError(f"GRAPH_MODE: keyword arguments ({', '.join(sorted(kwargs))}) are not "
+                        f"supported in a compiled call of {type(cell).__name__}; pass them "
+                        f"positionally")
+    backend = _context._active or _context.current_backend()
+    raw, sig = [], []
+    _flatten_args(args, backend, raw, sig)
+    key = (backend, cell.training, cell._compute_dtype, dispatch.autocast_policy, tuple(sig))
+    cache = cell.__dict__.get("_graph_cache")
+    if cache is None:
+        cache = cell.__dict__["_graph_cache"] = {}
+        _compiled_cells.add(cell)
+    program = cache.get(key)
+    if program is None:
+        program = cache[key] = _build(cell, args, backend)
+    params = program.params
+    if program.rng_index is not None:
+        rng = _current_rng_param()
+        if rng is not program.rng_param:  # set_seed made a new stream: thread that one
+            params[program.rng_index] = program.rng_param = rng
+    scopes = _parameter._scopes
+    if scopes:  # an enclosing value_and_grad / stateless_call must be able to undo us
+        for scope in scopes:
+            for p in params:
+                scope.note(p)
+    if program.donate and _getrefcount is not None:
+        copy, refs = program.copy, _getrefcount
+        values = [p._data if refs(p._data) <= _SOLE_OWNER_REFS else copy(p._data)
+                  for p in params]
+    else:
+        values = [p._data for p in params]
     global _depth
     _depth += 1
     try:
-        raw_leaves, new_values = compiled([p._data for p in params], raw_args)
+        raw_leaves, new_values = program.compiled(values, raw)
     finally:
         _depth -= 1
-    for p, v in zip(params, new_values):
-        p._data = v
+    del values
+    if scopes:
+        for p, v in zip(params, new_values):
+            p._assign(v)
+    else:
+        for p, v in zip(params, new_values):
+            p._data = v
+    if program.side_params:
+        # Side-output Parameters (summary operators) come back after the output leaves.
+        n = len(raw_leaves) - len(program.side_params)
+        for p, v in zip(program.side_params, raw_leaves[n:]):
+            p._assign(v)
+        raw_leaves = raw_leaves[:n]
+    kinds = program.leaf_kinds
+    if kinds is None:
+        raise RuntimeError("GRAPH_MODE: the compiled program returned without being traced "
+                           "by this process; call mscore.common.graph.clear_cache(cell)")
+    if len(kinds) == 1 and kinds[0]:
+        return program.rebuild([Tensor._wrap(raw_leaves[0])])
     it = iter(raw_leaves)
-    values = [Tensor._wrap(next(it)) if is_t else py
-              for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
-    return side["rebuild"](values)
+    return program.rebuild([Tensor._wrap(next(it)) if is_t else py
+                            for is_t, py in zip(kinds, program.python_leaves)])
 
 
-def _build(cell, args, params, backend):
+def _current_rng_param():
+    from mscore.ops.random import global_state_parameter
+    return global_state_parameter()
+
+
+def _state_params(cell):
+    """Every distinct Parameter ``cell`` reaches, then the global random state."""
+    params = list(cell.get_parameters())
+    rng = _current_rng_param()
+    for i, p in enumerate(params):
+        if p is rng:
+            return params, i
+    params.append(rng)
+    return params, len(params) - 1
+
+
+def _copier(backend):
+    """An exact copy of a native array (a select of the array against itself when the
+    backend has no ``copy``), used to protect shared values from donation."""
+    copy = getattr(backend, "copy", None)
+    if callable(copy):
+        return copy
+    from mscore.common import dtype as mdt
+
+    def select_copy(a):
+        return backend.where(backend.full((), True, mdt.bool_), a, a)
+    return select_copy
+
+
+def _build(cell, args, backend):
     from mscore.ops.grad import _flatten
-    side = {}
+    params, rng_index = _state_params(cell)
     template = list(args)
+    donate = "donation" in getattr(backend, "capabilities", ())
+    program = _Program(None, params, rng_index, donate, _copier(backend))
+    name = type(cell).__name__
 
     def pure(values, raw_args):
         global trace_count
         trace_count += 1
-        it = iter(raw_args)
-        call_args = [Tensor._wrap(next(it)) if isinstance(a, Tensor) else a for a in template]
-        out, new_values, others = stateless_call(lambda: cell._run(tuple(call_args), {}),
-                                                 params, values)
+        call_args = _rebuild_args(template, iter(raw_args))
+        try:
+            out, new_values, others = stateless_call(
+                lambda: cell._run(tuple(call_args), {}), program.params, values)
+        except Exception as exc:
+            _annotate(exc, name)
+            raise
+        # Parameters marked _side_output are written by the program but never read by it:
+        # their values leave as extra outputs instead of being refused.
+        side = [(p, v) for p, v in others if getattr(p, "_side_output", False)]
+        others = [(p, v) for p, v in others if not getattr(p, "_side_output", False)]
+        program.side_params = tuple(p for p, _ in side)
         if others:
-            names = ", ".join(p.name for p, _ in others)
-            raise RuntimeError(f"GRAPH_MODE: the cell assigned Parameters it does not own "
-                               f"({names}); make them attributes of the cell")
+            names = ", ".join(sorted({p.name for p, _ in others}))
+            raise RuntimeError(f"GRAPH_MODE: {name} assigned Parameters it does not reach "
+                               f"({names}); make them attributes of the cell (or of a "
+                               f"sub-cell) so the compiled program can thread them, or "
+                               f"call clear_cache(cell) if they were added after the first "
+                               f"call")
         leaves, rebuild = _flatten(out)
-        side["rebuild"] = rebuild
-        side["leaf_kinds"] = [isinstance(x, Tensor) for x in leaves]
-        side["python_leaves"] = [None if isinstance(x, Tensor) else x for x in leaves]
-        return [x._data for x in leaves if isinstance(x, Tensor)], new_values
+        program.rebuild = rebuild
+        program.leaf_kinds = [isinstance(x, Tensor) for x in leaves]
+        program.python_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
+        for x in program.python_leaves:
+            if x is not None and not isinstance(x, _SCALARS):
+                raise TypeError(f"GRAPH_MODE: {name}.construct returned a "
+                                f"{type(x).__name__}; a compiled cell may return Tensors, "
+                                f"Python scalars and tuples/lists of them")
+        return ([x._data for x in leaves if isinstance(x, Tensor)] + [v for _, v in side],
+                new_values)
 
-    return backend.compile(pure, donate_argnums=(0,)), side
+    program.compiled = backend.compile(pure, donate_argnums=(0,) if donate else ())
+    return program
+
+
+_HINT = ("mscore GRAPH_MODE: raised while {name} was traced into one compiled program. "
+         "Inside it tensor values are symbolic: if this comes from Python control flow on a "
+         "Tensor (if/while) or from bool()/float()/int()/item()/asnumpy() of one, use "
+         "ops.where/ops.select instead, or run the cell eagerly (ms.PYNATIVE_MODE, or "
+         "cell.jit_disabled = True).")
+
+
+def _annotate(exc, name):
+    """Add a note to an exception raised while tracing (its type stays the same)."""
+    add_note = getattr(exc, "add_note", None)
+    note = _HINT.format(name=name)
+    if add_note is not None and note not in getattr(exc, "__notes__", ()):
+        add_note(note)

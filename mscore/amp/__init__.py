@@ -1,0 +1,14 @@
+"""Automatic mixed precision: levels O0-O3 and auto, cast lists, loss scaling."""
+from mscore.amp.autocast import FP32_OPS, LOW_PRECISION_OPS, autocast  # noqa: F401
+from mscore.amp.build import build_train_network  # noqa: F401
+from mscore.amp.convert import auto_mixed_precision, custom_mixed_precision  # noqa: F401
+from mscore.amp.lists import CastList, get_black_list, get_white_list  # noqa: F401
+from mscore.amp.loss_scale import (  # noqa: F401
+    DynamicLossScaleManager, DynamicLossScaler, FixedLossScaleManager, LossScaleManager,
+    LossScaler, StaticLossScaler, all_finite, init_status)
+
+__all__ = ["auto_mixed_precision", "custom_mixed_precision", "build_train_network",
+           "get_white_list", "get_black_list", "CastList", "autocast", "LOW_PRECISION_OPS",
+           "FP32_OPS", "LossScaler", "StaticLossScaler", "DynamicLossScaler", "all_finite",
+           "init_status", "LossScaleManager", "FixedLossScaleManager",
+           "DynamicLossScaleManager"]

@@ -1,0 +1,144 @@
+"""``build_train_network``: the mixed-precision train cell for a level.
+
+Level defaults (MindSpore 2.x):
+
+=====  ===============  ===================  ==========================
+level  cast_model_type  keep_batchnorm_fp32  loss_scale_manager
+=====  ===============  ===================  ==========================
+O0     float32          False                None
+O1     float32          False                None (white-list cells fp16)
+O2     float16          True                 DynamicLossScaleManager()
+O3     float16          False                None
+auto   GPU -> O2, Ascend -> O3, CPU -> ValueError
+=====  ===============  ===================  ==========================
+
+``cast_model_type``, ``keep_batchnorm_fp32`` and ``loss_scale_manager`` in ``kwargs`` override
+the level; any other keyword is ``ValueError``. MindSpore refuses loss scaling with overflow
+handling on CPU; mscore's overflow check works on every backend, so it allows it.
+"""
+from __future__ import annotations
+
+from mscore import context
+from mscore.common import dtype as mdt
+from mscore.nn.cell import Cell
+from mscore.ops import functional as F
+from mscore.amp.convert import auto_mixed_precision
+from mscore.amp.loss_scale import DynamicLossScaleManager, LossScaleManager
+
+_LEVELS = ("O0", "O1", "O2", "O3", "auto")
+_KWARGS = ("cast_model_type", "keep_batchnorm_fp32", "loss_scale_manager")
+
+
+def _level_config(level):
+    if level in ("O0", "O1"):
+        return {"cast_model_type": mdt.float32, "keep_batchnorm_fp32": False,
+                "loss_scale_manager": None}
+    if level == "O2":
+        return {"cast_model_type": mdt.float16, "keep_batchnorm_fp32": True,
+                "loss_scale_manager": DynamicLossScaleManager()}
+    return {"cast_model_type": mdt.float16, "keep_batchnorm_fp32": False,
+            "loss_scale_manager": None}
+
+
+def resolve_auto_level(level):
+    """'auto' becomes O2 on GPU and O3 on Ascend; on CPU it is ValueError."""
+    if level != "auto":
+        return level
+    target = context.get_context("device_target")
+    if target == "GPU":
+        return "O2"
+    if target == "Ascend":
+        return "O3"
+    raise ValueError(f"level: 'auto' picks O2 on GPU and O3 on Ascend; device_target is "
+                     f"{target!r}, choose a level explicitly")
+
+
+class _WithFloat32Loss(Cell):
+    """``loss_fn(float32(network(data)), float32(label))``: the loss in float32 for a
+    low-precision model (MindSpore's loss cell of an fp16 network)."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    @property
+    def backbone_network(self):
+        """The network without the loss."""
+        return self._backbone
+
+    def construct(self, data, label):
+        out = self._backbone(data)
+        if out.dtype.is_floating and out.dtype is not mdt.float32:
+            out = F.cast(out, mdt.float32)
+        if label.dtype.is_floating and label.dtype is not mdt.float32:
+            label = F.cast(label, mdt.float32)
+        return self._loss_fn(out, label)
+
+
+def validate_build_kwargs(kwargs):
+    """ValueError for any keyword other than the three documented ones."""
+    unknown = sorted(set(kwargs) - set(_KWARGS))
+    if unknown:
+        raise ValueError(f"build_train_network: unsupported keyword argument(s) {unknown}; "
+                         f"supported: {list(_KWARGS)}")
+
+
+def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_level="O0",
+                        **kwargs):
+    """Network + optimizer (+ loss) as a mixed-precision train cell for ``level``.
+
+    Returns ``TrainOneStepCell`` (no loss scaling, or a fixed scale that never drops steps)
+    or ``TrainOneStepWithLossScaleCell`` (``(loss, overflow, scale)`` per call).
+    """
+    from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
+    import mscore.nn as nn
+
+    if not isinstance(network, Cell):
+        raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
+    if not isinstance(optimizer, Cell) or not hasattr(optimizer, "parameters"):
+        raise TypeError(f"optimizer: expected an mscore.nn.Optimizer, got "
+                        f"{type(optimizer).__name__}")
+    if loss_fn is not None and not isinstance(loss_fn, Cell):
+        raise TypeError(f"loss_fn: expected a Cell or None, got {type(loss_fn).__name__}")
+    if not isinstance(level, str) or level not in _LEVELS:
+        raise ValueError(f"level: expected one of {list(_LEVELS)}, got {level!r}")
+    if boost_level not in ("O0", "O1", "O2"):
+        raise ValueError(f"boost_level: expected 'O0', 'O1' or 'O2', got {boost_level!r}")
+    if boost_level != "O0":
+        raise NotImplementedError(f"boost_level={boost_level!r}: mindspore.boost (gradient "
+                                  f"freezing, adaptive summation, less-BN) is not "
+                                  f"implemented in mscore yet; use 'O0'")
+    validate_build_kwargs(kwargs)
+    level = resolve_auto_level(level)
+    config = _level_config(level)
+    config.update(kwargs)
+    cast_type = mdt.as_dtype(config["cast_model_type"], "cast_model_type")
+    if cast_type not in (mdt.float16, mdt.bfloat16, mdt.float32):
+        raise ValueError(f"cast_model_type: expected float16, bfloat16 or float32, got "
+                         f"{cast_type}")
+    if not isinstance(config["keep_batchnorm_fp32"], bool):
+        raise TypeError("keep_batchnorm_fp32: expected a bool")
+    manager = config["loss_scale_manager"]
+    if manager is not None and not isinstance(manager, LossScaleManager):
+        raise TypeError(f"loss_scale_manager: expected a LossScaleManager or None, got "
+                        f"{type(manager).__name__}")
+
+    if cast_type is not mdt.float32:
+        amp_level = "O2" if config["keep_batchnorm_fp32"] else "O3"
+        network = auto_mixed_precision(network, amp_level, cast_type)
+    elif level == "O1":
+        network = auto_mixed_precision(network, "O1")
+
+    if loss_fn is not None:
+        if cast_type is not mdt.float32:
+            network = _WithFloat32Loss(network, loss_fn)
+        else:
+            network = nn.WithLossCell(network, loss_fn)
+
+    if manager is None:
+        return nn.TrainOneStepCell(network, optimizer)
+    update_cell = manager.get_update_cell()
+    if update_cell is None:  # a fixed scale that never drops a step
+        return nn.TrainOneStepCell(network, optimizer, sens=manager.get_loss_scale())
+    return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)

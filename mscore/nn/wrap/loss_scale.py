@@ -1,0 +1,173 @@
+"""The loss-scaled train step and the cells that update the scale.
+
+``TrainOneStepWithLossScaleCell(network, optimizer, scale_sense)`` differentiates
+``loss * scale``, divides the gradients by the scale (so the optimizer, and any gradient
+clipping in it, sees true gradients), checks them for inf/nan, lets the update cell adjust the
+scale, skips the optimizer step on overflow, and returns ``(loss, overflow, scale)`` where
+``scale`` is the value this step used.
+"""
+from __future__ import annotations
+
+import numbers
+
+from mscore.common import dtype as mdt
+from mscore.common import graph
+from mscore.common.parameter import MutationScope, Parameter
+from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
+from mscore.ops import functional as F
+from mscore.ops.grad import value_and_grad
+
+
+class FixedLossScaleUpdateCell(Cell):
+    """Keeps the scale; ``cell(loss_scale, overflow)`` returns ``overflow``."""
+
+    def __init__(self, loss_scale_value):
+        super().__init__(auto_prefix=False)
+        if isinstance(loss_scale_value, bool) or not isinstance(loss_scale_value,
+                                                                  numbers.Real):
+            raise TypeError("loss_scale_value: expected a number")
+        if loss_scale_value < 1:
+            raise ValueError(f"loss_scale_value: must be >= 1, got {loss_scale_value}")
+        self.loss_scale_value = float(loss_scale_value)
+
+    def get_loss_scale(self):
+        """The scale value."""
+        return self.loss_scale_value
+
+    def construct(self, loss_scale, overflow):
+        return overflow
+
+
+class DynamicLossScaleUpdateCell(Cell):
+    """``DynamicLossScaleUpdateCell(loss_scale_value, scale_factor, scale_window)``.
+
+    ``cell(loss_scale, overflow)`` updates the ``loss_scale`` Parameter with the
+    DynamicLossScaleManager rule (iterations from 1; divide on overflow, not below 1; multiply
+    when ``scale_window`` iterations passed since the last overflow or increase) using
+    device-side selects, and returns ``overflow``.
+    """
+
+    def __init__(self, loss_scale_value, scale_factor, scale_window):
+        super().__init__(auto_prefix=False)
+        if loss_scale_value < 1:
+            raise ValueError(f"loss_scale_value: must be >= 1, got {loss_scale_value}")
+        if not scale_factor > 1:
+            raise ValueError(f"scale_factor: must be > 1, got {scale_factor}")
+        if not isinstance(scale_window, int) or scale_window <= 0:
+            raise ValueError(f"scale_window: must be a positive int, got {scale_window!r}")
+        self.loss_scale_value = float(loss_scale_value)
+        self.scale_factor = float(scale_factor)
+        self.scale_window = scale_window
+        self.current_iterator_step = Parameter(Tensor(1, mdt.int32),
+                                               name="current_iterator_step",
+                                               requires_grad=False)
+        self.last_overflow_iterator_step = Parameter(Tensor(0, mdt.int32),
+                                                     name="last_overflow_iterator_step",
+                                                     requires_grad=False)
+
+    def get_loss_scale(self):
+        """The initial scale value."""
+        return self.loss_scale_value
+
+    def construct(self, loss_scale, overflow):
+        cur = self.current_iterator_step
+        last = self.last_overflow_iterator_step
+        on_overflow = F.where(overflow, F.maximum(F.div(loss_scale, self.scale_factor), 1.0),
+                              loss_scale)
+        should_grow = F.greater_equal(F.sub(cur, last), self.scale_window)
+        reset_last = F.logical_or(overflow, should_grow)
+        last.assign_value(F.where(reset_last, cur, last))
+        grow = F.logical_and(should_grow, F.logical_not(overflow))
+        loss_scale.assign_value(F.where(grow, F.mul(on_overflow, self.scale_factor),
+                                        on_overflow))
+        cur.assign_value(F.add(cur, 1))
+        return overflow
+
+
+class TrainOneStepWithLossScaleCell(Cell):
+    """One optimizer step with loss scaling; returns ``(loss, overflow, scale)``.
+
+    ``scale_sense`` is an update Cell (from ``LossScaleManager.get_update_cell()``) or a
+    Tensor of shape () or (1,) holding a fixed scale (change it with ``set_sense_scale``).
+    After ``max_consecutive_overflows`` overflowing steps in a row a RuntimeError says the
+    scale cannot recover (MindSpore's limit is 1000).
+    """
+
+    def __init__(self, network, optimizer, scale_sense, max_consecutive_overflows=1000):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
+        if not isinstance(optimizer, Cell) or not hasattr(optimizer, "parameters"):
+            raise TypeError(f"optimizer: expected an Optimizer, got {type(optimizer).__name__}")
+        if not isinstance(max_consecutive_overflows, int) or max_consecutive_overflows <= 0:
+            raise ValueError("max_consecutive_overflows: expected a positive int")
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        if isinstance(scale_sense, Cell):
+            self.loss_scaling_manager = scale_sense
+            value = Tensor(float(scale_sense.get_loss_scale()), mdt.float32)
+        elif isinstance(scale_sense, Tensor):
+            if scale_sense.shape not in ((), (1,)):
+                raise ValueError(f"scale_sense: expected shape () or (1,), got "
+                                 f"{scale_sense.shape}")
+            self.loss_scaling_manager = None
+            value = F.cast(scale_sense, mdt.float32)
+        else:
+            raise TypeError(f"scale_sense: expected a Cell or a Tensor, got "
+                            f"{type(scale_sense).__name__}")
+        self.scale_sense = Parameter(value, name="scale_sense", requires_grad=False)
+        self.max_consecutive_overflows = max_consecutive_overflows
+        self.consecutive_overflows = 0
+        self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
+                                       has_aux=True)
+
+    def set_sense_scale(self, sens):
+        """Replace the scale value (a Tensor of shape () or (1,))."""
+        if not isinstance(sens, Tensor):
+            raise TypeError(f"sens: expected a Tensor, got {type(sens).__name__}")
+        self.scale_sense.set_data(F.cast(F.reshape(sens, self.scale_sense.shape), mdt.float32))
+
+    def _scaled_loss(self, *inputs):
+        loss = self.network(*inputs)
+        full = loss if loss.dtype in (mdt.float32, mdt.float64) else F.cast(loss, mdt.float32)
+        return F.mul(full, F.cast(self.scale_sense, full.dtype)), loss
+
+    def construct(self, *inputs):
+        scale = Tensor._wrap(self.scale_sense._data)
+        (_, loss), grads = self._grad_fn(*inputs)
+        grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
+        from mscore.amp.loss_scale import all_finite
+        overflow = F.logical_not(all_finite(grads))
+        if self.loss_scaling_manager is not None:
+            overflow = self.loss_scaling_manager(self.scale_sense, overflow)
+        self._apply_unless(overflow, grads)
+        return loss, overflow, scale
+
+    def _apply_unless(self, overflow, grads):
+        if not graph.in_compiled():
+            if not bool(overflow):
+                self.optimizer(grads)
+            return
+        # One compiled program has no branches on values: update, then select per state.
+        with MutationScope() as scope:
+            self.optimizer(grads)
+            changed = scope.restore()
+        for param, new in changed:
+            param._assign(F.where(overflow, Tensor._wrap(param._data),
+                                  Tensor._wrap(new))._data)
+
+    def __call__(self, *inputs):
+        out = super().__call__(*inputs)
+        if bool(out[1]):
+            self.consecutive_overflows += 1
+            if self.consecutive_overflows >= self.max_consecutive_overflows:
+                raise RuntimeError(
+                    f"TrainOneStepWithLossScaleCell: {self.consecutive_overflows} consecutive "
+                    f"steps overflowed (loss scale now {float(self.scale_sense.asnumpy()):g}); "
+                    f"the gradients are inf/nan even at the smallest scale — check the loss "
+                    f"and the learning rate")
+        else:
+            self.consecutive_overflows = 0
+        return out

@@ -1,0 +1,41 @@
+"""Training: Model, callbacks, metrics, serialization, summaries.
+
+Names load from their submodules on first use, so importing one piece does not import all.
+"""
+import importlib
+
+_SUBMODULES = {
+    "Model": "mscore.train.model",
+    "DatasetHelper": "mscore.train.dataset_helper",
+    "connect_network_with_dataset": "mscore.train.dataset_helper",
+    "save_checkpoint": "mscore.train.serialization",
+    "load_checkpoint": "mscore.train.serialization",
+    "load_param_into_net": "mscore.train.serialization",
+    "merge_sliced_parameter": "mscore.train.serialization",
+    "build_searched_strategy": "mscore.train.serialization",
+    "parse_print": "mscore.train.serialization",
+    "export": "mscore.train.serialization",
+    "SummaryRecord": "mscore.train.summary",
+    "SummaryCollector": "mscore.train.summary",
+}
+_CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
+              "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
+              "History", "ProgressBar")
+_METRICS = ("Metric", "Accuracy", "Loss", "Precision", "Recall", "F1", "MAE", "MSE",
+            "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
+            "get_metric_fn", "names")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return getattr(importlib.import_module(_SUBMODULES[name]), name)
+    if name in _CALLBACKS:
+        return getattr(importlib.import_module("mscore.train.callback"), name)
+    if name in _METRICS:
+        return getattr(importlib.import_module("mscore.train.metrics"), name)
+    if name in ("callback", "metrics", "serialization", "summary", "model", "amp",
+                "loss_scale_manager", "dataset_helper"):
+        if name in ("amp", "loss_scale_manager"):
+            return importlib.import_module("mscore.amp")
+        return importlib.import_module(f"mscore.train.{name}")
+    raise AttributeError(f"module 'mscore.train' has no attribute {name!r}")
