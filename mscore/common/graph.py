@@ -43,6 +43,7 @@ _getrefcount = getattr(sys, "getrefcount", None)
 # argument reference of the call itself.
 _SOLE_OWNER_REFS = 2
 _SCALARS = (bool, int, float, str, type(None))
+_class_jit_disabled: dict = {}   # Cell class -> its class-level jit_disabled flag
 
 
 def in_compiled():
@@ -56,7 +57,13 @@ def should_compile(cell):
     inside a compiled program, and the cell does not opt out (``cell.jit_disabled``)."""
     if _depth:
         return False
-    if cell.__dict__.get("jit_disabled", getattr(type(cell), "jit_disabled", False)):
+    flag = cell.__dict__.get("jit_disabled")
+    if flag is None:
+        cls = type(cell)
+        flag = _class_jit_disabled.get(cls)
+        if flag is None:
+            flag = _class_jit_disabled[cls] = bool(getattr(cls, "jit_disabled", False))
+    if flag:
         return False
     backend = _context._active or _context.current_backend()
     return backend.compile is not None
@@ -85,11 +92,15 @@ class _Program:
     """One compiled program of a cell: the compiled function, the Parameters it threads, and
     how to rebuild the output structure from its flat leaves."""
 
-    __slots__ = ("compiled", "params", "rng_index", "rng_param", "donate", "leaf_kinds",
-                 "python_leaves", "rebuild", "copy", "side_params", "__weakref__")
+    __slots__ = ("compiled", "plain", "pure", "params", "rng_index", "rng_param", "donate",
+                 "leaf_kinds",
+                 "python_leaves", "rebuild", "copy", "side_params", "single",
+                 "__weakref__")
 
     def __init__(self, compiled, params, rng_index, donate, copy):
         self.compiled = compiled
+        self.plain = None            # the same program without donation (built on demand)
+        self.pure = None
         self.params = params
         self.rng_index = rng_index
         self.rng_param = params[rng_index] if rng_index is not None else None
@@ -97,28 +108,28 @@ class _Program:
         self.copy = copy
         self.leaf_kinds = self.python_leaves = self.rebuild = None
         self.side_params = ()
+        self.single = False          # construct returned one Tensor (the fast path)
 
 
 _compiled_cells = weakref.WeakSet()   # cells holding programs, for clear_cache()
 
 
-def _flatten_args(args, backend, raw, sig):
-    """Append each Tensor leaf's native array to ``raw`` and its signature to ``sig``."""
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            d = a._data
-            raw.append(d)
-            sig.append((backend.shape(d), backend.dtype(d)))
-        elif isinstance(a, _SCALARS):
-            sig.append((type(a), a))
-        elif isinstance(a, (tuple, list)):
-            sig.append(type(a))
-            _flatten_args(a, backend, raw, sig)
-            sig.append(len(a))
-        else:
-            raise TypeError(f"GRAPH_MODE: argument {i} of a compiled Cell call must be a "
-                            f"Tensor, a Python scalar or a tuple/list of them, got "
-                            f"{type(a).__name__}")
+def _flatten_arg(a, label, backend, raw, sig):
+    """Append the Tensor leaves of argument ``a`` to ``raw`` and its signature to ``sig``."""
+    if isinstance(a, Tensor):
+        d = a._data
+        raw.append(d)
+        sig.append(backend.shape(d))
+        sig.append(backend.dtype(d))
+    elif isinstance(a, _SCALARS):
+        sig.append((type(a), a))
+    elif isinstance(a, (tuple, list)):
+        sig.append((type(a), len(a)))
+        for k, item in enumerate(a):
+            _flatten_arg(item, f"{label}[{k}]", backend, raw, sig)
+    else:
+        raise TypeError(f"GRAPH_MODE: {label} of a compiled Cell call must be a Tensor, a "
+                        f"Python scalar or a tuple/list of them, got {type(a).__name__}")
 
 
 def _rebuild_args(template, it):
@@ -140,9 +151,20 @@ def compiled_call(cell, args, kwargs):
                         f"supported in a compiled call of {type(cell).__name__}; pass them "
                         f"positionally")
     backend = _context._active or _context.current_backend()
-    raw, sig = [], []
-    _flatten_args(args, backend, raw, sig)
-    key = (backend, cell.training, cell._compute_dtype, dispatch.autocast_policy, tuple(sig))
+    # The program key, built flat: (backend, flags..., then per Tensor argument its shape
+    # and dtype; other arguments go through _flatten_arg). This runs on every step.
+    raw = []
+    sig = [backend, cell.training, cell._compute_dtype, dispatch.autocast_policy]
+    shape_of, dtype_of = backend.shape, backend.dtype
+    for pos, a in enumerate(args):
+        if isinstance(a, Tensor):
+            d = a._data
+            raw.append(d)
+            sig.append(shape_of(d))
+            sig.append(dtype_of(d))
+        else:
+            _flatten_arg(a, f"argument {pos}", backend, raw, sig)
+    key = tuple(sig)
     cache = cell.__dict__.get("_graph_cache")
     if cache is None:
         cache = cell.__dict__["_graph_cache"] = {}
@@ -152,15 +174,26 @@ def compiled_call(cell, args, kwargs):
         program = cache[key] = _build(cell, args, backend)
     params = program.params
     if program.rng_index is not None:
-        rng = _current_rng_param()
-        if rng is not program.rng_param:  # set_seed made a new stream: thread that one
+        holder = _rng_holder()
+        rng = holder["param"]
+        if rng is not program.rng_param or holder["backend"] is not backend:
+            # set_seed made a new stream (or none exists yet): thread the current one.
+            rng = _current_rng_param()
             params[program.rng_index] = program.rng_param = rng
     scopes = _parameter._scopes
-    if scopes:  # an enclosing value_and_grad / stateless_call must be able to undo us
+    compiled = program.compiled
+    if scopes:
+        # Inside value_and_grad / stateless_call: the enclosing scope keeps the current
+        # values to restore them, so nothing may be donated (the values may be tracers).
         for scope in scopes:
             for p in params:
                 scope.note(p)
-    if program.donate and _getrefcount is not None:
+        if program.donate:
+            compiled = program.plain
+            if compiled is None:
+                compiled = program.plain = backend.compile(program.pure, donate_argnums=())
+        values = [p._data for p in params]
+    elif program.donate and _getrefcount is not None:
         copy, refs = program.copy, _getrefcount
         values = [p._data if refs(p._data) <= _SOLE_OWNER_REFS else copy(p._data)
                   for p in params]
@@ -169,7 +202,7 @@ def compiled_call(cell, args, kwargs):
     global _depth
     _depth += 1
     try:
-        raw_leaves, new_values = program.compiled(values, raw)
+        raw_leaves, new_values = compiled(values, raw)
     finally:
         _depth -= 1
     del values
@@ -189,11 +222,22 @@ def compiled_call(cell, args, kwargs):
     if kinds is None:
         raise RuntimeError("GRAPH_MODE: the compiled program returned without being traced "
                            "by this process; call mscore.common.graph.clear_cache(cell)")
-    if len(kinds) == 1 and kinds[0]:
-        return program.rebuild([Tensor._wrap(raw_leaves[0])])
+    if program.single:
+        return Tensor._wrap(raw_leaves[0])
     it = iter(raw_leaves)
     return program.rebuild([Tensor._wrap(next(it)) if is_t else py
                             for is_t, py in zip(kinds, program.python_leaves)])
+
+
+_random_module = []
+
+
+def _rng_holder():
+    """The dict of :mod:`mscore.ops.random` holding the global stream's Parameter."""
+    if not _random_module:
+        from mscore.ops import random
+        _random_module.append(random)
+    return _random_module[0]._holder
 
 
 def _current_rng_param():
@@ -256,6 +300,7 @@ def _build(cell, args, backend):
                                f"call clear_cache(cell) if they were added after the first "
                                f"call")
         leaves, rebuild = _flatten(out)
+        program.single = isinstance(out, Tensor)
         program.rebuild = rebuild
         program.leaf_kinds = [isinstance(x, Tensor) for x in leaves]
         program.python_leaves = [None if isinstance(x, Tensor) else x for x in leaves]
@@ -267,6 +312,7 @@ def _build(cell, args, backend):
         return ([x._data for x in leaves if isinstance(x, Tensor)] + [v for _, v in side],
                 new_values)
 
+    program.pure = pure
     program.compiled = backend.compile(pure, donate_argnums=(0,) if donate else ())
     return program
 

@@ -1,0 +1,563 @@
+"""``SummaryCollector``: the callback that records loss, learning rate, parameter histograms,
+input images and lineage of a ``Model.train`` run (MindSpore 2.x semantics)."""
+from __future__ import annotations
+
+import logging
+import numbers
+import re
+import warnings
+
+import numpy as np
+
+from mscore.common.parameter import MutationScope, Parameter
+from mscore.common.tensor import Tensor
+from mscore.train.callback import Callback
+from mscore.train.summary.record import SummaryRecord, check_max_file_size, make_directory
+from mscore.train.summary.writer import SummaryWriteError
+from mscore import dispatch
+
+logger = logging.getLogger("mscore.summary")
+
+LOSS_TAG = "loss/auto"
+LR_TAG = "learning_rate/auto"
+INPUT_TAG = "input_data/auto"
+_TENSOR_LIMIT = 20           # default number of steps TensorSummary data is kept at
+MAX_INPUT_IMAGES = 64        # images of a batch drawn as input_data/auto
+
+
+def _arg(cb_params, name, default=None):
+    if isinstance(cb_params, dict):
+        return cb_params.get(name, default)
+    return getattr(cb_params, name, default)
+
+
+def _is_optimizer(obj):
+    return (obj is not None and callable(getattr(obj, "get_lr", None))
+            and isinstance(getattr(obj, "parameters", None), (list, tuple)))
+
+
+class SummaryCollector(Callback):
+    """Collects common summary data during training into ``summary_dir``.
+
+    ``SummaryCollector(summary_dir, collect_freq=10, collect_specified_data=None,
+    keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None,
+    max_file_size=None)``. Every ``collect_freq`` steps (and at the first step) it records
+    the loss (``loss/auto``, the mean of the first network output), the learning rate
+    (``learning_rate/auto``, from ``optimizer.get_lr()``), histograms of parameters
+    (``<name>/auto``: the first five, or those matching ``histogram_regular``), the first
+    input as images (``input_data/auto``, at most 64 of a batch) when it is NCHW (or NHWC)
+    image data (floats in [0, 1] or uint8), the metrics of the evaluations of ``Model.fit``
+    (``eval/<metric>/auto``, at the step their epoch ended), and whatever the
+    summary operators recorded. Lineage (train/eval settings, metrics, custom data) goes to a
+    JSON-lines file beside the event files. Only one SummaryCollector may be in a callback
+    list. Raises TypeError/ValueError for arguments of the wrong type/value.
+    """
+
+    _DEFAULT_SPECIFIED_DATA = {
+        "collect_metric": True,
+        "collect_graph": True,
+        "collect_train_lineage": True,
+        "collect_eval_lineage": True,
+        "collect_input_data": True,
+        "collect_dataset_graph": True,
+        "histogram_regular": None,
+    }
+
+    def __init__(self, summary_dir, collect_freq=10, collect_specified_data=None,
+                 keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None,
+                 max_file_size=None):
+        super().__init__()
+        self._summary_dir = self._process_summary_dir(summary_dir)
+        self._check_positive("collect_freq", collect_freq)
+        self._collect_freq = collect_freq
+        self._check_positive("collect_tensor_freq", collect_tensor_freq, allow_none=True)
+        self._collect_tensor_freq = collect_tensor_freq
+        check_max_file_size(max_file_size, "SummaryCollector")
+        self._max_file_size = max_file_size
+        if not isinstance(keep_default_action, bool):
+            raise TypeError(f"For 'SummaryCollector', keep_default_action: expected a bool, got "
+                            f"{type(keep_default_action).__name__}")
+        self._collect_specified_data = self._process_specified_data(collect_specified_data,
+                                                                    keep_default_action)
+        self._custom_lineage_data = self._check_custom_lineage_data(custom_lineage_data)
+        self._record = None
+        self._entered = False
+        self._reset_run_state()
+
+    def _reset_run_state(self):
+        self._optimizer = None          # None: not looked for yet; False: none found
+        self._has_saved_graph = False
+        self._has_saved_custom_data = False
+        self._parse_loss_ok = True
+        self._first_step = True
+        self._dataset_sink_mode = False
+        self._tensor_collect_range = range(0)
+
+    # -- argument checks (MindSpore's) ---------------------------------------------------
+    @staticmethod
+    def _process_summary_dir(summary_dir):
+        if not isinstance(summary_dir, str):
+            raise TypeError(f"For 'SummaryCollector', summary_dir: expected a str, got "
+                            f"{type(summary_dir).__name__}")
+        if not summary_dir.strip():
+            raise ValueError("For 'SummaryCollector', summary_dir: expected a non-empty path")
+        return make_directory(summary_dir.strip(), "summary_dir", "SummaryCollector")
+
+    @staticmethod
+    def _check_positive(name, value, allow_none=False):
+        if allow_none and value is None:
+            return
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"For 'SummaryCollector', {name}: expected an int"
+                            f"{' or None' if allow_none else ''}, got {type(value).__name__}")
+        if value <= 0:
+            raise ValueError(f"For 'SummaryCollector', {name}: expected a value greater than 0,"
+                             f" got {value}")
+
+    def _process_specified_data(self, specified, keep_default_action):
+        defaults = self._DEFAULT_SPECIFIED_DATA
+        if specified is None:
+            return dict(defaults) if keep_default_action else {}
+        if not isinstance(specified, dict):
+            raise TypeError(f"For 'SummaryCollector', collect_specified_data: expected a dict "
+                            f"or None, got {type(specified).__name__}")
+        for key in specified:
+            if not isinstance(key, str):
+                raise TypeError(f"For 'SummaryCollector', the keys of collect_specified_data "
+                                f"must be str, got {type(key).__name__}")
+        unexpected = sorted(set(specified) - set(defaults))
+        if unexpected:
+            raise ValueError(f"For 'SummaryCollector', collect_specified_data: the keys "
+                             f"{unexpected} are unsupported, expected keys from "
+                             f"{list(defaults)}")
+        if "histogram_regular" in specified:
+            regular = specified["histogram_regular"]
+            if regular is not None and not isinstance(regular, str):
+                raise TypeError(f"For 'SummaryCollector', histogram_regular: expected a str or "
+                                f"None, got {type(regular).__name__}")
+            if isinstance(regular, str):
+                try:
+                    re.compile(regular)
+                except re.error as exc:
+                    raise ValueError(f"For 'SummaryCollector', histogram_regular: {regular!r} "
+                                     f"is not a valid regular expression: {exc}") from exc
+        for key, value in specified.items():
+            if key != "histogram_regular" and not isinstance(value, bool):
+                raise TypeError(f"For 'SummaryCollector', collect_specified_data[{key!r}]: "
+                                f"expected a bool, got {type(value).__name__}")
+        if keep_default_action:
+            result = dict(defaults)
+            result.update(specified)
+            return result
+        return dict(specified)
+
+    @staticmethod
+    def _check_custom_lineage_data(data):
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise TypeError(f"For 'SummaryCollector', custom_lineage_data: expected a dict or "
+                            f"None, got {type(data).__name__}")
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise TypeError(f"For 'SummaryCollector', custom_lineage_data: keys must be "
+                                f"str, got {type(key).__name__}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise TypeError(f"For 'SummaryCollector', custom_lineage_data[{key!r}]: "
+                                f"expected an int, float or str, got {type(value).__name__}")
+        return dict(data)
+
+    # -- life cycle ------------------------------------------------------------------------
+    @property
+    def summary_record(self):
+        """The :class:`SummaryRecord` of the current run (None outside a run)."""
+        return self._record
+
+    def __enter__(self):
+        self._open()
+        self._entered = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._entered = False
+        if exc_type is None:
+            self._close()
+            return
+        try:  # do not hide the exception already on its way out of the run
+            self._close()
+        except SummaryWriteError as err:
+            warnings.warn(str(err), RuntimeWarning)
+
+    def _open(self):
+        if self._record is None:
+            self._record = SummaryRecord(self._summary_dir, max_file_size=self._max_file_size)
+        self._reset_run_state()
+
+    def _close(self):
+        if self._record is not None:
+            record, self._record = self._record, None
+            record.close()
+
+    # -- callback methods ----------------------------------------------------------------
+    def on_train_begin(self, run_context):
+        """Check the callback list and open the summary files."""
+        self.begin(run_context)
+
+    def on_train_step_end(self, run_context):
+        """Collect when the step is due."""
+        self.step_end(run_context)
+
+    def on_train_epoch_end(self, run_context):
+        """Flush the files."""
+        self.epoch_end(run_context)
+
+    def on_train_end(self, run_context):
+        """Write the train lineage."""
+        self.end(run_context)
+
+    def on_eval_begin(self, run_context):
+        """Switch the record to eval mode."""
+        self.begin(run_context)
+
+    def on_eval_end(self, run_context):
+        """Write the eval lineage (the metrics)."""
+        self.end(run_context)
+
+    def begin(self, run_context):
+        """Legacy name of :meth:`on_train_begin` / :meth:`on_eval_begin`."""
+        cb_params = run_context.original_args()
+        self._check_callbacks(cb_params)
+        mode = _arg(cb_params, "mode", "train")
+        if mode not in ("train", "eval"):
+            raise ValueError(f"For 'SummaryCollector', only 'train' (model.train) and 'eval' "
+                             f"(model.eval) modes are supported, got {mode!r}")
+        if self._record is None:
+            self._open()
+        self._record.set_mode(mode)
+        self._dataset_sink_mode = bool(_arg(cb_params, "dataset_sink_mode", False))
+
+    def step_end(self, run_context):
+        """Legacy name of :meth:`on_train_step_end`."""
+        cb_params = run_context.original_args()
+        if _arg(cb_params, "mode", "train") != "train":
+            return
+        if self._record is None:
+            self._open()
+        self._record.set_mode("train")      # an evaluation inside Model.fit switched it
+        step = int(_arg(cb_params, "cur_step_num", 0))
+        if not self._has_saved_graph:
+            self._collect_graph(cb_params)
+            self._has_saved_graph = True
+        if self._custom_lineage_data and not self._has_saved_custom_data:
+            self._record.add_value("custom_lineage_data", "custom_lineage_data",
+                                   dict(self._custom_lineage_data))
+            self._has_saved_custom_data = True
+        if self._first_step:
+            batch_num = _arg(cb_params, "batch_num") or 0
+            self._dataset_sink_mode = bool(batch_num) and step == batch_num and \
+                bool(_arg(cb_params, "dataset_sink_mode", False))
+            self._tensor_collect_range = self._get_tensor_collect_range(cb_params)
+            self._collect_at_step_end(cb_params, step, None)
+            self._first_step = False
+            self._record.flush()
+            return
+        current = int(_arg(cb_params, "cur_epoch_num", 0)) if self._dataset_sink_mode else step
+        due = current % self._collect_freq == 0
+        tensors_due = current in self._tensor_collect_range
+        if due and tensors_due:
+            self._collect_at_step_end(cb_params, step, None)
+        elif tensors_due:
+            self._record.record(step, plugin_filter=lambda plugin: plugin == "tensor")
+        elif due:
+            self._collect_at_step_end(cb_params, step, lambda plugin: plugin != "tensor")
+
+    def epoch_end(self, run_context):
+        """Legacy name of :meth:`on_train_epoch_end`: in ``Model.fit``, record the metrics of
+        this epoch's evaluation as ``eval/<metric>/auto`` scalars; flush the files."""
+        if self._record is None:
+            return
+        cb_params = run_context.original_args()
+        metrics = _arg(cb_params, "metrics")
+        if (_arg(cb_params, "mode", "train") == "train" and isinstance(metrics, dict)
+                and metrics and self._collect_specified_data.get("collect_metric")):
+            for name, value in metrics.items():
+                try:
+                    number = np.asarray(value.asnumpy() if isinstance(value, Tensor) else value,
+                                        dtype=np.float64)
+                except (TypeError, ValueError):
+                    continue
+                if number.size == 1:
+                    self._record.add_value("scalar", f"eval/{name}/auto", number.reshape(()))
+            self._record.set_mode("eval")   # leave the summary operators' values pending
+            self._record.record(int(_arg(cb_params, "cur_step_num", 0) or 0),
+                                plugin_filter=lambda plugin: plugin == "scalar")
+            self._record.set_mode("train")
+        self._record.flush()
+
+    def end(self, run_context):
+        """Legacy name of :meth:`on_train_end` / :meth:`on_eval_end`."""
+        cb_params = run_context.original_args()
+        if self._record is None:
+            return
+        if _arg(cb_params, "mode", "train") == "train":
+            if self._collect_specified_data.get("collect_train_lineage"):
+                self._record.add_value("train_lineage", "train_lineage",
+                                       self._train_lineage(cb_params))
+        elif self._collect_specified_data.get("collect_eval_lineage"):
+            self._record.add_value("eval_lineage", "eval_lineage",
+                                   self._eval_lineage(cb_params))
+        # eval mode: this record must not take the summary operators' pending values
+        self._record.set_mode("eval")
+        self._record.record(int(_arg(cb_params, "cur_step_num", 0) or 0))
+        self._record.flush()
+        if not self._entered:
+            self._close()
+
+    # -- collection ------------------------------------------------------------------------
+    def _check_callbacks(self, cb_params):
+        callbacks = _arg(cb_params, "list_callback")
+        if callbacks is None:
+            return
+        if not isinstance(callbacks, (list, tuple)):
+            callbacks = getattr(callbacks, "callbacks", None) or getattr(
+                callbacks, "_callbacks", None) or []
+        found = sum(1 for cb in callbacks if isinstance(cb, SummaryCollector))
+        if found > 1:
+            raise ValueError(f"There are more than one {type(self).__name__} instance in "
+                             f"callback list, but expected only one {type(self).__name__} "
+                             f"instance.")
+
+    def _get_tensor_collect_range(self, cb_params):
+        total = int(_arg(cb_params, "epoch_num", 1) or 1)
+        if not self._dataset_sink_mode:
+            total *= int(_arg(cb_params, "batch_num", 1) or 1)
+        if self._collect_tensor_freq is not None:
+            return range(0, total + 1, self._collect_tensor_freq)
+        to_collect = len(range(0, total + 1, self._collect_freq))
+        if to_collect > _TENSOR_LIMIT:
+            freq = total // (_TENSOR_LIMIT - 1)
+            if freq > 1:
+                return range(0, total + 1, freq)[:_TENSOR_LIMIT]
+            return range(0, total + 1)[:_TENSOR_LIMIT + 1]
+        return range(0, total + 1, self._collect_freq)
+
+    def _collect_at_step_end(self, cb_params, step, plugin_filter):
+        self._collect_input_data(cb_params)
+        self._collect_metric(cb_params)
+        self._collect_lr(cb_params)
+        self._collect_histogram(cb_params)
+        self._record.record(step, plugin_filter=plugin_filter)
+
+    def _collect_input_data(self, cb_params):
+        if not self._collect_specified_data.get("collect_input_data"):
+            return
+        data = _arg(cb_params, "train_dataset_element")
+        if isinstance(data, (list, tuple)):
+            data = data[0] if data else None
+        if not isinstance(data, (Tensor, np.ndarray)):
+            logger.warning("SummaryCollector: the input data is not a Tensor, so it is not "
+                           "collected")
+            self._collect_specified_data["collect_input_data"] = False
+            return
+        shape = tuple(data.shape)
+        channels = (1, 3, 4)
+        if len(shape) == 4 and shape[1] not in channels and shape[3] in channels:
+            data = data.transpose((0, 3, 1, 2))          # NHWC batches are drawn too
+        elif len(shape) != 4 or shape[1] not in channels:
+            logger.warning("SummaryCollector: the input data is not NCHW/NHWC image data "
+                           "(shape %s), so it is not collected", shape)
+            self._collect_specified_data["collect_input_data"] = False
+            return
+        if shape[0] > MAX_INPUT_IMAGES:
+            data = data[:MAX_INPUT_IMAGES]
+        self._record.add_value("image", INPUT_TAG, data)
+
+    def _get_loss(self, cb_params):
+        if not self._parse_loss_ok:
+            return None
+        output = _arg(cb_params, "net_outputs")
+        if isinstance(output, (list, tuple)):
+            output = output[0] if output else None
+        if isinstance(output, Tensor):
+            arr = output.asnumpy()
+        elif isinstance(output, (np.ndarray, np.generic)) or (
+                isinstance(output, numbers.Real) and not isinstance(output, bool)):
+            arr = np.asarray(output)
+        else:
+            logger.warning("SummaryCollector: cannot find the loss in the network outputs "
+                           "(%s), so the loss is not collected", type(output).__name__)
+            self._parse_loss_ok = False
+            return None
+        if arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
+            self._parse_loss_ok = False
+            return None
+        return np.asarray(np.mean(arr.astype(np.float64)))
+
+    def _collect_metric(self, cb_params):
+        if not self._collect_specified_data.get("collect_metric"):
+            return
+        loss = self._get_loss(cb_params)
+        if loss is not None:
+            self._record.add_value("scalar", LOSS_TAG, loss)
+
+    def _get_optimizer(self, cb_params):
+        if self._optimizer is None:
+            opt = _arg(cb_params, "optimizer")
+            if not _is_optimizer(opt):
+                opt = None
+                network = _arg(cb_params, "train_network") or _arg(cb_params, "network")
+                if network is not None and hasattr(network, "cells_and_names"):
+                    for _, cell in network.cells_and_names():
+                        if _is_optimizer(cell):
+                            opt = cell
+                            break
+            if opt is None:
+                logger.warning("SummaryCollector: no optimizer found, so the learning rate "
+                               "and parameter histograms are not collected")
+            self._optimizer = opt if opt is not None else False
+        return self._optimizer or None
+
+    def _collect_lr(self, cb_params):
+        if not self._collect_specified_data.get("collect_metric"):
+            return
+        opt = self._get_optimizer(cb_params)
+        if opt is None:
+            return
+        lrs = current_learning_rate(opt)
+        if lrs is None:
+            return
+        if len(lrs) == 1:
+            self._record.add_value("scalar", LR_TAG, lrs[0])
+        else:
+            for i, lr in enumerate(lrs):
+                self._record.add_value("scalar", f"learning_rate/group_{i}/auto", lr)
+
+    def _collect_histogram(self, cb_params):
+        if "histogram_regular" not in self._collect_specified_data:
+            return
+        opt = self._get_optimizer(cb_params)
+        if opt is None:
+            return
+        params = list(opt.parameters)
+        regular = self._collect_specified_data.get("histogram_regular")
+        if regular is not None:
+            chosen = [p for p in params if re.match(regular, p.name)]
+        else:
+            chosen = params[:5]
+        for p in chosen:
+            if len(p.shape) > 0:
+                self._record.add_value("histogram", f"{p.name}/auto", p)
+
+    def _collect_graph(self, cb_params):
+        if not self._collect_specified_data.get("collect_graph"):
+            return
+        network = _arg(cb_params, "train_network") or _arg(cb_params, "network")
+        if network is None or not hasattr(network, "get_parameters"):
+            return
+        from mscore.train.summary.record import _describe_network
+        self._record.add_value("graph", "train_network", _describe_network(network))
+
+    # -- lineage -------------------------------------------------------------------------
+    def _train_lineage(self, cb_params):
+        opt = self._get_optimizer(cb_params)
+        lrs = current_learning_rate(opt) if opt is not None else None
+        network = _arg(cb_params, "network") or _arg(cb_params, "train_network")
+        loss_fn = _arg(cb_params, "loss_fn")
+        dataset = _arg(cb_params, "train_dataset")
+        lineage = {
+            "summary_dir": self._summary_dir,
+            "epoch": _arg(cb_params, "epoch_num"),
+            "batch_num": _arg(cb_params, "batch_num"),
+            "steps": _arg(cb_params, "cur_step_num"),
+            "dataset_sink_mode": bool(_arg(cb_params, "dataset_sink_mode", False)),
+            "optimizer": type(opt).__name__ if opt is not None else None,
+            "learning_rate": lrs[0] if lrs else None,
+            "loss_function": type(loss_fn).__name__ if loss_fn is not None else None,
+            "network": type(network).__name__ if network is not None else None,
+            "loss": None,
+        }
+        loss = self._get_loss(cb_params)
+        if loss is not None:
+            lineage["loss"] = float(loss)
+        if network is not None and hasattr(network, "get_parameters"):
+            lineage["parameter_count"] = int(sum(int(np.prod(p.shape)) for p in
+                                            network.get_parameters()))
+        if dataset is not None:
+            size = getattr(dataset, "get_dataset_size", None)
+            try:
+                lineage["train_dataset_size"] = int(size()) if callable(size) else None
+            except Exception:  # a dataset that cannot tell its size
+                lineage["train_dataset_size"] = None
+        return lineage
+
+    def _eval_lineage(self, cb_params):
+        metrics = _arg(cb_params, "metrics") or {}
+        clean = {}
+        for k, v in dict(metrics).items():
+            try:
+                clean[str(k)] = float(np.asarray(v.asnumpy() if isinstance(v, Tensor) else v))
+            except (TypeError, ValueError):
+                clean[str(k)] = str(v)
+        dataset = _arg(cb_params, "valid_dataset") or _arg(cb_params, "eval_dataset")
+        lineage = {"summary_dir": self._summary_dir, "metrics": clean}
+        size = getattr(dataset, "get_dataset_size", None)
+        if callable(size):
+            try:
+                lineage["valid_dataset_size"] = int(size())
+            except Exception:  # a dataset that cannot tell its size
+                pass
+        return lineage
+
+
+def current_learning_rate(optimizer):
+    """The learning rate(s) ``optimizer`` used in its last step, as a list of floats (one per
+    parameter group), or None when it cannot tell.
+
+    ``get_lr()`` of a dynamic rate reads ``global_step``, which the step already advanced,
+    and advances it again; here it runs one step back inside a :class:`MutationScope` that
+    undoes every change, so the training run is left exactly as it was."""
+    get_lr = getattr(optimizer, "get_lr", None)
+    if not callable(get_lr):
+        return None
+    step = getattr(optimizer, "global_step", None)
+    dynamic = bool(getattr(optimizer, "dynamic_lr", False)
+                   or getattr(optimizer, "dynamic_weight_decay", False))
+    saved = dict(optimizer.__dict__) if hasattr(optimizer, "__dict__") else None
+    with MutationScope() as scope:
+        try:
+            if dynamic and isinstance(step, Parameter):
+                now = int(np.asarray(step.asnumpy()).reshape(-1)[0])
+                if now > 0:
+                    one = dispatch.call("full", tuple(step.shape), 1, step.dtype)
+                    step._assign(dispatch.call("sub", step._data, one))
+            lr = get_lr()
+        except Exception as exc:  # an optimizer whose get_lr needs more than we know
+            logger.warning("SummaryCollector: optimizer.get_lr() failed (%s); the learning "
+                           "rate is not collected", exc)
+            lr = None
+        finally:
+            scope.restore()
+            if saved is not None:   # plain attributes get_lr may cache
+                optimizer.__dict__.clear()
+                optimizer.__dict__.update(saved)
+    if lr is None:
+        return None
+    lrs = list(lr) if isinstance(lr, (tuple, list)) else [lr]
+    values = []
+    for x in lrs:
+        arr = x.asnumpy() if isinstance(x, Tensor) else np.asarray(x)
+        values.append(float(np.asarray(arr, dtype=np.float64).reshape(-1)[0]))
+    if len(values) == 1:
+        return values
+    # One rate per parameter: keep one per group (parameters sharing a rate object).
+    params = list(getattr(optimizer, "parameters", ()))
+    lookup = getattr(optimizer, "get_lr_parameter", None)
+    if len(params) != len(values) or not callable(lookup):
+        return values[:1]
+    seen, out = set(), []
+    for p, v in zip(params, values):
+        key = id(lookup(p))
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out

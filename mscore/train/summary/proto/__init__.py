@@ -1,0 +1,1 @@
+"""Generated protobuf modules of the summary event schema (``summary.proto``)."""
