@@ -1,0 +1,22 @@
+"""Model and parameter serialization with MindSpore's interface.
+
+* :func:`save_checkpoint`, :func:`load_checkpoint`, :func:`load_param_into_net` -- ``.ckpt``
+  (MindSpore's protobuf format, byte-compatible) and ``.safetensors`` files;
+  :func:`wait_async_save` waits for background saves;
+* :func:`merge_sliced_parameter`, :func:`build_searched_strategy` -- model-parallel slices
+  and MindSpore's strategy files;
+* :func:`parse_print` -- MindSpore's print files;
+* :func:`export` -- ONNX (traced through the op layer, on any backend).
+
+Nothing here unpickles: every file is read as protobuf or safetensors and nothing else.
+"""
+from mscore.train.serialization._checkpoint import (  # noqa: F401
+    load_checkpoint, load_param_into_net, save_checkpoint, wait_async_save)
+from mscore.train.serialization._parallel import (  # noqa: F401
+    build_searched_strategy, merge_sliced_parameter)
+from mscore.train.serialization._print import parse_print  # noqa: F401
+from mscore.train.serialization._export import export  # noqa: F401
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export",
+           "wait_async_save"]

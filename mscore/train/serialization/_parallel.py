@@ -1,0 +1,183 @@
+"""Model-parallel slices: ``build_searched_strategy`` and ``merge_sliced_parameter``.
+
+A parameter's layout (``ParallelLayouts`` in ``node_strategy.proto``) says how it was cut:
+
+* ``dev_matrix``: the device arrangement, e.g. ``[2, 4]`` for 8 devices; device ``rank`` sits
+  at ``numpy.unravel_index(rank, dev_matrix)`` (the last axis varies fastest);
+* ``tensor_map``: one entry per tensor axis, ``-1`` when the axis is whole, otherwise the
+  device-matrix axis it is cut along, counted from the right (``m`` means axis
+  ``len(dev_matrix) - 1 - m``); devices that differ only along unused device axes hold copies;
+* ``param_split_shape``: for an uneven cut, the size along axis 0 of each slice (slices
+  numbered row-major over the cut axes);
+* ``field``: when positive, the wide-and-deep "field" layout of a 2-d table: every device holds
+  ``field`` row blocks, and the whole table is field block 0 of every device, then field
+  block 1 of every device, and so on.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from mscore.common.parameter import Parameter
+from mscore.common.tensor import Tensor
+
+
+def build_searched_strategy(strategy_filename):
+    """Read a parallel strategy file: ``{parameter name: ParallelLayouts message}``.
+
+    A missing, empty or malformed file, or one without sliced parameters, is a
+    ``ValueError``; a non-str name is a ``TypeError``.
+    """
+    from google.protobuf.message import DecodeError
+    from mscore.train.proto import node_strategy_pb2
+    if isinstance(strategy_filename, os.PathLike):
+        strategy_filename = os.fspath(strategy_filename)
+    if not isinstance(strategy_filename, str):
+        raise TypeError(f"strategy_filename: expected a str, got "
+                        f"{type(strategy_filename).__name__}")
+    if not os.path.isfile(strategy_filename):
+        raise ValueError(f"strategy_filename: no such strategy file: {strategy_filename!r}")
+    with open(strategy_filename, "rb") as f:
+        data = f.read()
+    if not data:
+        raise ValueError(f"strategy_filename: the strategy file {strategy_filename!r} is empty")
+    msg = node_strategy_pb2.ParallelStrategyMap()
+    try:
+        msg.ParseFromString(data)
+        strategy = {}
+        for item in msg.parallel_layout_item:
+            if not isinstance(item.param_name, str):  # protobuf gives bytes if not UTF-8
+                raise ValueError("a param_name is not valid UTF-8 text")
+            strategy[item.param_name] = item.parallel_layouts
+    except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"build_searched_strategy: {strategy_filename!r} is not a valid "
+                         f"strategy file: {exc}") from None
+    if not strategy:
+        raise ValueError(f"build_searched_strategy: the strategy file {strategy_filename!r} "
+                         f"has no sliced parameter")
+    return strategy
+
+
+def _layout_fields(layout, name):
+    try:
+        dev_matrix = [int(d) for d in layout.dev_matrix[0].dim]
+        tensor_map = [int(d) for d in layout.tensor_map[0].dim]
+        split = [int(d) for d in layout.param_split_shape[0].dim] \
+            if len(layout.param_split_shape) else []
+        field = int(layout.field)
+    except (AttributeError, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f"merge_sliced_parameter: the layout of {name!r} in strategy is "
+                         f"incomplete or malformed ({type(exc).__name__}: {exc})") from None
+    if not dev_matrix or any(d <= 0 for d in dev_matrix):
+        raise ValueError(f"merge_sliced_parameter: the dev_matrix of {name!r} must hold "
+                         f"positive sizes, got {dev_matrix}")
+    return dev_matrix, tensor_map, split, field
+
+
+def _merge_with_layout(arrays, name, layout, even):
+    dev_matrix, tensor_map, split_shape, field = _layout_fields(layout, name)
+    device_count = math.prod(dev_matrix)
+    if len(arrays) != device_count:
+        raise ValueError(f"merge_sliced_parameter: the dev_matrix {dev_matrix} of {name!r} "
+                         f"has {device_count} devices, got {len(arrays)} slices")
+    ndim = arrays[0].ndim
+    if field > 0:
+        if not even or ndim != 2:
+            raise ValueError(f"merge_sliced_parameter: a field layout needs 2-d slices of one "
+                             f"shape for {name!r}")
+        rows, cols = arrays[0].shape
+        if rows % field:
+            raise ValueError(f"merge_sliced_parameter: {rows} rows per slice of {name!r} do "
+                             f"not divide into field={field} blocks")
+        stacked = np.stack(arrays).reshape(device_count, field, rows // field, cols)
+        return stacked.transpose(1, 0, 2, 3).reshape(-1, cols)
+    if len(tensor_map) != ndim:
+        raise ValueError(f"merge_sliced_parameter: the tensor_map {tensor_map} of {name!r} "
+                         f"needs one entry per axis of its {ndim}-d slices")
+    k = len(dev_matrix)
+    splits = []
+    for m in tensor_map:
+        if m == -1:
+            splits.append(1)
+        elif 0 <= m < k:
+            splits.append(dev_matrix[k - 1 - m])
+        else:
+            raise ValueError(f"merge_sliced_parameter: tensor_map entry {m} of {name!r} is "
+                             f"outside the {k}-d dev_matrix")
+    if not split_shape and not even:
+        raise ValueError(f"merge_sliced_parameter: the slices of {name!r} must all have one "
+                         f"shape when the layout cuts evenly (no param_split_shape)")
+    slice_count = math.prod(splits)
+    if split_shape and len(split_shape) != slice_count:
+        raise ValueError(f"merge_sliced_parameter: param_split_shape of {name!r} should have "
+                         f"{slice_count} entries, got {len(split_shape)}")
+    blocks = {}
+    for rank, arr in enumerate(arrays):
+        coord = np.unravel_index(rank, dev_matrix)
+        index = tuple(0 if m == -1 else int(coord[k - 1 - m]) for m in tensor_map)
+        if split_shape:
+            flat = int(np.ravel_multi_index(index, splits)) if splits else 0
+            if arr.shape[0] != split_shape[flat]:
+                raise ValueError(f"merge_sliced_parameter: slice {flat} of {name!r} should "
+                                 f"have {split_shape[flat]} rows, got {arr.shape[0]}")
+        blocks.setdefault(index, arr)
+
+    def assemble(prefix):
+        axis = len(prefix)
+        if axis == ndim:
+            return blocks[prefix]
+        parts = [assemble(prefix + (j,)) for j in range(splits[axis])]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+
+    return assemble(())
+
+
+def merge_sliced_parameter(sliced_parameters, strategy=None):
+    """Merge the slices of one parameter (a list of Parameters in rank order) into a whole
+    Parameter. Without ``strategy`` the slices are joined along axis 0; with ``strategy``
+    (from :func:`build_searched_strategy`) the parameter's layout places each slice.
+
+    ``TypeError`` when the slices are not a list of Parameters or strategy is not a dict,
+    ``ValueError`` when they do not fit together, ``KeyError`` when the parameter is not in
+    ``strategy``.
+    """
+    if not isinstance(sliced_parameters, list):
+        raise TypeError(f"sliced_parameters: expected a list of Parameters, got "
+                        f"{type(sliced_parameters).__name__}")
+    if not sliced_parameters:
+        raise ValueError("sliced_parameters: the list is empty")
+    if strategy is not None and not isinstance(strategy, dict):
+        raise TypeError(f"strategy: expected a dict or None, got {type(strategy).__name__}")
+    for i, p in enumerate(sliced_parameters):
+        if not isinstance(p, Parameter):
+            raise TypeError(f"sliced_parameters[{i}]: expected a Parameter, got "
+                            f"{type(p).__name__}")
+    first = sliced_parameters[0]
+    name, shape = first.name, tuple(first.shape)
+    even = True
+    arrays = []
+    for i, p in enumerate(sliced_parameters):
+        s = tuple(p.shape)
+        if p.name != name or len(s) != len(shape) or s[1:] != shape[1:]:
+            raise ValueError(f"sliced_parameters[{i}]: every slice needs the name {name!r}, "
+                             f"{len(shape)} dims and shape {shape[1:]} after axis 0; got "
+                             f"{p.name!r} with shape {s}")
+        if p.dtype is not first.dtype:
+            raise ValueError(f"sliced_parameters[{i}]: dtype {p.dtype} differs from the first "
+                             f"slice's {first.dtype}")
+        even = even and s == shape
+        arrays.append(np.asarray(p.asnumpy()))
+    if not shape:
+        raise ValueError("sliced_parameters: 0-d parameters cannot be merged")
+    if not strategy:
+        merged = np.concatenate(arrays, axis=0)
+    else:
+        if name not in strategy:
+            raise KeyError(f"merge_sliced_parameter: parameter {name!r} is not a key of "
+                           f"strategy")
+        merged = _merge_with_layout(arrays, name, strategy[name], even)
+    return Parameter(Tensor(np.ascontiguousarray(merged)), name=name,
+                     requires_grad=first.requires_grad,
+                     layerwise_parallel=first.layerwise_parallel)
