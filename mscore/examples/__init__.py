@@ -1,0 +1,1 @@
+"""Runnable examples; ``python -m mscore.examples.amp_digits`` is the main job."""

@@ -1,0 +1,28 @@
+"""Callbacks for :class:`mscore.train.Model` (MindSpore 2.x interface).
+
+``Callback`` and ``RunContext`` are always importable; the concrete callbacks load from their
+submodules on first use.
+"""
+import importlib
+
+from mscore.train.callback._callback import Callback, CallbackList, CallbackParam, RunContext
+
+_LAZY = {
+    "LossMonitor": "mscore.train.callback._loss_monitor",
+    "TimeMonitor": "mscore.train.callback._time_monitor",
+    "ModelCheckpoint": "mscore.train.callback._checkpoint",
+    "CheckpointConfig": "mscore.train.callback._checkpoint",
+    "EarlyStopping": "mscore.train.callback._early_stop",
+    "ReduceLROnPlateau": "mscore.train.callback._lr_plateau",
+    "LambdaCallback": "mscore.train.callback._lambda",
+    "History": "mscore.train.callback._history",
+    "ProgressBar": "mscore.train.callback._progress",
+}
+
+__all__ = ["Callback", "RunContext", "CallbackList", "CallbackParam", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mscore.train.callback' has no attribute {name!r}")

@@ -1,0 +1,80 @@
+"""Helpers shared by the callbacks."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def loss_value(net_outputs):
+    """The loss as a Python float from a step's outputs: the first element of a tuple/list
+    (``(loss, overflow, scale)``), averaged when it has several values; None if absent."""
+    from mscore.common.tensor import Tensor
+    out = net_outputs
+    if isinstance(out, (tuple, list)):
+        if not out:
+            return None
+        out = out[0]
+    if isinstance(out, Tensor):
+        arr = out.asnumpy()
+        return float(np.mean(arr.astype(np.float64)))
+    if isinstance(out, np.ndarray):
+        return float(np.mean(out.astype(np.float64)))
+    if isinstance(out, numbers.Real):
+        return float(out)
+    return None
+
+
+def loss_display(net_outputs):
+    """The loss as MindSpore prints it: a float32 ``np.mean`` (``1.0925388``)."""
+    from mscore.common.tensor import Tensor
+    out = net_outputs
+    if isinstance(out, (tuple, list)) and out:
+        out = out[0]
+    if isinstance(out, Tensor):
+        arr = out.asnumpy()
+        if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+            arr = arr.astype(np.float32)
+        return np.mean(arr)
+    return out
+
+
+def step_in_epoch(cb_params):
+    """The step number inside the current epoch (1-based), from ``cur_step_num`` and
+    ``batch_num`` as MindSpore computes it; ``cur_step_num`` when the epoch length is
+    unknown."""
+    cur = cb_params.get("cur_step_num", 0) or 0
+    batch_num = cb_params.get("batch_num")
+    if isinstance(batch_num, int) and batch_num > 0:
+        return (cur - 1) % batch_num + 1
+    return cur
+
+
+def check_non_negative_int(value, name, cls):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"For '{cls}', the argument '{name}' must be int, but got "
+                        f"{type(value).__name__}.")
+    if value < 0:
+        raise ValueError(f"For '{cls}', the argument '{name}' must be >= 0, but got {value}.")
+    return value
+
+
+def check_positive_int(value, name, cls):
+    check_non_negative_int(value, name, cls)
+    if value == 0:
+        raise ValueError(f"For '{cls}', the argument '{name}' must be > 0, but got 0.")
+    return value
+
+
+def check_bool(value, name, cls):
+    if not isinstance(value, bool):
+        raise TypeError(f"For '{cls}', the argument '{name}' must be bool, but got "
+                        f"{type(value).__name__}.")
+    return value
+
+
+def check_number(value, name, cls):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"For '{cls}', the argument '{name}' must be a number, but got "
+                        f"{type(value).__name__}.")
+    return float(value)

@@ -1,0 +1,113 @@
+"""The main job (``python -m mscore.examples.amp_digits`` / ``mscore demo``): seed-004's network,
+amp O2, LossMonitor and ModelCheckpoint on scikit-learn's digits, >= 95 % test accuracy.
+
+The numpy run is part of the suite; the other installed backends run with
+``MSCORE_SLOW_TESTS=1`` (they take minutes on a loaded 2-core machine).
+"""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import mscore as ms
+from mscore.examples import amp_digits
+from mscore.plugin.registry import get_registry
+
+pytest.importorskip("sklearn")
+
+
+def _backends():
+    reg = get_registry()
+    out = []
+    for name in ("numpy", "torch", "jax", "cupy"):
+        if name not in reg.names():
+            continue
+        spec = reg.spec(name)
+        if spec.probe is not None and not spec.probe()[0]:
+            continue
+        out.append(name)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _restore_context():
+    yield
+    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+
+
+def test_digits_idx_files_and_pipeline(tmp_path):
+    from sklearn.datasets import load_digits
+    n_train, n_test = amp_digits.write_digits_idx(str(tmp_path))
+    assert (n_train, n_test) == (1438, 359)
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+         "t10k-labels-idx1-ubyte"])
+    ms.set_context(backend="numpy")
+    test = amp_digits.datapipe(str(tmp_path), "test", 64, shuffle=False)
+    assert test.get_dataset_size() == 6
+    image, label = next(iter(test))
+    assert image.shape == (64, 28, 28, 1) and image.dtype == ms.float32
+    assert label.dtype == ms.int32
+    # the 8x8 digit sits in the central 20x20 box; the 4-pixel border is background
+    img = image.asnumpy()
+    background = (0 - 0.1307) / 0.3081
+    np.testing.assert_allclose(img[:, :4], background, rtol=1e-6)
+    np.testing.assert_allclose(img[:, :, -4:], background, rtol=1e-6)
+    # the labels are the digits' labels, and the images are all of them, split 80/20
+    digits = load_digits()
+    all_labels = np.concatenate([lbl.asnumpy() for _, lbl in test] +
+                                [lbl.asnumpy() for _, lbl in amp_digits.datapipe(
+                                    str(tmp_path), "train", 64, shuffle=False)])
+    np.testing.assert_array_equal(np.bincount(all_labels), np.bincount(digits.target))
+
+
+def _run(capsys, argv):
+    status = amp_digits.main(argv)
+    out = capsys.readouterr().out
+    acc = float(re.search(r"test accuracy: ([\d.]+)", out).group(1))
+    wall = float(re.search(r"wall time: ([\d.]+) s", out).group(1))
+    return status, out, acc, wall
+
+
+def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
+    status, out, acc, wall = _run(capsys, ["--backend", "numpy", "--ckpt-dir", str(tmp_path),
+                                           "--min-accuracy", "0.95"])
+    assert status == 0
+    assert acc >= 0.95, out
+    assert wall > 0
+    # LossMonitor every 10 steps over 10 epochs of 23 steps
+    lines = re.findall(r"^epoch: (\d+) step: (\d+), loss is (\S+)$", out, re.M)
+    assert len(lines) == 23 and lines[0][:2] == ("1", "10") and lines[-1][:2] == ("10", "23")
+    assert float(lines[-1][2]) < float(lines[0][2])
+    # ModelCheckpoint: one file per epoch, the last two kept
+    assert sorted(os.listdir(tmp_path)) == ["digits-10_23.ckpt", "digits-9_23.ckpt"]
+    # the saved weights give the printed accuracy again
+    ms.set_context(backend="numpy")
+    net = amp_digits.build_network()
+    params = ms.load_checkpoint(str(tmp_path / "digits-10_23.ckpt"))
+    not_loaded, _ = ms.load_param_into_net(net, params)
+    assert not_loaded == []
+    from mscore.amp import auto_mixed_precision
+    from mscore.train import Model
+    from mscore import nn
+    data = str(tmp_path / "data")
+    amp_digits.write_digits_idx(data)
+    model = Model(auto_mixed_precision(net, "O2"), nn.CrossEntropyLoss(), metrics={"acc"})
+    again = model.eval(amp_digits.datapipe(data, "test", 64, shuffle=False))["acc"]
+    assert again == pytest.approx(acc, abs=0.5e-4)
+
+
+def test_main_job_arguments(capsys):
+    assert amp_digits.main(["--epochs", "0"]) == 2
+    with pytest.raises(SystemExit):
+        amp_digits.main(["--amp-level", "O7"])
+
+
+@pytest.mark.skipif(os.environ.get("MSCORE_SLOW_TESTS") != "1",
+                    reason="set MSCORE_SLOW_TESTS=1 to run the main job on every backend")
+@pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
+def test_main_job_other_backends_reach_95_percent(capsys, name):
+    status, out, acc, _ = _run(capsys, ["--backend", name, "--per-print", "0",
+                                        "--min-accuracy", "0.95"])
+    assert status == 0 and acc >= 0.95, out

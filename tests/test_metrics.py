@@ -1,0 +1,152 @@
+"""mscore.train.metrics against numpy and scikit-learn."""
+import numpy as np
+import pytest
+
+import mscore as ms
+from mscore.train import metrics as M
+from mscore.train.metrics import (Accuracy, F1, Fbeta, Loss, MAE, MSE, Precision, Recall,
+                                  TopKCategoricalAccuracy, get_metric_fn, get_metrics)
+
+sk = pytest.importorskip("sklearn.metrics")
+
+
+@pytest.fixture(autouse=True)
+def _numpy_backend():
+    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+
+
+def _data(n=60, c=4, seed=0):
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal((n, c)).astype(np.float32)
+    y = rng.integers(0, c, n)
+    return scores, y
+
+
+def _batches(scores, y, size=16):
+    for i in range(0, len(y), size):
+        yield ms.Tensor(scores[i:i + size]), ms.Tensor(y[i:i + size].astype(np.int32))
+
+
+def test_accuracy_over_batches_matches_sklearn_and_accepts_onehot():
+    scores, y = _data()
+    m = Accuracy()
+    for p, t in _batches(scores, y):
+        m.update(p, t)
+    assert m.eval() == pytest.approx(sk.accuracy_score(y, scores.argmax(1)), abs=1e-12)
+    onehot = np.eye(4)[y]
+    assert Accuracy()(scores, onehot) == pytest.approx(sk.accuracy_score(y, scores.argmax(1)))
+    m.clear()
+    with pytest.raises(RuntimeError, match="number of samples is 0"):
+        m.eval()
+
+
+def test_accuracy_multilabel():
+    y_pred = np.array([[0.9, 0.1, 0.8], [0.2, 0.7, 0.1], [0.6, 0.6, 0.4]])
+    y = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0]])
+    assert Accuracy("multilabel")(y_pred, y) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="eval_type"):
+        Accuracy("regression")
+
+
+def test_accuracy_rejects_wrong_inputs():
+    m = Accuracy()
+    with pytest.raises(ValueError, match="2 inputs"):
+        m.update(np.zeros((2, 3)))
+    m.update(np.zeros((2, 3)), np.array([0, 1]))
+    with pytest.raises(ValueError, match="class number"):
+        m.update(np.zeros((2, 4)), np.array([0, 1]))
+    with pytest.raises(TypeError, match="Tensor, list or numpy"):
+        Accuracy().update("a", "b")
+
+
+@pytest.mark.parametrize("cls, fn", [(Precision, sk.precision_score),
+                                     (Recall, sk.recall_score),
+                                     (F1, sk.f1_score)])
+def test_precision_recall_f1_per_class_and_average_match_sklearn(cls, fn):
+    scores, y = _data(80, 5, seed=3)
+    m = cls()
+    for p, t in _batches(scores, y):
+        m.update(p, t)
+    ref = fn(y, scores.argmax(1), average=None, labels=range(5), zero_division=0)
+    np.testing.assert_allclose(m.eval(), ref, rtol=1e-12, atol=1e-12)
+    assert m.eval(average=True) == pytest.approx(ref.mean(), abs=1e-12)
+    with pytest.raises(TypeError, match="average"):
+        m.eval(average="yes")
+
+
+def test_fbeta_matches_sklearn():
+    scores, y = _data(50, 3, seed=5)
+    ref = sk.fbeta_score(y, scores.argmax(1), beta=0.5, average=None)
+    np.testing.assert_allclose(Fbeta(0.5)(scores, y), ref, rtol=1e-12)
+    with pytest.raises(ValueError, match="beta"):
+        Fbeta(0)
+
+
+def test_topk_matches_sklearn():
+    scores, y = _data(70, 8, seed=7)
+    for k in (1, 3, 5):
+        m = TopKCategoricalAccuracy(k)
+        for p, t in _batches(scores, y):
+            m.update(p, t)
+        ref = sk.top_k_accuracy_score(y, scores, k=k, labels=range(8))
+        assert m.eval() == pytest.approx(ref, abs=1e-12)
+    assert M.Top1CategoricalAccuracy()(scores, y) == pytest.approx(
+        sk.accuracy_score(y, scores.argmax(1)))
+    with pytest.raises(ValueError, match="k"):
+        TopKCategoricalAccuracy(0)
+    with pytest.raises(TypeError, match="k"):
+        TopKCategoricalAccuracy(1.5)
+
+
+def test_mae_mse_divide_by_samples_like_mindspore():
+    rng = np.random.default_rng(2)
+    pred = rng.standard_normal((12, 3))
+    true = rng.standard_normal((12, 3))
+    mae, mse = MAE(), MSE()
+    for i in range(0, 12, 5):
+        mae.update(ms.Tensor(pred[i:i + 5].astype(np.float32)), true[i:i + 5])
+        mse.update(pred[i:i + 5], true[i:i + 5])
+    p32 = pred.astype(np.float32).astype(np.float64)
+    assert mae.eval() == pytest.approx(np.abs(true - p32).sum() / 12, rel=1e-6)
+    assert mse.eval() == pytest.approx(((true - pred) ** 2).sum() / 12, rel=1e-12)
+    with pytest.raises(ValueError, match="elements"):
+        MAE().update(np.zeros(3), np.zeros(4))
+
+
+def test_loss_metric_averages_batch_losses():
+    m = Loss()
+    for v in (1.0, 2.0, np.array([3.0, 5.0])):
+        m.update(ms.Tensor(np.asarray(v, np.float32)))
+    assert m.eval() == pytest.approx((1 + 2 + 4) / 3)
+    with pytest.raises(ValueError, match="dimension"):
+        m.update(np.zeros((2, 2)))
+    with pytest.raises(RuntimeError):
+        Loss().eval()
+
+
+def test_names_and_get_metrics():
+    assert isinstance(get_metric_fn("acc"), Accuracy)
+    assert isinstance(get_metric_fn("accuracy"), Accuracy)
+    assert isinstance(get_metric_fn("loss"), Loss)
+    assert get_metric_fn("top_1_accuracy").k == 1
+    assert get_metric_fn("top_5_accuracy").k == 5
+    assert {"acc", "accuracy", "loss", "top_1_accuracy", "top_5_accuracy"} <= set(M.names())
+    with pytest.raises(KeyError, match="Unknown"):
+        get_metric_fn("auc-roc")
+    got = get_metrics({"acc", "loss"})
+    assert set(got) == {"acc", "loss"} and isinstance(got["loss"], Loss)
+    custom = get_metrics({"my_acc": Accuracy(), "l": "loss"})
+    assert isinstance(custom["my_acc"], Accuracy) and isinstance(custom["l"], Loss)
+    with pytest.raises(TypeError, match="metrics"):
+        get_metrics("accuracy")
+    with pytest.raises(TypeError, match="Metric"):
+        get_metrics({"a": 3})
+
+
+def test_set_indexes_rearranges_inputs():
+    scores, y = _data(20, 3)
+    m = Accuracy().set_indexes([2, 0])
+    m.update(ms.Tensor(y.astype(np.int32)), "ignored", ms.Tensor(scores))
+    assert m.eval() == pytest.approx(sk.accuracy_score(y, scores.argmax(1)))
+    with pytest.raises(ValueError, match="indexes"):
+        Accuracy().set_indexes([-1])
