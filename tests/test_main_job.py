@@ -71,8 +71,10 @@ def _run(capsys, argv):
 
 
 def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
+    summary = tmp_path / "out" / "summary"
     status, out, acc, wall = _run(capsys, ["--backend", "numpy", "--ckpt-dir", str(tmp_path),
-                                           "--min-accuracy", "0.95"])
+                                           "--min-accuracy", "0.95",
+                                           "--summary-dir", str(summary)])
     assert status == 0
     assert acc >= 0.95, out
     assert wall > 0
@@ -80,6 +82,13 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
     lines = re.findall(r"^epoch: (\d+) step: (\d+), loss is (\S+)$", out, re.M)
     assert len(lines) == 23 and lines[0][:2] == ("1", "10") and lines[-1][:2] == ("10", "23")
     assert float(lines[-1][2]) < float(lines[0][2])
+    # The summary holds the loss of every 5th step and its curve was drawn as a PNG.
+    from mscore.train.summary.reader import load_summaries
+    scalars = load_summaries(str(summary))["scalar"]
+    loss_steps = [step for step, _, _ in scalars["loss/auto"]]
+    assert loss_steps == [1] + list(range(5, 231, 5))  # the first step, then every 5th
+    png = (tmp_path / "out" / "loss.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     # ModelCheckpoint: one file per epoch, the last two kept
     assert sorted(os.listdir(tmp_path)) == ["digits-10_23.ckpt", "digits-9_23.ckpt"]
     # the saved weights give the printed accuracy again

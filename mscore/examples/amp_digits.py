@@ -115,6 +115,10 @@ def _parser():
     p.add_argument("--sink", action="store_true",
                    help="dataset_sink_mode=True: prefetch batches onto the device in a thread")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--summary-dir", default=os.path.join("mscore_demo_output", "summary"),
+                   help="where the TensorBoard summary goes; its loss curve is drawn to "
+                        "loss.png beside it (default: ./mscore_demo_output/summary)")
+    p.add_argument("--no-summary", action="store_true", help="write no summary and no plot")
     p.add_argument("--min-accuracy", type=float, default=None,
                    help="exit with status 1 when the test accuracy is below this")
     return p
@@ -164,6 +168,9 @@ def main(argv=None) -> int:
                                                       keep_checkpoint_max=2))]
         if args.progress:
             callbacks.append(ProgressBar())
+        if not args.no_summary:
+            from mscore.train.summary import SummaryCollector
+            callbacks.append(SummaryCollector(args.summary_dir, collect_freq=5))
         print(f"mscore {ms.__version__} | backend {backend} | amp {args.amp_level} | "
               f"digits: {n_train} train / {n_test} test images | {args.epochs} epochs of "
               f"{steps} steps", flush=True)
@@ -176,6 +183,12 @@ def main(argv=None) -> int:
         ckpt = callbacks[1].latest_ckpt_file_name
         print(f"checkpoint: {os.path.basename(ckpt)}"
               + ("" if args.ckpt_dir is None else f" in {ckpt_dir}"))
+    if not args.no_summary:
+        from mscore.train.summary.plot import plot_summary
+        picture = os.path.join(os.path.dirname(os.path.abspath(args.summary_dir)), "loss.png")
+        plot_summary(args.summary_dir, picture)
+        print(f"summary: {args.summary_dir} (tensorboard --logdir {args.summary_dir}); "
+              f"loss curve: {picture}")
     wall = time.perf_counter() - start
     print(f"test accuracy: {accuracy:.4f} ({round(accuracy * n_test)}/{n_test})")
     print(f"wall time: {wall:.1f} s (training {train_s:.1f} s) on backend {backend}")

@@ -17,6 +17,7 @@ _LAZY = {
     "LambdaCallback": "mscore.train.callback._lambda",
     "History": "mscore.train.callback._history",
     "ProgressBar": "mscore.train.callback._progress",
+    "SummaryCollector": "mscore.train.summary.collector",
 }
 
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParam", *_LAZY]
