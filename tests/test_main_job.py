@@ -71,7 +71,7 @@ def _run(capsys, argv):
 
 
 def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
-    summary = tmp_path / "out" / "summary"
+    summary = tmp_path.parent / (tmp_path.name + "-out") / "summary"
     status, out, acc, wall = _run(capsys, ["--backend", "numpy", "--ckpt-dir", str(tmp_path),
                                            "--min-accuracy", "0.95",
                                            "--summary-dir", str(summary)])
@@ -87,7 +87,7 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
     scalars = load_summaries(str(summary))["scalar"]
     loss_steps = [step for step, _, _ in scalars["loss/auto"]]
     assert loss_steps == [1] + list(range(5, 231, 5))  # the first step, then every 5th
-    png = (tmp_path / "out" / "loss.png").read_bytes()
+    png = (summary.parent / "loss.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     # ModelCheckpoint: one file per epoch, the last two kept
     assert sorted(os.listdir(tmp_path)) == ["digits-10_23.ckpt", "digits-9_23.ckpt"]
