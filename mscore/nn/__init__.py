@@ -1,2 +1,34 @@
-"""Cells: layers, losses, optimizers and wrapper cells."""
+"""Cells: layers, losses, optimizers, learning-rate schedules and wrapper cells."""
 from mscore.nn.cell import Cell, CellList, SequentialCell  # noqa: F401
+from mscore.nn.layer import *  # noqa: F401,F403
+from mscore.nn.layer import __all__ as _layer_all
+from mscore.nn.learning_rate_schedule import (  # noqa: F401
+    CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule, NaturalExpDecayLR,
+    PolynomialDecayLR, WarmUpLR, cosine_decay_lr, exponential_decay_lr, piecewise_constant_lr,
+    polynomial_decay_lr, warmup_lr)
+from mscore.nn.loss import (  # noqa: F401
+    BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELoss,
+    SoftmaxCrossEntropyWithLogits)
+from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
+from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
+from mscore.nn import learning_rate_schedule as dynamic_lr  # noqa: F401  (MindSpore's module)
+
+_LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
+                     "FixedLossScaleUpdateCell")
+
+__all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
+           "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
+           "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
+           "exponential_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",
+           "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
+           "CrossEntropyLoss", "BCEWithLogitsLoss",
+           "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+
+
+def __getattr__(name):
+    # The loss-scale cells live in mscore.nn.wrap.loss_scale (the amp side), loaded lazily.
+    if name in _LOSS_SCALE_NAMES:
+        import importlib
+        return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")

@@ -1,0 +1,114 @@
+"""``nn.Adam`` and ``nn.AdamWeightDecay``."""
+from __future__ import annotations
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+from mscore.common.parameter import Parameter
+from mscore.common.tensor import Tensor
+from mscore.dispatch import call
+from mscore.nn.layer._checks import check_bool, check_number
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.ops.functional import native_addcmul as addcmul
+
+
+def _betas(cls, beta1, beta2, eps):
+    beta1 = check_number(beta1, "beta1", cls, 0.0, 1.0, False, False)
+    beta2 = check_number(beta2, "beta2", cls, 0.0, 1.0, False, False)
+    eps = check_number(eps, "eps", cls, 0.0, low_inclusive=False)
+    return beta1, beta2, eps
+
+
+class Adam(Optimizer):
+    """Adam (MindSpore's ApplyAdam): ``m += (g - m) * (1 - beta1)``,
+    ``v += (g * g - v) * (1 - beta2)``, ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``,
+    ``param -= lr_t * m / (sqrt(v) + eps)`` (Nesterov: ``m`` replaced by
+    ``beta1 * m + (1 - beta1) * g``). ``weight_decay`` is L2 (added to the gradients).
+
+    ``Adam(params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, use_locking=False,
+    use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False)``; states
+    ``moment1``, ``moment2``, ``beta1_power``, ``beta2_power``.
+    """
+
+    def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                 use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0,
+                 use_amsgrad=False):
+        super().__init__(learning_rate, params, weight_decay, loss_scale)
+        cls = "Adam"
+        self.beta1, self.beta2, self.eps = _betas(cls, beta1, beta2, eps)
+        self.use_locking = check_bool(use_locking, "use_locking", cls)
+        self.use_nesterov = check_bool(use_nesterov, "use_nesterov", cls)
+        if check_bool(use_amsgrad, "use_amsgrad", cls):
+            raise ValueError(f"For '{cls}', use_amsgrad=True is not supported")
+        self.beta1_power = Parameter(Tensor(np.ones((1,), np.float32)), name="beta1_power",
+                                     requires_grad=False)
+        self.beta2_power = Parameter(Tensor(np.ones((1,), np.float32)), name="beta2_power",
+                                     requires_grad=False)
+        self.moment1 = self._state("moment1")
+        self.moment2 = self._state("moment2")
+
+    def construct(self, gradients):
+        grads, _, consts = self._prepare(gradients)
+        f32 = mdt.float32
+        b1p = call("mul", self.beta1_power._data, call("full", (1,), self.beta1, f32))
+        b2p = call("mul", self.beta2_power._data, call("full", (1,), self.beta2, f32))
+        self.beta1_power._assign(b1p)
+        self.beta2_power._assign(b2p)
+        one = call("full", (), 1.0, f32)
+        # lr * sqrt(1 - beta2^t) / (1 - beta1^t), per group, as float32 scalars.
+        corr = call("div", call("sqrt", call("sub", one, call("reshape", b2p, ()))),
+                    call("sub", one, call("reshape", b1p, ())))
+        neg_lrs = [call("neg", call("mul", lr, corr)) for lr in consts.group_lrs]
+        b1, b2, eps = self.beta1, self.beta2, self.eps
+        for k, p, m, v, g in zip(self._lr_of, self.parameters, self.moment1, self.moment2,
+                                 grads):
+            dt = p.dtype
+            # addcmul(a, b, c) = a + b * c: one fused pass where the backend has it.
+            nm = addcmul(m._data, call("sub", g, m._data), consts.get(1.0 - b1, dt))
+            nv = addcmul(v._data, call("sub", call("mul", g, g), v._data),
+                         consts.get(1.0 - b2, dt))
+            m._assign(nm)
+            v._assign(nv)
+            num = nm
+            if self.use_nesterov:
+                num = addcmul(call("mul", nm, consts.get(b1, dt)), g, consts.get(1.0 - b1, dt))
+            denom = call("add", call("sqrt", nv), consts.get(eps, dt))
+            p._assign(addcmul(p._data, call("div", num, denom), consts.cast(neg_lrs[k], dt)))
+        return True
+
+
+class AdamWeightDecay(Optimizer):
+    """Adam with decoupled weight decay and no bias correction (MindSpore's AdamWeightDecay):
+    ``m = beta1 * m + (1 - beta1) * g``, ``v = beta2 * v + (1 - beta2) * g * g``,
+    ``update = m / (sqrt(v) + eps) + weight_decay * param`` (where decay applies),
+    ``param -= lr * update``.
+
+    ``AdamWeightDecay(params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
+    weight_decay=0.0)``; states ``adam_m`` and ``adam_v``.
+    """
+
+    _decay_in_grads = False
+
+    def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
+                 weight_decay=0.0):
+        super().__init__(learning_rate, params, weight_decay)
+        self.beta1, self.beta2, self.eps = _betas("AdamWeightDecay", beta1, beta2, eps)
+        self.moments1 = self._state("adam_m")
+        self.moments2 = self._state("adam_v")
+
+    def construct(self, gradients):
+        grads, lrs, consts = self._prepare(gradients)
+        b1, b2, eps = self.beta1, self.beta2, self.eps
+        for i, (p, m, v, g, lr) in enumerate(zip(self.parameters, self.moments1, self.moments2,
+                                                 grads, lrs)):
+            dt = p.dtype
+            nm = addcmul(call("mul", m._data, consts.get(b1, dt)), g, consts.get(1.0 - b1, dt))
+            nv = addcmul(call("mul", v._data, consts.get(b2, dt)), call("mul", g, g),
+                         consts.get(1.0 - b2, dt))
+            m._assign(nm)
+            v._assign(nv)
+            update = call("div", nm, call("add", call("sqrt", nv), consts.get(eps, dt)))
+            if self.decay_flags[i]:
+                update = self._decayed(i, p, update, consts)
+            p._assign(addcmul(p._data, update, consts.negated(lr)))
+        return True

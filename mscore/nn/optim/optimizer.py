@@ -1,0 +1,401 @@
+"""``nn.Optimizer``: the base of every optimizer, with MindSpore's semantics.
+
+An optimizer is a Cell (``auto_prefix=False``) holding the parameters it updates
+(``self.parameters``, a ``ParameterTuple``), its states (``ParameterTuple`` clones such as
+``moments``), the learning rate (a ``learning_rate`` Parameter, or a
+:class:`~mscore.nn.learning_rate_schedule.LearningRateSchedule` for dynamic rates) and a
+``global_step`` Parameter. ``optimizer(grads)`` updates everything through
+``Parameter._assign``, so the stateless/compiled path sees every change.
+
+Learning rates: a float; a list / 1-d Tensor of per-step rates (the last one stays once the
+list is used up); a ``LearningRateSchedule``. ``global_step`` advances on every call when the
+rate or the weight decay is dynamic (as in MindSpore).
+
+Weight decay (MindSpore semantics): without parameter groups it applies to every parameter
+whose name contains neither 'beta' nor 'gamma' (normalisation parameters); in a group it
+applies to every parameter of the group, with the group's ``weight_decay`` or, when the group
+has none, the optimizer's. Gradients are divided by ``loss_scale`` first, then
+``weight_decay * param`` is added.
+
+Parameter groups: a list of dicts with 'params' and optionally 'lr', 'weight_decay' and one
+'order_params' entry (the order in which the optimizer keeps the parameters).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+from mscore.common.parameter import Parameter, ParameterTuple
+from mscore.common.tensor import Tensor
+from mscore.dispatch import call
+from mscore.nn.cell import Cell, CellList
+from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
+from mscore.ops.functional import native_addcmul
+
+_wrap = Tensor._wrap
+
+
+def _default_decay_filter(param):
+    return "beta" not in param.name and "gamma" not in param.name
+
+
+class Optimizer(Cell):
+    """Base class of optimizers: ``Optimizer(learning_rate, parameters, weight_decay=0.0,
+    loss_scale=1.0)``. Subclasses implement ``construct(gradients)`` with the helpers below.
+    """
+
+    _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
+    _decay_in_grads = True   # False: the subclass applies decoupled decay itself
+
+    def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
+        super().__init__(auto_prefix=False)
+        cls = type(self).__name__
+        if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or \
+                not loss_scale > 0 or not np.isfinite(loss_scale):
+            raise ValueError(f"For '{cls}', 'loss_scale' must be a positive finite number, got "
+                             f"{loss_scale!r}")
+        self.loss_scale = float(loss_scale)
+        self.need_scale = self.loss_scale != 1.0
+        default_wd = self._weight_decay_arg(weight_decay)
+        groups = self._groups(parameters)
+        self.is_group = groups is not None
+        if groups is None:
+            params = self._param_list(parameters)
+            ordered = False
+            self._check_lr(learning_rate)
+            lr_of = [0] * len(params)
+            lrs = [learning_rate]
+            decay = [default_wd if _default_decay_filter(p) else 0.0 for p in params]
+            self.is_group_lr = False
+        else:
+            params, lr_of, lrs, decay, ordered = self._from_groups(groups, learning_rate,
+                                                                   default_wd)
+            self.is_group_lr = len(lrs) > 1
+        names = [p.name for p in params]
+        if len(set(map(id, params))) != len(params):
+            raise ValueError(f"For '{cls}', the same Parameter appears more than once")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"For '{cls}', parameter names must be unique, got duplicates "
+                             f"{dup}; give the parameters distinct names")
+        self.parameters = ParameterTuple(params)
+        self._lr_of = lr_of
+        self.is_group_params_ordered = ordered
+        # Learning rates: one entry per group (a single one without groups).
+        lr_cells = []
+        for i, lr in enumerate(lrs):
+            name = "learning_rate" if len(lrs) == 1 else f"learning_rate_group_{i}"
+            lr_cells.append(self._make_lr(lr, name))
+        self.dynamic_lr = any(isinstance(x, LearningRateSchedule) for x in lr_cells)
+        if len(lr_cells) == 1:
+            self.learning_rate = lr_cells[0]
+        else:
+            fixed = [x for x in lr_cells if isinstance(x, Parameter)]
+            if fixed:
+                self.group_lr_params = ParameterTuple(fixed)
+            scheds = [x for x in lr_cells if isinstance(x, Cell)]
+            if scheds:
+                self.group_lr_schedules = CellList(scheds)
+            self.learning_rate = tuple(lr_cells)
+        self._lr_list = lr_cells
+        # Weight decay: a float or a schedule-like Cell per parameter (0.0 = none).
+        self.dynamic_weight_decay = any(isinstance(d, Cell) for d in decay)
+        wd_cells = []
+        for d in decay:
+            if isinstance(d, Cell) and all(d is not c for c in wd_cells):
+                wd_cells.append(d)
+        if wd_cells:
+            self.weight_decay_cells = CellList(wd_cells)
+        self._decay = decay
+        self.decay_flags = tuple(isinstance(d, Cell) or d > 0 for d in decay)
+        self.exec_weight_decay = any(self.decay_flags)
+        self.weight_decay = default_wd
+        if self.is_group:
+            self.group_weight_decay = tuple(decay)
+        self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
+                                     requires_grad=False)
+
+    # -- argument handling ------------------------------------------------------------------
+    def _weight_decay_arg(self, wd, name="weight_decay"):
+        cls = type(self).__name__
+        if isinstance(wd, Cell):
+            return wd
+        if isinstance(wd, bool) or not isinstance(wd, numbers.Real):
+            raise TypeError(f"For '{cls}', '{name}' must be a float, an int or a Cell, got "
+                            f"{type(wd).__name__}")
+        if not wd >= 0 or not np.isfinite(wd):
+            raise ValueError(f"For '{cls}', '{name}' must be >= 0, got {wd}")
+        return float(wd)
+
+    def _param_list(self, params):
+        cls = type(self).__name__
+        if isinstance(params, Parameter):
+            raise TypeError(f"For '{cls}', 'params' must be a list of Parameters (for example "
+                            f"net.trainable_params()), got a single Parameter")
+        try:
+            params = list(params)
+        except TypeError:
+            raise TypeError(f"For '{cls}', 'params' must be a list of Parameters or of group "
+                            f"dicts, got {type(params).__name__}") from None
+        if not params:
+            raise ValueError(f"For '{cls}', 'params' must not be empty")
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"For '{cls}', every element of 'params' must be a Parameter, "
+                                f"got {type(p).__name__}")
+            if not p.dtype.is_floating:
+                raise TypeError(f"For '{cls}', parameter {p.name!r} must be floating point, "
+                                f"got {p.dtype}")
+        return params
+
+    def _groups(self, parameters):
+        if isinstance(parameters, (list, tuple)) and parameters and \
+                all(isinstance(g, dict) for g in parameters):
+            return list(parameters)
+        if isinstance(parameters, (list, tuple)) and any(isinstance(g, dict) for g in parameters):
+            raise TypeError(f"For '{type(self).__name__}', 'params' must be all Parameters or "
+                            f"all group dicts")
+        return None
+
+    def _from_groups(self, groups, default_lr, default_wd):
+        cls = type(self).__name__
+        params, lr_of, lrs, decay = [], [], [], []
+        order = None
+        default_slot = None
+        for g in groups:
+            unknown = set(g) - set(self._GROUP_KEYS)
+            if unknown:
+                raise ValueError(f"For '{cls}', unknown group key(s) {sorted(unknown)}; expected "
+                                 f"{list(self._GROUP_KEYS)}")
+            if g.get("grad_centralization"):
+                raise ValueError(f"For '{cls}', 'grad_centralization' is not supported")
+            if "order_params" in g:
+                if order is not None:
+                    raise ValueError(f"For '{cls}', 'order_params' may appear only once")
+                order = self._param_list(g["order_params"])
+                if set(g) - {"order_params"}:
+                    raise ValueError(f"For '{cls}', the 'order_params' group must hold only "
+                                     f"'order_params'")
+                continue
+            if "params" not in g:
+                raise ValueError(f"For '{cls}', every group needs a 'params' key")
+            ps = self._param_list(g["params"])
+            if "lr" in g:
+                self._check_lr(g["lr"])
+                lrs.append(g["lr"])
+                k = len(lrs) - 1
+            else:
+                if default_slot is None:
+                    self._check_lr(default_lr)
+                    lrs.append(default_lr)
+                    default_slot = len(lrs) - 1
+                k = default_slot
+            wd = self._weight_decay_arg(g["weight_decay"]) if "weight_decay" in g \
+                else default_wd
+            for p in ps:
+                params.append(p)
+                lr_of.append(k)
+                decay.append(wd)
+        if order is not None:
+            index = {id(p): i for i, p in enumerate(params)}
+            missing = [p.name for p in order if id(p) not in index]
+            if missing or len(order) != len(params):
+                raise ValueError(f"For '{cls}', 'order_params' must hold exactly the grouped "
+                                 f"parameters; unknown or missing: {missing}")
+            perm = [index[id(p)] for p in order]
+            params = [params[i] for i in perm]
+            lr_of = [lr_of[i] for i in perm]
+            decay = [decay[i] for i in perm]
+        if not params:
+            raise ValueError(f"For '{cls}', the parameter groups hold no parameters")
+        return params, lr_of, lrs, decay, order is not None
+
+    def _check_lr(self, lr):
+        cls = type(self).__name__
+        if isinstance(lr, bool):
+            raise TypeError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or "
+                            f"a LearningRateSchedule, got bool")
+        if isinstance(lr, numbers.Real):
+            if not lr >= 0 or not np.isfinite(lr):
+                raise ValueError(f"For '{cls}', 'learning_rate' must be >= 0, got {lr}")
+            return
+        if isinstance(lr, Tensor):
+            if lr.ndim > 1:
+                raise ValueError(f"For '{cls}', a Tensor 'learning_rate' must be 0-d or 1-d, got "
+                                 f"shape {lr.shape}")
+            if not lr.dtype.is_floating:
+                raise TypeError(f"For '{cls}', a Tensor 'learning_rate' must be floating "
+                                f"point, got {lr.dtype}")
+            return
+        if isinstance(lr, (LearningRateSchedule, list, tuple)):
+            return
+        raise TypeError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or a "
+                        f"LearningRateSchedule, got {type(lr).__name__}")
+
+    def _make_lr(self, lr, name):
+        if isinstance(lr, LearningRateSchedule):
+            return lr
+        if isinstance(lr, Tensor) and lr.ndim == 0:
+            lr = float(lr.asnumpy())
+        if isinstance(lr, numbers.Real):
+            return Parameter(Tensor(np.float32(lr)), name=name, requires_grad=False)
+        return _IteratorLearningRate(lr, name)
+
+    # -- what subclasses use -------------------------------------------------------------------
+    def _state(self, prefix, init="zeros"):
+        """A ParameterTuple of per-parameter states named ``prefix.<param name>``."""
+        states = self.parameters.clone(prefix=prefix, init=init)
+        for s in states:
+            s.requires_grad = False
+        return states
+
+    def _step_lrs(self, advance=True):
+        """``(learning rates, dynamic weight decays)`` of this step: one native float32
+        scalar per group, and ``{id(cell): scalar}`` for weight-decay Cells. Advances
+        ``global_step`` (when anything is dynamic) unless ``advance`` is False. Nothing is
+        kept on ``self``: inside a compiled step these values are symbolic."""
+        step = self.global_step
+        out = []
+        for lr in self._lr_list:
+            if isinstance(lr, Parameter):
+                out.append(lr._data)
+            else:
+                value = lr(_wrap(step._data))
+                out.append(call("reshape", call("cast", value._data, mdt.float32), ()))
+        wd_now = {}
+        if self.dynamic_weight_decay:
+            for d in self._decay:
+                if isinstance(d, Cell) and id(d) not in wd_now:
+                    v = d(_wrap(step._data))
+                    wd_now[id(d)] = call("reshape", call("cast", v._data, mdt.float32), ())
+        if advance and (self.dynamic_lr or self.dynamic_weight_decay):
+            step._assign(call("add", step._data, call("full", (1,), 1, mdt.int32)))
+        return out, wd_now
+
+    def get_lr(self):
+        """The learning rate of this step (a float32 Tensor; a tuple with one per parameter
+        when groups have their own rates). Advances ``global_step`` when the rate or the
+        weight decay is dynamic, as MindSpore's ``get_lr`` does."""
+        lrs = [_wrap(x) for x in self._step_lrs()[0]]
+        if self.is_group_lr:
+            return tuple(lrs[k] for k in self._lr_of)
+        return lrs[0]
+
+    def get_lr_parameter(self, param):
+        """The learning-rate Parameter or schedule of ``param`` (a list for a list)."""
+        if isinstance(param, (list, tuple)):
+            return [self.get_lr_parameter(p) for p in param]
+        if not isinstance(param, Parameter):
+            raise TypeError(f"param: expected a Parameter or a list of them, got "
+                            f"{type(param).__name__}")
+        for i, p in enumerate(self.parameters):
+            if p is param:
+                return self._lr_list[self._lr_of[i]]
+        raise ValueError(f"param: {param.name!r} is not updated by this optimizer")
+
+    def _grads_list(self, gradients):
+        cls = type(self).__name__
+        if isinstance(gradients, Tensor):
+            gradients = (gradients,)
+        if not isinstance(gradients, (tuple, list)):
+            raise TypeError(f"For '{cls}', 'gradients' must be a tuple of Tensors, got "
+                            f"{type(gradients).__name__}")
+        if len(gradients) != len(self.parameters):
+            raise ValueError(f"For '{cls}', expected {len(self.parameters)} gradients (one per "
+                             f"parameter), got {len(gradients)}")
+        out = []
+        for p, g in zip(self.parameters, gradients):
+            if not isinstance(g, Tensor):
+                raise TypeError(f"For '{cls}', gradients must be Tensors, got "
+                                f"{type(g).__name__}")
+            d = g._data
+            if g.dtype is not p.dtype:
+                d = call("cast", d, p.dtype)
+            out.append(d)
+        return out
+
+    def _prepare(self, gradients):
+        """Native gradients unscaled and with weight decay added, and native learning rates
+        per parameter in the parameter's dtype."""
+        grads = self._grads_list(gradients)
+        lrs, wd_now = self._step_lrs()
+        consts = _Consts()
+        consts.group_lrs = lrs
+        consts.wd_now = wd_now
+        if self.need_scale:
+            grads = [call("mul", g, consts.get(1.0 / self.loss_scale, p.dtype))
+                     for p, g in zip(self.parameters, grads)]
+        if self.exec_weight_decay and self._decay_in_grads:
+            grads = [self._decayed(i, p, g, consts) for i, (p, g) in
+                     enumerate(zip(self.parameters, grads))]
+        plr = [consts.cast(lrs[k], p.dtype) for k, p in zip(self._lr_of, self.parameters)]
+        return grads, plr, consts
+
+    def _decayed(self, i, p, g, consts):
+        d = self._decay[i]
+        if isinstance(d, Cell):
+            wd = consts.cast(consts.wd_now[id(d)], p.dtype)
+        elif d > 0:
+            wd = consts.get(d, p.dtype)
+        else:
+            return g
+        return native_addcmul(g, p._data, wd)
+
+    def decay_weight(self, gradients):
+        """Gradients with ``weight_decay * param`` added where decay applies (Tensors); a
+        dynamic weight decay is taken at the current ``global_step``."""
+        consts = _Consts()
+        consts.wd_now = self._step_lrs(advance=False)[1]
+        grads = self._grads_list(gradients)
+        return tuple(_wrap(self._decayed(i, p, g, consts))
+                     for i, (p, g) in enumerate(zip(self.parameters, grads)))
+
+    def scale_grad(self, gradients):
+        """Gradients divided by ``loss_scale`` (Tensors)."""
+        if not self.need_scale:
+            return tuple(gradients)
+        consts = _Consts()
+        return tuple(_wrap(call("mul", g, consts.get(1.0 / self.loss_scale, p.dtype)))
+                     for p, g in zip(self.parameters, self._grads_list(gradients)))
+
+    def construct(self, gradients):
+        raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
+
+    def extend_repr(self):
+        return f"params={len(self.parameters)}"
+
+
+class _Consts:
+    """Scalar native arrays made once per step and dtype (the backend needs operands of one
+    dtype, so a float32 learning rate meets a float64 parameter as a float64 scalar)."""
+
+    def __init__(self):
+        self._made = {}
+        self.group_lrs = []
+        self.wd_now = {}
+
+    def get(self, value, dtype):
+        key = (value, dtype.name)
+        out = self._made.get(key)
+        if out is None:
+            out = self._made[key] = call("full", (), value, dtype)
+        return out
+
+    def cast(self, native, dtype):
+        key = (id(native), dtype.name)
+        hit = self._made.get(key)
+        if hit is None:
+            from mscore import dispatch
+            out = native if dispatch.dtype(native) is dtype else call("cast", native, dtype)
+            hit = self._made[key] = (native, out)  # holding native keeps its id() unique
+        return hit[1]
+
+    def negated(self, native):
+        """``-native`` (a 0-d learning rate), made once per step."""
+        key = (id(native), "neg")
+        hit = self._made.get(key)
+        if hit is None:
+            hit = self._made[key] = (native, call("neg", native))
+        return hit[1]

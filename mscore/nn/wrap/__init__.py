@@ -1,0 +1,13 @@
+"""Wrapper cells: ``WithLossCell``, ``WithEvalCell``, ``TrainOneStepCell`` (and the loss-scale
+cells of :mod:`mscore.nn.wrap.loss_scale`, loaded on first use)."""
+from mscore.nn.wrap.cell_wrapper import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
+
+_LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
+                     "FixedLossScaleUpdateCell")
+
+
+def __getattr__(name):
+    if name in _LOSS_SCALE_NAMES:
+        import importlib
+        return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    raise AttributeError(f"module 'mscore.nn.wrap' has no attribute {name!r}")

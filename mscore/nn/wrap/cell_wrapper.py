@@ -1,0 +1,115 @@
+"""Wrapper cells: ``nn.WithLossCell``, ``nn.WithEvalCell``, ``nn.TrainOneStepCell``."""
+from __future__ import annotations
+
+import numbers
+
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.dispatch import call
+from mscore.nn.cell import Cell
+from mscore.ops import functional as F
+from mscore.ops.grad import value_and_grad
+
+_wrap = Tensor._wrap
+
+
+def _check_cell(value, name, cls):
+    if not isinstance(value, Cell):
+        raise TypeError(f"For '{cls}', '{name}' must be a Cell, got {type(value).__name__}")
+    return value
+
+
+class WithLossCell(Cell):
+    """``loss_fn(backbone(data), label)``: a network with its loss, for training.
+
+    ``WithLossCell(backbone, loss_fn)``; parameter names are the backbone's (no prefix).
+    """
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        self._backbone = _check_cell(backbone, "backbone", "WithLossCell")
+        if not callable(loss_fn):
+            raise TypeError(f"For 'WithLossCell', 'loss_fn' must be a Cell or a callable, got "
+                            f"{type(loss_fn).__name__}")
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        out = self._backbone(data)
+        return self._loss_fn(out, label)
+
+    @property
+    def backbone_network(self):
+        """The wrapped backbone."""
+        return self._backbone
+
+
+class WithEvalCell(Cell):
+    """``(loss, outputs, label)`` of a network and its loss, for evaluation; with
+    ``add_cast_fp32`` the outputs and label are cast to float32 before the loss."""
+
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
+        super().__init__(auto_prefix=False)
+        self._network = _check_cell(network, "network", "WithEvalCell")
+        if not callable(loss_fn):
+            raise TypeError(f"For 'WithEvalCell', 'loss_fn' must be a Cell or a callable, got "
+                            f"{type(loss_fn).__name__}")
+        self._loss_fn = loss_fn
+        if not isinstance(add_cast_fp32, bool):
+            raise TypeError(f"For 'WithEvalCell', 'add_cast_fp32' must be a bool, got "
+                            f"{type(add_cast_fp32).__name__}")
+        self.add_cast_fp32 = add_cast_fp32
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            label = F.cast(label, mdt.float32) if label.dtype.is_floating else label
+            outputs = F.cast(outputs, mdt.float32)
+        loss = self._loss_fn(outputs, label)
+        return loss, outputs, label
+
+
+def _identity(grads):
+    return grads
+
+
+class TrainOneStepCell(Cell):
+    """One training step: the loss and gradients of ``network`` (which returns the loss)
+    with respect to the optimizer's parameters, then the optimizer update. Returns the loss.
+
+    ``TrainOneStepCell(network, optimizer, sens=None)``; ``sens`` (default 1.0) scales the
+    gradients. ``grad_reducer`` (identity; a data-parallel reducer replaces it) and
+    :meth:`process_grads` are the places to hook gradient clipping or reduction.
+    """
+
+    def __init__(self, network, optimizer, sens=None):
+        super().__init__(auto_prefix=False)
+        cls = "TrainOneStepCell"
+        self.network = _check_cell(network, "network", cls)
+        self.network.set_grad()
+        self.optimizer = _check_cell(optimizer, "optimizer", cls)
+        params = getattr(optimizer, "parameters", None)
+        if params is None:
+            raise TypeError(f"For '{cls}', 'optimizer' must have a 'parameters' attribute "
+                            f"(an nn.Optimizer)")
+        if sens is None:
+            sens = 1.0
+        if isinstance(sens, bool) or not isinstance(sens, numbers.Real):
+            raise TypeError(f"For '{cls}', 'sens' must be a float or None, got "
+                            f"{type(sens).__name__}")
+        self.sens = float(sens)
+        self.weights = tuple(params)
+        self.reducer_flag = False
+        self.grad_reducer = _identity
+        self.grad = value_and_grad(self.network, None, self.weights)
+
+    def process_grads(self, grads):
+        """Gradients as the optimizer gets them: scaled by ``sens``, then ``grad_reducer``."""
+        if self.sens != 1.0:
+            grads = tuple(_wrap(call("mul", g._data, call("full", (), self.sens, g.dtype)))
+                          for g in grads)
+        return self.grad_reducer(grads)
+
+    def construct(self, *inputs):
+        loss, grads = self.grad(*inputs)
+        self.optimizer(self.process_grads(grads))
+        return loss
