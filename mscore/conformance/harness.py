@@ -1,0 +1,192 @@
+"""Comparison helpers of the conformance kit: tolerances, reference runs, readable failures.
+
+The reference is the built-in ``numpy`` backend computing in float64 from the *same* inputs
+the backend under test sees (inputs are rounded to the tested dtype first, so only the
+backend's own arithmetic is measured). A result passes when every element satisfies
+
+    |actual - expected| <= atol * scale + rtol * |expected|
+
+where ``scale`` is the largest ``|expected|`` of the array (1 when all are zero) and
+``(rtol, atol)`` come from :data:`TOLERANCES` for the tested dtype, times a per-check factor
+for computations that accumulate rounding (gradients, training runs). Integer and boolean
+results must match exactly; NaN and infinities must sit at the same places.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+
+SUITE_VERSION = "1.0.0"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Relative tolerance ``rtol`` and magnitude-relative absolute tolerance ``atol``."""
+
+    rtol: float
+    atol: float
+
+    def scaled(self, factor):
+        """This tolerance times ``factor`` (for computations that accumulate rounding)."""
+        if not isinstance(factor, (int, float)) or factor <= 0:
+            raise ValueError(f"factor: expected a positive number, got {factor!r}")
+        return Tolerance(self.rtol * factor, self.atol * factor)
+
+
+# One rounding of the result costs half an ulp (fp16 4.9e-4, bf16 3.9e-3, fp32 6e-8); the
+# margins leave room for a few roundings and for different but correct summation orders.
+TOLERANCES = {
+    "float64": Tolerance(rtol=1e-10, atol=1e-12),
+    "float32": Tolerance(rtol=2e-5, atol=2e-6),
+    "float16": Tolerance(rtol=3e-3, atol=1.5e-3),
+    "bfloat16": Tolerance(rtol=2e-2, atol=1e-2),
+}
+EXACT = Tolerance(rtol=0.0, atol=0.0)
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+         "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+         "bool": "bool"}
+
+
+def dtype_name(dtype):
+    """The canonical name ("float16", ...) of a DType, a numpy dtype or a name."""
+    if dtype is None:
+        return None
+    return mdt.as_dtype(dtype).name
+
+
+def tolerance(dtype, factor=1.0):
+    """The :class:`Tolerance` for results of ``dtype`` (exact for integers and bool)."""
+    name = dtype_name(dtype)
+    tol = TOLERANCES.get(name, EXACT)
+    return tol if factor == 1.0 or tol is EXACT else tol.scaled(factor)
+
+
+def stable_seed(*parts):
+    """A seed derived from ``parts`` that is the same in every process and on every backend."""
+    return zlib.crc32("/".join(str(p) for p in parts).encode()) & 0x7FFFFFFF
+
+
+def quantize(array, dtype):
+    """``array`` rounded to ``dtype`` (the values the backend under test will see), as numpy
+    in that dtype."""
+    return np.asarray(array).astype(mdt.as_dtype(dtype).np_dtype)
+
+
+def to_float64(array):
+    """A float64 numpy copy of a float array; other dtypes are returned unchanged."""
+    a = np.asarray(array)
+    if a.dtype.kind == "f" or a.dtype == mdt.bfloat16.np_dtype:
+        return a.astype(np.float64)
+    return a
+
+
+class ConformanceFailure(AssertionError):
+    """A result differs from the reference beyond the tolerance (message says where)."""
+
+
+@dataclass
+class Comparison:
+    """The outcome of comparing one result with the reference."""
+
+    what: str
+    max_abs_err: float
+    max_rel_err: float
+    tolerance: Tolerance
+    ok: bool
+    message: str = ""
+
+
+def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
+    """Compare numpy ``actual`` with float64 ``expected`` for a result of ``dtype``.
+
+    Returns a :class:`Comparison` (never raises); ``tol`` overrides the dtype's tolerance.
+    """
+    tol = tol or tolerance(dtype, factor)
+    a = np.asarray(actual)
+    e = np.asarray(expected)
+    if a.shape != e.shape:
+        return Comparison(what, math.inf, math.inf, tol, False,
+                          f"{what}: shape {a.shape}, expected {e.shape}")
+    if e.dtype.kind in "biu" and a.dtype.kind in "biuf" and tol is EXACT:
+        diff = a.astype(np.float64) - e.astype(np.float64)
+        bad = diff != 0
+        max_abs = float(np.abs(diff).max()) if diff.size else 0.0
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            return Comparison(what, max_abs, math.inf, tol, False,
+                              f"{what}: {int(bad.sum())} of {a.size} elements differ (exact "
+                              f"match required); first at index {idx}: got {a[idx]!r}, "
+                              f"expected {e[idx]!r}")
+        return Comparison(what, 0.0, 0.0, tol, True)
+    a = to_float64(a).astype(np.float64)
+    e = to_float64(e).astype(np.float64)
+    if a.size == 0:
+        return Comparison(what, 0.0, 0.0, tol, True)
+    nan_a, nan_e = np.isnan(a), np.isnan(e)
+    inf_mismatch = (np.isinf(a) | np.isinf(e)) & (a != e)
+    place = (nan_a != nan_e) | (inf_mismatch & ~nan_a & ~nan_e)
+    if place.any():
+        idx = tuple(int(i) for i in np.argwhere(place)[0])
+        return Comparison(what, math.inf, math.inf, tol, False,
+                          f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
+                          f"elements; first at index {idx}: got {a[idx]!r}, expected "
+                          f"{e[idx]!r}")
+    finite = np.isfinite(e) & np.isfinite(a)
+    af, ef = a[finite], e[finite]
+    if ef.size == 0:
+        return Comparison(what, 0.0, 0.0, tol, True)
+    scale = float(np.abs(ef).max()) or 1.0
+    err = np.abs(af - ef)
+    allowed = tol.atol * scale + tol.rtol * np.abs(ef)
+    rel = err / np.maximum(np.abs(ef), 1e-3 * scale)
+    max_abs, max_rel = float(err.max()), float(rel.max())
+    bad = err > allowed
+    if not bad.any():
+        return Comparison(what, max_abs, max_rel, tol, True)
+    positions = np.argwhere(finite)
+    worst = int(np.argmax(np.where(bad, err - allowed, -np.inf)))
+    idx = tuple(int(i) for i in positions[worst])
+    return Comparison(what, max_abs, max_rel, tol, False,
+                      f"{what}: {int(bad.sum())} of {a.size} elements differ beyond "
+                      f"rtol={tol.rtol:g}, atol={tol.atol:g}*{scale:.3g}; worst at index "
+                      f"{idx}: got {a[idx]!r}, expected {e[idx]!r} (max abs err "
+                      f"{max_abs:.3g}, max rel err {max_rel:.3g})")
+
+
+def flatten(value):
+    """Leaves of nested tuples/lists/dicts, in order."""
+    if isinstance(value, dict):
+        out = []
+        for k in sorted(value):
+            out.extend(flatten(value[k]))
+        return out
+    if isinstance(value, (tuple, list)):
+        out = []
+        for v in value:
+            out.extend(flatten(v))
+        return out
+    return [value]
+
+
+@contextlib.contextmanager
+def without_fused(backend, name):
+    """Within the block ``backend`` has no fused op ``name`` (the core composite runs)."""
+    missing = object()
+    saved = backend.__dict__.get(name, missing)
+    setattr(backend, name, None)
+    try:
+        yield
+    finally:
+        if saved is missing:
+            del backend.__dict__[name]
+        else:
+            setattr(backend, name, saved)

@@ -1,0 +1,117 @@
+"""``mscore conformance BACKEND``: run the kit against one installed backend.
+
+``main(argv) -> int`` is the CLI entry (the exit status of pytest: 0 when everything passed
+or was skipped/expected to fail, 1 when a test failed, 2-4 for usage errors).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+USAGE_ERROR = 4
+
+
+def build_parser():
+    """The argument parser of ``mscore conformance``."""
+    p = argparse.ArgumentParser(
+        prog="mscore conformance",
+        description="Run the mscore conformance kit against an installed backend and write "
+                    "a JSON report.")
+    p.add_argument("backend", help="the backend's name (see 'mscore backends'), a "
+                                   "comma-separated list, or 'all'")
+    p.add_argument("--report", metavar="PATH", default=None,
+                   help="where to write the JSON report (default: "
+                        "./conformance-report-BACKEND.json)")
+    p.add_argument("--device", metavar="DEVICE", default=None,
+                   help="CPU, GPU or GPU:N (default: every declared device usable here)")
+    p.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
+                   help="only tests matching this pytest -k expression")
+    p.add_argument("--xfail", metavar="PATH", action="append", default=[],
+                   help="an extra expected-failures JSON file (repeatable)")
+    p.add_argument("--plugin", metavar="MODULE", action="append", default=[],
+                   help="register a backend plugin module that is not installed (repeatable)")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
+    p.add_argument("--no-matrix", action="store_true", help="do not print the matrix")
+    return p
+
+
+def pytest_args(ns):
+    """The pytest command line for parsed arguments ``ns``."""
+    backend_slug = ns.backend.replace(",", "_")
+    report = ns.report or os.path.abspath(f"conformance-report-{backend_slug}.json")
+    args = ["--pyargs", "mscore.conformance",
+            f"--mscore-backend={ns.backend}", f"--mscore-report={report}",
+            "-p", "no:cacheprovider",
+            # The kit must not depend on the pytest configuration of the current folder.
+            "-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test*",
+            "-o", "python_functions=test_*", "-o", "xfail_strict=false",
+            "-o", "filterwarnings=",
+            # The runner imported mscore to check the backend, so pytest cannot rewrite it.
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
+            "--tb=short"]
+    if not _plugin_autoloaded():
+        args += ["-p", "mscore.conformance.pytest_plugin"]
+    if ns.device:
+        args.append(f"--mscore-device={ns.device}")
+    if ns.keyword:
+        args += ["-k", ns.keyword]
+    for path in ns.xfail:
+        args.append(f"--mscore-xfail={os.path.abspath(path)}")
+    for mod in ns.plugin:
+        args.append(f"--mscore-plugin={mod}")
+    if ns.exitfirst:
+        args.append("-x")
+    args.append("-v" if ns.verbose else "-q")
+    if ns.no_matrix:
+        args.append("--mscore-no-matrix")
+    return args
+
+
+def _plugin_autoloaded():
+    """True when pytest will load the kit's plugin through its ``pytest11`` entry point."""
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    from importlib import metadata
+    for ep in metadata.entry_points().select(group="pytest11"):
+        if ep.value.split(":")[0] == "mscore.conformance.pytest_plugin":
+            return True
+    return False
+
+
+def main(argv=None) -> int:
+    """Run the kit; returns the exit status (0: conformant)."""
+    parser = build_parser()
+    ns = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    if ns.plugin:
+        # Make plugin modules given by path-less name importable from the current folder.
+        sys.path.insert(0, os.getcwd())
+    try:
+        from mscore.plugin.registry import get_registry
+        registry = get_registry()
+        if ns.plugin:
+            import importlib
+            for spec in ns.plugin:
+                module_name, _, name = spec.partition(":")
+                registry.register_plugin(importlib.import_module(module_name),
+                                         name or module_name.rsplit(".", 1)[-1])
+        installed = registry.names()
+    except Exception as exc:
+        print(f"mscore conformance: cannot load the backends: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return USAGE_ERROR
+    if ns.backend != "all":
+        missing = [n for n in ns.backend.split(",") if n.strip() and n.strip() not in installed]
+        if missing:
+            print(f"mscore conformance: backend {', '.join(missing)} is not installed; "
+                  f"installed backends: {', '.join(installed)}. Install a plugin with "
+                  f"'pip install mscore-NAME' (or 'pip install -e plugins/NAME_backend').",
+                  file=sys.stderr)
+            return USAGE_ERROR
+    import pytest
+    return int(pytest.main(pytest_args(ns)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

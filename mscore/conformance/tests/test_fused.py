@@ -1,0 +1,137 @@
+"""Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul
+and batch_norm through ``mscore.ops``, once with the backend's fused op (when it provides one) and
+once with the core's composite from primitives, both against the numpy reference."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mscore import ops
+from mscore.conformance import harness
+
+LEVEL = "ops"
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+@dataclass
+class FusedCase:
+    """``fused``: the Backend attribute (a name of ``FUSED_OPS``) the case exercises."""
+
+    op: str
+    variant: str
+    fused: str
+    make: object          # (kit) -> list of numpy inputs
+    fn: object            # (*Tensors) -> Tensor
+    factor: float = 2.0
+
+    @property
+    def id(self):
+        return f"{self.op}_{self.variant}" if self.variant else self.op
+
+    def __repr__(self):
+        return self.id
+
+
+def _x(*shapes, scale=2.0):
+    return lambda kit: [kit.normal(s, scale) for s in shapes]
+
+
+def _ce_inputs(n=6, c=5, ignore=None):
+    def make(kit):
+        target = kit.rng.integers(0, c, size=(n,)).astype(np.int64)
+        if ignore is not None:
+            target[1] = ignore
+        return [kit.normal((n, c), 2.0), target]
+    return make
+
+
+def _attn_inputs(mask=None):
+    def make(kit):
+        q, k, v = kit.normal((2, 2, 5, 8)), kit.normal((2, 2, 6, 8)), kit.normal((2, 2, 6, 8))
+        if mask == "bool":
+            m = kit.rng.random((5, 6)) > 0.3
+            m[:, 0] = True  # every row keeps at least one key
+            return [q, k, v, m]
+        if mask == "float":
+            return [q, k, v, kit.normal((2, 1, 5, 6))]
+        return [q, k, v]
+    return make
+
+
+CASES = [
+    FusedCase("softmax", "last_axis", "softmax", _x((4, 7)), lambda x: ops.softmax(x, -1)),
+    FusedCase("softmax", "axis0", "softmax", _x((4, 3, 5)), lambda x: ops.softmax(x, 0)),
+    FusedCase("log_softmax", "last_axis", "log_softmax", _x((4, 7)),
+              lambda x: ops.log_softmax(x, -1)),
+    FusedCase("log_softmax", "axis1", "log_softmax", _x((2, 6, 3)),
+              lambda x: ops.log_softmax(x, 1)),
+    FusedCase("layer_norm", "affine", "layer_norm", _x((3, 4, 6), (6,), (6,)),
+              lambda x, w, b: ops.layer_norm(x, (6,), w, b, 1e-5), factor=4.0),
+    FusedCase("layer_norm", "2d_shape_plain", "layer_norm", _x((3, 4, 6)),
+              lambda x: ops.layer_norm(x, (4, 6), None, None, 1e-5), factor=4.0),
+    FusedCase("cross_entropy", "mean", "cross_entropy", _ce_inputs(),
+              lambda x, t: ops.cross_entropy(x, t)),
+    FusedCase("cross_entropy", "sum_ignore_index", "cross_entropy", _ce_inputs(ignore=-100),
+              lambda x, t: ops.cross_entropy(x, t, reduction="sum")),
+    FusedCase("cross_entropy", "none_label_smoothing", "cross_entropy", _ce_inputs(),
+              lambda x, t: ops.cross_entropy(x, t, reduction="none", label_smoothing=0.1)),
+    FusedCase("attention", "plain", "attention", _attn_inputs(),
+              lambda q, k, v: ops.scaled_dot_product_attention(q, k, v), factor=4.0),
+    FusedCase("attention", "causal_scale", "attention", _attn_inputs(),
+              lambda q, k, v: ops.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                               scale=0.5), factor=4.0),
+    FusedCase("attention", "bool_mask", "attention", _attn_inputs("bool"),
+              lambda q, k, v, m: ops.scaled_dot_product_attention(q, k, v, attn_mask=m),
+              factor=4.0),
+    FusedCase("attention", "float_mask", "attention", _attn_inputs("float"),
+              lambda q, k, v, m: ops.scaled_dot_product_attention(q, k, v, attn_mask=m),
+              factor=4.0),
+    FusedCase("addcmul", "broadcast", "addcmul", _x((3, 1, 4), (2, 4), (4,)),
+              lambda a, b, c: ops.addcmul(a, b, c)),
+    FusedCase("addcmul", "value", "addcmul", _x((3, 4), (3, 4), (3, 4)),
+              lambda a, b, c: ops.addcmul(a, b, c, value=-0.5)),
+]
+
+
+def _batch_norm_train(x, w, b):
+    from mscore.common.parameter import Parameter
+    c = x.shape[1]
+    rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
+    rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)
+    out = ops.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+    return {"out": out, "running_mean": rm, "running_var": rv}
+
+
+def _batch_norm_eval(x, w, b, m, v):
+    return ops.batch_norm(x, m, v, w, b, training=False, eps=1e-5)
+
+
+CASES += [
+    FusedCase("batch_norm", "train", "batch_norm", _x((4, 3, 2, 2), (3,), (3,)),
+              _batch_norm_train, factor=4.0),
+    FusedCase("batch_norm", "eval", "batch_norm",
+              lambda kit: [kit.normal((4, 3, 2, 2)), kit.normal((3,)), kit.normal((3,)),
+                           kit.normal((3,)), kit.uniform((3,), 0.5, 2.0)],
+              _batch_norm_eval, factor=4.0),
+]
+
+PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
+          for c in CASES for path in ("fused", "composite") for d in FLOATS]
+
+
+@pytest.mark.parametrize("case,path,dtype", PARAMS)
+def test_fused(kit, case, path, dtype):
+    """The op matches the reference through the backend's fused op and the core composite."""
+    inputs = case.make(kit)
+    if path == "fused":
+        if kit.fused(case.fused) is None:
+            pytest.skip(f"fused op {case.fused} not provided by {kit.name} (its composite "
+                        f"is checked by the 'composite' case)")
+        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (fused)",
+                  factor=case.factor)
+        return
+    with harness.without_fused(kit.backend, case.fused):
+        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (composite)",
+                  factor=case.factor)
