@@ -37,6 +37,8 @@ def _as_tensor(x, name="input"):
 
 
 def _scalar_array(value, like_dtype):
+    if type(value) is float:  # the common case first (the ABC checks below are slow)
+        return call("full", (), value, like_dtype if like_dtype.is_floating else mdt.float32)
     if isinstance(value, bool):
         dt = like_dtype if like_dtype.is_bool or like_dtype.is_floating else like_dtype
     elif isinstance(value, numbers.Integral):
@@ -48,19 +50,22 @@ def _scalar_array(value, like_dtype):
     return call("full", (), value, dt)
 
 
+_PY_SCALARS = (float, int)  # checked by type first: isinstance on numbers.Number is slow
+
+
 def _operands(a, b):
     """Native arrays of ``a`` and ``b`` with one common dtype."""
     if isinstance(a, Tensor):
         ra = a._data
         if isinstance(b, Tensor):
             rb = b._data
-        elif isinstance(b, numbers.Number):
+        elif type(b) in _PY_SCALARS or isinstance(b, numbers.Number):
             return ra, _scalar_array(b, dispatch.dtype(ra))
         else:
             rb = _as_tensor(b, "other")._data
     elif isinstance(b, Tensor):
         rb = b._data
-        if isinstance(a, numbers.Number):
+        if type(a) in _PY_SCALARS or isinstance(a, numbers.Number):
             return _scalar_array(a, dispatch.dtype(rb)), rb
         ra = _as_tensor(a, "input")._data
     else:
@@ -93,9 +98,9 @@ def _axes(axis, ndim, name="axis"):
     for a in axis:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{name}: expected ints, got {a!r}")
-        if not -max(ndim, 1) <= a < max(ndim, 1):
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise ValueError(f"{name}: {a} is out of range for a {ndim}-d tensor")
-        out.append(int(a) % max(ndim, 1))
+        out.append(int(a) % builtins.max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"{name}: repeated axis in {tuple(axis)}")
     return tuple(sorted(out))
@@ -104,9 +109,9 @@ def _axes(axis, ndim, name="axis"):
 def _axis1(axis, ndim, name="axis"):
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{name}: expected an int, got {type(axis).__name__}")
-    if not -max(ndim, 1) <= axis < max(ndim, 1):
+    if not -builtins.max(ndim, 1) <= axis < builtins.max(ndim, 1):
         raise ValueError(f"{name}: {axis} is out of range for a {ndim}-d tensor")
-    return int(axis) % max(ndim, 1)
+    return int(axis) % builtins.max(ndim, 1)
 
 
 def _float_input(x, name="input"):
@@ -120,7 +125,7 @@ def _tuple(value, n, name):
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),) * n
     if isinstance(value, (tuple, list)) and len(value) == n and \
-            all(isinstance(v, (int, np.integer)) for v in value):
+            builtins.all(isinstance(v, (int, np.integer)) for v in value):
         return tuple(int(v) for v in value)
     raise ValueError(f"{name}: expected an int or a tuple of {n} ints, got {value!r}")
 
@@ -131,7 +136,7 @@ def _shape_arg(size, name="size"):
         size = (int(size),)
     if isinstance(size, Tensor):
         size = tuple(int(v) for v in size.asnumpy().reshape(-1))
-    if not isinstance(size, (tuple, list)) or not all(
+    if not isinstance(size, (tuple, list)) or not builtins.all(
             isinstance(s, (int, np.integer)) and s >= 0 for s in size):
         raise ValueError(f"{name}: expected a tuple of non-negative ints, got {size!r}")
     return tuple(int(s) for s in size)
@@ -179,7 +184,7 @@ def arange(start=0, end=None, step=1, dtype=None):
     if step == 0:
         raise ValueError("step: must not be zero")
     if dtype is None:
-        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        ints = builtins.all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = mdt.int64 if ints else mdt.float32
     return _wrap(call("arange", start, end, step, mdt.as_dtype(dtype)))
 
@@ -328,6 +333,29 @@ def reciprocal(input): return div(1.0, input)                # noqa: A002,E704
 def log1p(input): return log(add(input, 1.0))                # noqa: A002,E704
 
 
+def native_addcmul(a, b, c):
+    """``a + b * c`` on native arrays of one dtype, through the backend's fused ``addcmul``
+    when it has one (one pass over memory instead of two; the optimizers' updates)."""
+    fused = dispatch.fused("addcmul")
+    if fused is not None:
+        return fused(a, b, c)
+    return call("add", a, call("mul", b, c))
+
+
+def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
+    """``input + value * tensor1 * tensor2`` elementwise (MindSpore's ``ops.addcmul``)."""
+    x = _check_tensor(input, "input")
+    t1 = _check_tensor(tensor1, "tensor1")
+    t2 = _check_tensor(tensor2, "tensor2")
+    if isinstance(value, bool) or not isinstance(value, (numbers.Number, Tensor)):
+        raise TypeError(f"value: expected a number or a Tensor, got {type(value).__name__}")
+    if not (isinstance(value, numbers.Number) and value == 1):
+        t2 = mul(t2, value)
+    target = mdt.promote(mdt.promote(x.dtype, t1.dtype), t2.dtype)
+    raw = [t._data if t.dtype is target else call("cast", t._data, target) for t in (x, t1, t2)]
+    return _wrap(native_addcmul(*raw))
+
+
 def where(condition, x, y):
     """``x`` where ``condition`` else ``y`` (numbers take the other operand's dtype)."""
     cond = _bool(condition)
@@ -357,6 +385,9 @@ clamp = clip_by_value
 def relu(input):  # noqa: A002
     """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch."""
     x = _check_tensor(input, "input")
+    fused = dispatch.fused("relu")
+    if fused is not None:
+        return _wrap(fused(x._data))
     zero = call("full", (), 0, x.dtype)
     return _wrap(call("where", call("greater", x._data, zero), x._data, zero))
 
@@ -852,6 +883,12 @@ def dense(input, weight, bias=None):  # noqa: A002
     """``input @ weight.T + bias`` (weight is (out, in))."""
     x = _check_tensor(input, "input")
     w = _check_tensor(weight, "weight")
+    fused = dispatch.fused("dense")
+    if fused is not None and w.ndim == 2 and x.ndim >= 1 and x.dtype is w.dtype and \
+            x.shape[-1] == w.shape[1] and (bias is None or (
+                isinstance(bias, Tensor) and bias.dtype is x.dtype and
+                bias.shape == (w.shape[0],))):
+        return _wrap(fused(x._data, w._data, None if bias is None else bias._data))
     out = matmul(x, transpose(w, (1, 0)))
     return out if bias is None else add(out, bias)
 
@@ -1053,6 +1090,16 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     if x.ndim < 2:
         raise ValueError(f"input_x: expected at least 2-d (N, C, ...), got shape {x.shape}")
     c = x.shape[1]
+    fused = dispatch.fused("batch_norm")
+    if fused is not None:
+        # The backend's op is functional: (out, new_mean, new_var), news None in eval.
+        raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
+        out, new_mean, new_var = fused(x._data, *raw, bool(training), float(momentum),
+                                       float(eps))
+        if new_mean is not None:
+            running_mean._assign(new_mean)
+            running_var._assign(new_var)
+        return _wrap(out)
     bshape = (1, c) + (1,) * (x.ndim - 2)
     axes = (0,) + tuple(range(2, x.ndim))
     if training:
@@ -1295,6 +1342,7 @@ __all__ = [
     "square",
     "reciprocal",
     "log1p",
+    "addcmul",
     "where",
     "select",
     "clip_by_value",

@@ -43,7 +43,7 @@ PRIMITIVE_OPS = (
 )
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
-             "attention")
+             "attention", "addcmul", "relu", "dense")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -104,6 +104,14 @@ class Backend:
     batch_norm = None
     cross_entropy = None
     attention = None
+    # addcmul(a, b, c) -> a + b * c (one dtype, numpy broadcasting): one pass instead of two
+    # for the optimizers' updates (param + step * -lr, momentum * v + grad).
+    addcmul = None
+    # relu(x) -> max(x, 0) with gradient 0 at 0; dense(x, w, b) -> x @ w.T + b with x
+    # (..., in), w (out, in), b (out,) or None, one dtype: the MLP hot path in one kernel
+    # each (the composites cost 2-3 kernels forward and backward).
+    relu = None
+    dense = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

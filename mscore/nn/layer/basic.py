@@ -7,6 +7,7 @@ from mscore.common import dtype as mdt
 from mscore.common.initializer import HeUniform, Initializer, Uniform, initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_number,
@@ -76,15 +77,19 @@ class Dense(Cell):
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
-        if x.dtype is not w.dtype:
-            out = F.dense(x, w, None if self.bias is None else self.cast_param(self.bias))
+        fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
+        b = None if self.bias is None else self.cast_param(self.bias)
+        if fused is not None and x.dtype is w.dtype and (b is None or b.dtype is w.dtype):
+            out = _wrap(fused(xd, w._data, None if b is None else b._data))
+        elif x.dtype is not w.dtype:
+            out = F.dense(x, w, b)
         else:
             out = call("matmul", xd if len(shape) > 1 else call("reshape", xd, (1,) + shape),
                        call("transpose", w._data, (1, 0)))
             if len(shape) == 1:
                 out = call("reshape", out, (self.out_channels,))
-            if self.bias is not None:
-                out = call("add", out, self.cast_param(self.bias)._data)
+            if b is not None:
+                out = call("add", out, b._data)
             out = _wrap(out)
         if self.activation is not None:
             out = self.activation(out)

@@ -1,0 +1,58 @@
+"""Entry point of the torch backend (group ``mscore.backends``, name ``torch``).
+
+Nothing here imports torch at module import time: the version comes from the installed
+distribution's metadata, and torch is imported by :func:`probe` and :func:`build` only.
+"""
+from __future__ import annotations
+
+from importlib import metadata
+
+from mscore.plugin.backend import BackendSpec
+from mscore.plugin.hookspecs import hookimpl
+
+from mscore_torch import __version__
+
+NAME = "torch"
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+          "uint8", "bool")
+CAPABILITIES = frozenset({"native_autodiff", "compile"})
+
+
+def _torch_version():
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def probe():
+    """``(available, reason, devices)`` without building the backend.
+
+    Devices are ``"CPU"`` plus ``"GPU:<i>"`` for each CUDA device torch can use.
+    """
+    try:
+        import torch
+    except Exception as exc:  # not installed, or a broken build
+        return False, f"torch cannot be imported: {type(exc).__name__}: {exc}", []
+    devices = ["CPU"]
+    try:
+        if torch.cuda.is_available():
+            devices += [f"GPU:{i}" for i in range(torch.cuda.device_count())]
+    except Exception:  # a CUDA build without a usable driver: CPU only
+        pass
+    return True, "", devices
+
+
+def build():
+    """Build the :class:`~mscore_torch.backend.TorchBackend` (imports torch)."""
+    from mscore_torch.backend import TorchBackend
+    return TorchBackend()
+
+
+@hookimpl
+def mscore_register_backends():
+    """The torch backend: CPU and CUDA, every mscore dtype, autograd, torch.compile."""
+    return [BackendSpec(name=NAME, version=_torch_version(), factory=build,
+                        devices=("CPU", "GPU"), dtypes=DTYPES, capabilities=CAPABILITIES,
+                        probe=probe,
+                        description=f"PyTorch backend (mscore-torch {__version__})")]
