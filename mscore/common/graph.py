@@ -202,7 +202,7 @@ def compiled_call(cell, args, kwargs):
     global _depth
     _depth += 1
     try:
-        raw_leaves, new_values = compiled(values, raw)
+        new_values, raw_leaves = compiled(values, raw)
     finally:
         _depth -= 1
     del values
@@ -309,8 +309,12 @@ def _build(cell, args, backend):
                 raise TypeError(f"GRAPH_MODE: {name}.construct returned a "
                                 f"{type(x).__name__}; a compiled cell may return Tensors, "
                                 f"Python scalars and tuples/lists of them")
-        return ([x._data for x in leaves if isinstance(x, Tensor)] + [v for _, v in side],
-                new_values)
+        # The updated state first, in the order of the inputs: a backend that donates pairs
+        # each donated input with the first free output of its shape and dtype, so this
+        # order makes every state buffer alias its own input (a Parameter the step does not
+        # change costs nothing). Outputs first would pair a scalar state with the loss.
+        return new_values, ([x._data for x in leaves if isinstance(x, Tensor)] +
+                            [v for _, v in side])
 
     program.pure = pure
     program.compiled = backend.compile(pure, donate_argnums=(0,) if donate else ())

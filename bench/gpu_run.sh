@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One pass over everything that needs a GPU, for a lent CUDA machine whose image already has
+# torch, jax, cupy and the test dependencies (no network): installs mscore and the plugins
+# without dependencies, runs the conformance kit on every backend on CUDA, the 20-step
+# MLP/CNN comparison, and the bench scripts. Logs and JSON reports go to $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  $PY -c "import torch, jax, cupy; print('torch', torch.__version__, 'jax', jax.__version__, 'cupy', cupy.__version__)"
+} 2>&1 | tee "$OUT/env.txt"
+$PY -m pip install -q --no-deps --no-build-isolation --no-index -e . -e plugins/torch_backend \
+    -e plugins/jax_backend -e plugins/cupy_backend 2>&1 | tail -3
+$PY -m mscore.cli backends 2>&1 | tee "$OUT/backends.txt"
+for b in torch jax cupy; do
+  timeout 150 $PY -m mscore.cli conformance "$b" --device GPU --report "$OUT/conformance-$b-gpu.json" \
+      2>&1 | tail -40 > "$OUT/conformance-$b-gpu.txt"
+  echo "conformance $b GPU: exit ${PIPESTATUS[0]}"; tail -4 "$OUT/conformance-$b-gpu.txt"
+done
+timeout 120 $PY bench/gpu_check.py 2>&1 | tee "$OUT/gpu_check.txt" | tail -20
+for s in torch_vs_native jax_vs_native cupy_vs_native dispatch_overhead; do
+  timeout 90 $PY "bench/$s.py" --device GPU > "$OUT/$s.txt" 2>&1 || timeout 90 $PY "bench/$s.py" > "$OUT/$s.txt" 2>&1
+  echo "== $s"; tail -15 "$OUT/$s.txt"
+done

@@ -1,0 +1,54 @@
+"""Hook implementations of the JAX backend plugin (entry point ``mscore.backends: jax``).
+
+Nothing here imports JAX at module import time: the factory and the probe do.
+"""
+from __future__ import annotations
+
+import importlib.util
+from importlib import metadata
+
+from mscore.plugin.backend import BackendSpec
+from mscore.plugin.hookspecs import hookimpl
+
+CAPABILITIES = frozenset({"native_autodiff", "compile", "donation"})
+
+
+def _jax_version():
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def probe():
+    """``(available, reason, devices)`` without building the backend."""
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
+        return False, "jax/jaxlib are not installed (pip install 'mscore-jax')", []
+    try:
+        import jax
+        devices = jax.devices()
+    except Exception as exc:  # a broken jaxlib or CUDA install: report, never raise
+        return False, f"jax failed to start: {type(exc).__name__}: {exc}", []
+    names, counts = [], {}
+    for d in devices:
+        kind = "CPU" if d.platform == "cpu" else "GPU"
+        names.append(f"{kind}:{counts.get(kind, 0)}" if kind == "GPU" else "CPU")
+        counts[kind] = counts.get(kind, 0) + 1
+    if "CPU" not in names:
+        names.append("CPU")
+    return True, "", names
+
+
+def build():
+    """The backend object (imports JAX)."""
+    from mscore_jax.backend import JaxBackend
+    return JaxBackend()
+
+
+@hookimpl
+def mscore_register_backends():
+    """The ``jax`` backend: CPU and GPU, every float dtype, jax.value_and_grad, jax.jit."""
+    return [BackendSpec(name="jax", version=_jax_version(), factory=build,
+                        devices=("CPU", "GPU"), capabilities=CAPABILITIES, probe=probe,
+                        description="JAX (jax.numpy/lax ops, jax.value_and_grad, jax.jit "
+                                    "with donated buffers)")]
