@@ -5,6 +5,7 @@ from collections import OrderedDict
 
 from mscore import context
 from mscore.common import dtype as mdt
+from mscore.common import graph
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
@@ -231,7 +232,6 @@ class Cell:
 
     def __call__(self, *args, **kwargs):
         if context._context["mode"] == context.GRAPH_MODE:
-            from mscore.common import graph
             if graph.should_compile(self):
                 return graph.compiled_call(self, args, kwargs)
         return self._run(args, kwargs)
