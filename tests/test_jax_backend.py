@@ -581,7 +581,8 @@ def test_graph_traces_once_per_signature():
     assert _leaked(net.get_parameters()) == []
 
 
-def test_graph_donates_state_but_protects_shared_arrays():
+def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):
+    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")  # the CPU default is not to donate
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
     net = Affine()
     net(_x())
@@ -623,6 +624,27 @@ def test_graph_donates_state_but_protects_shared_arrays():
     np.testing.assert_allclose(out.asnumpy(), _x().asnumpy() @ np.full((3, 3), 3.0))
     np.testing.assert_array_equal(two.b.asnumpy(), np.ones((3, 3)))
     np.testing.assert_array_equal(shared.asnumpy(), np.ones((3, 3)))
+
+
+def test_donation_defaults_to_accelerators_only(monkeypatch):
+    backend = get_registry().get("jax")
+    seen = {}
+    real_jit = jax.jit
+
+    def spy(fn, donate_argnums=()):
+        seen["donate"] = donate_argnums
+        return real_jit(fn, donate_argnums=donate_argnums)
+
+    monkeypatch.setattr(jax, "jit", spy)
+    monkeypatch.delenv("MSCORE_JAX_DONATE", raising=False)
+    backend.compile(lambda a: a, donate_argnums=(0,))
+    assert seen["donate"] == ()
+    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")
+    backend.compile(lambda a: a, donate_argnums=(0,))
+    assert seen["donate"] == (0,)
+    monkeypatch.setenv("MSCORE_JAX_DONATE", "sometimes")
+    with pytest.raises(ValueError, match="MSCORE_JAX_DONATE"):
+        backend.compile(lambda a: a, donate_argnums=(0,))
 
 
 def test_graph_threads_the_random_stream():
@@ -855,9 +877,10 @@ def test_fused_batch_norm_and_addcmul(training, dtype):
                      _rand(4, dtype=dtype), dtype=dtype, factor=2)
 
 
-def test_graph_read_only_state_is_aliased_not_copied():
+def test_graph_read_only_state_is_aliased_not_copied(monkeypatch):
     """A scalar state the step only reads (a learning rate) keeps its buffer even when the
     step also returns a scalar (the loss): state outputs pair with their own inputs."""
+    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")  # the CPU default is not to donate
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
 
     class Step(nn.Cell):
