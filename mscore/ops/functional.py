@@ -53,6 +53,19 @@ def _scalar_array(value, like_dtype):
 _PY_SCALARS = (float, int)  # checked by type first: isinstance on numbers.Number is slow
 
 
+def _with_scalar(tensor_data, value):
+    """The tensor's array and a 0-d array of ``value``, in one dtype: the tensor's, or
+    float32 when a float meets an integer tensor (MindSpore's scalar promotion)."""
+    dt = dispatch.dtype(tensor_data)
+    scalar = _scalar_array(value, dt)
+    if dt.is_floating:  # a number always takes a floating tensor's dtype
+        return tensor_data, scalar
+    scalar_dt = dispatch.dtype(scalar)
+    if scalar_dt is not dt:
+        tensor_data = call("cast", tensor_data, scalar_dt)
+    return tensor_data, scalar
+
+
 def _operands(a, b):
     """Native arrays of ``a`` and ``b`` with one common dtype."""
     if isinstance(a, Tensor):
@@ -60,13 +73,14 @@ def _operands(a, b):
         if isinstance(b, Tensor):
             rb = b._data
         elif type(b) in _PY_SCALARS or isinstance(b, numbers.Number):
-            return ra, _scalar_array(b, dispatch.dtype(ra))
+            return _with_scalar(ra, b)
         else:
             rb = _as_tensor(b, "other")._data
     elif isinstance(b, Tensor):
         rb = b._data
         if type(a) in _PY_SCALARS or isinstance(a, numbers.Number):
-            return _scalar_array(a, dispatch.dtype(rb)), rb
+            rb, ra = _with_scalar(rb, a)
+            return ra, rb
         ra = _as_tensor(a, "input")._data
     else:
         ra, rb = _as_tensor(a, "input")._data, _as_tensor(b, "other")._data
