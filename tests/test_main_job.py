@@ -109,6 +109,7 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
 
 def test_main_job_arguments(capsys):
     assert amp_digits.main(["--epochs", "0"]) == 2
+    assert amp_digits.main(["--backend", "no_such_backend"]) == 2
     with pytest.raises(SystemExit):
         amp_digits.main(["--amp-level", "O7"])
 

@@ -99,7 +99,7 @@ def _parser():
                    help="backend (numpy, torch, jax, cupy, ...); default: MSCORE_BACKEND or "
                         "the built-in numpy")
     p.add_argument("--device-target", default=None, choices=("CPU", "GPU", "Ascend"),
-                   help="device (default: GPU for cupy, else CPU)")
+                   help="device (default: CPU, or GPU for a backend that declares no CPU)")
     p.add_argument("--mode", default="pynative", choices=("pynative", "graph"),
                    help="execution mode; graph compiles the train step where the backend can")
     p.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS)
@@ -124,6 +124,15 @@ def _parser():
     return p
 
 
+def _declared_devices(backend):
+    """The device targets a backend's plugin declares ("CPU", "GPU"); empty if unknown."""
+    from mscore.plugin.registry import get_registry
+    try:
+        return {d.split(":")[0] for d in get_registry().spec(backend).devices}
+    except ValueError:
+        return {"CPU"}  # not installed: let set_context name the installed ones
+
+
 def main(argv=None) -> int:
     """Run the job; returns the exit status (0, or 1 below ``--min-accuracy``)."""
     args = _parser().parse_args(argv)
@@ -142,9 +151,14 @@ def main(argv=None) -> int:
         context["backend"] = args.backend
     if args.device_target is not None:
         context["device_target"] = args.device_target
-    elif args.backend == "cupy":
-        context["device_target"] = "GPU"
-    ms.set_context(**context)
+    elif args.backend is not None and "CPU" not in _declared_devices(args.backend):
+        context["device_target"] = "GPU"  # a GPU-only backend (cupy)
+    from mscore.plugin.registry import BackendUnavailableError
+    try:
+        ms.set_context(**context)
+    except (ValueError, BackendUnavailableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     ms.set_seed(args.seed)
     backend = ms.get_context("backend")
 
