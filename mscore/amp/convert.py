@@ -16,21 +16,11 @@ import warnings
 
 from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
-from mscore.ops import functional as F
 from mscore.ops import primitives as P
+from mscore.ops.primitives import cast_floating
 from mscore.amp.lists import CastList, default_policy
 
 AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
-
-
-def _cast_floats(out, dtype):
-    if hasattr(out, "dtype") and hasattr(out, "_data"):
-        return F.cast(out, dtype) if out.dtype.is_floating and out.dtype is not dtype else out
-    if isinstance(out, tuple):
-        return tuple(_cast_floats(o, dtype) for o in out)
-    if isinstance(out, list):
-        return [_cast_floats(o, dtype) for o in out]
-    return out
 
 
 class _OutputCast(Cell):
@@ -58,7 +48,7 @@ class _OutputCast(Cell):
             return getattr(self._cells["_backbone"], name)
 
     def construct(self, *args, **kwargs):
-        return _cast_floats(self._cells["_backbone"](*args, **kwargs), self._output_dtype)
+        return cast_floating(self._cells["_backbone"](*args, **kwargs), self._output_dtype)
 
     def extend_repr(self):
         return f"output_dtype={self._output_dtype}"
@@ -75,7 +65,7 @@ class _AutocastCell(_OutputCast):
         from mscore.amp.autocast import autocast
         with autocast(self._low_dtype):
             out = self._cells["_backbone"](*args, **kwargs)
-        return _cast_floats(out, mdt.float32)
+        return cast_floating(out, mdt.float32)
 
 
 def _check_network(network):

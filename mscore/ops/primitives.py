@@ -35,7 +35,7 @@ class Primitive:
         args = tuple(F.cast(a, low) if isinstance(a, Tensor) and a.dtype.is_floating
                      and a.dtype is not low else a for a in args)
         out = self.compute(*args, **kwargs)
-        return _cast_floats(out, mdt.float32)
+        return cast_floating(out, mdt.float32)
 
     def compute(self, *args, **kwargs):
         raise NotImplementedError
@@ -44,11 +44,13 @@ class Primitive:
         return f"Prim[{type(self).__name__}]"
 
 
-def _cast_floats(out, dtype):
+def cast_floating(out, dtype):
+    """``out`` (a Tensor or nested tuples/lists of them) with floating Tensors cast to
+    ``dtype``; other values unchanged. Amp's output casts use it."""
     if isinstance(out, Tensor):
         return F.cast(out, dtype) if out.dtype.is_floating and out.dtype is not dtype else out
-    if isinstance(out, tuple):
-        return tuple(_cast_floats(o, dtype) for o in out)
+    if isinstance(out, (tuple, list)):
+        return type(out)(cast_floating(o, dtype) for o in out)
     return out
 
 
