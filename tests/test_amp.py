@@ -568,3 +568,24 @@ def test_functional_loss_scaler_loop_from_seed004():
             loss_scaler.adjust(is_finite)
             losses.append(float(loss.asnumpy()))
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_graph_mode_reads_the_overflow_streak_every_interval(backend, monkeypatch):
+    from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
+    monkeypatch.setattr(TrainOneStepWithLossScaleCell, "GRAPH_CHECK_INTERVAL", 3)
+    net = InjectNet()
+    net.poison.set_data(ms.Tensor(np.inf, ms.float32))
+    opt = nn.SGD(net.trainable_params(), 0.01)
+    step = TrainOneStepWithLossScaleCell(net, opt, amp.DynamicLossScaleManager(4.0, 2, 10)
+                                         .get_update_cell(), max_consecutive_overflows=4)
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    y = ms.Tensor(np.ones((2, 1), np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        for _ in range(5):  # calls 1-5: the streak is only read at call 3 (3 < 4)
+            step(x, y)
+        assert step.consecutive_overflows == 5
+        with pytest.raises(RuntimeError, match="6 consecutive"):
+            step(x, y)  # call 6 reads it: past the limit
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

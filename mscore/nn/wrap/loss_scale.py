@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 
+from mscore import context
 from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import MutationScope, Parameter
@@ -91,8 +92,13 @@ class TrainOneStepWithLossScaleCell(Cell):
     ``scale_sense`` is an update Cell (from ``LossScaleManager.get_update_cell()``) or a
     Tensor of shape () or (1,) holding a fixed scale (change it with ``set_sense_scale``).
     After ``max_consecutive_overflows`` overflowing steps in a row a RuntimeError says the
-    scale cannot recover (MindSpore's limit is 1000).
+    scale cannot recover (MindSpore's limit is 1000). The streak is counted on the device; it
+    is read back every step in PYNATIVE mode (where the step already synchronised to decide
+    the update) and every ``GRAPH_CHECK_INTERVAL`` steps in GRAPH_MODE, so a compiled step
+    does not wait for the device.
     """
+
+    GRAPH_CHECK_INTERVAL = 100
 
     def __init__(self, network, optimizer, scale_sense, max_consecutive_overflows=1000):
         super().__init__(auto_prefix=False)
@@ -119,7 +125,9 @@ class TrainOneStepWithLossScaleCell(Cell):
                             f"{type(scale_sense).__name__}")
         self.scale_sense = Parameter(value, name="scale_sense", requires_grad=False)
         self.max_consecutive_overflows = max_consecutive_overflows
-        self.consecutive_overflows = 0
+        self.overflow_streak = Parameter(Tensor(0, mdt.int32), name="overflow_streak",
+                                         requires_grad=False)
+        self._calls = 0
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
 
@@ -142,6 +150,8 @@ class TrainOneStepWithLossScaleCell(Cell):
         overflow = F.logical_not(all_finite(grads))
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
+        streak = self.overflow_streak
+        streak.assign_value(F.where(overflow, F.add(streak, 1), 0))
         self._apply_unless(overflow, grads)
         return loss, overflow, scale
 
@@ -160,14 +170,21 @@ class TrainOneStepWithLossScaleCell(Cell):
 
     def __call__(self, *inputs):
         out = super().__call__(*inputs)
-        if bool(out[1]):
-            self.consecutive_overflows += 1
-            if self.consecutive_overflows >= self.max_consecutive_overflows:
-                raise RuntimeError(
-                    f"TrainOneStepWithLossScaleCell: {self.consecutive_overflows} consecutive "
-                    f"steps overflowed (loss scale now {float(self.scale_sense.asnumpy()):g}); "
-                    f"the gradients are inf/nan even at the smallest scale — check the loss "
-                    f"and the learning rate")
-        else:
-            self.consecutive_overflows = 0
+        self._calls += 1
+        compiled = context.get_context("mode") == context.GRAPH_MODE
+        if not compiled or self._calls % self.GRAPH_CHECK_INTERVAL == 0:
+            self._check_streak()
         return out
+
+    @property
+    def consecutive_overflows(self):
+        """How many steps in a row have overflowed (read from the device)."""
+        return int(self.overflow_streak.asnumpy())
+
+    def _check_streak(self):
+        streak = self.consecutive_overflows
+        if streak >= self.max_consecutive_overflows:
+            raise RuntimeError(
+                f"TrainOneStepWithLossScaleCell: {streak} consecutive steps overflowed (loss "
+                f"scale now {float(self.scale_sense.asnumpy()):g}); the gradients are inf/nan "
+                f"even at the smallest scale — check the loss and the learning rate")
