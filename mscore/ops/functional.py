@@ -919,7 +919,7 @@ outer = ger
 
 
 # -- convolution and pooling -------------------------------------------------------------------
-def _conv_padding(pad_mode, padding, nd, in_spatial, kernel, stride, dilation):
+def conv_padding_pairs(pad_mode, padding, nd, in_spatial, kernel, stride, dilation):
     """``(before, after)`` pairs from MindSpore's pad_mode/padding arguments."""
     if pad_mode not in ("same", "valid", "pad"):
         raise ValueError(f"pad_mode: expected 'same', 'valid' or 'pad', got {pad_mode!r}")
@@ -944,6 +944,16 @@ def _conv_padding(pad_mode, padding, nd, in_spatial, kernel, stride, dilation):
     raise ValueError(f"padding: expected an int, {nd} ints or {2 * nd} ints, got {padding}")
 
 
+def conv_transpose_same_padding(kernel, stride, dilation):
+    """``(before, after)`` pairs that make a transposed convolution give ``in * stride``
+    outputs per spatial axis (pad_mode 'same')."""
+    pairs = []
+    for k, st, d in zip(kernel, stride, dilation):
+        total = builtins.max(d * (k - 1) + 1 - st, 0)
+        pairs.append((total // 2, total - total // 2))
+    return tuple(pairs)
+
+
 def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1,
          groups=1):
     """N-d convolution (cross-correlation), channels first; the spatial rank comes from
@@ -962,7 +972,7 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
     if w.shape[1] * groups != x.shape[1]:
         raise ValueError(f"conv: weight expects {w.shape[1] * groups} input channels, "
                          f"input has {x.shape[1]}")
-    pads = _conv_padding(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
+    pads = conv_padding_pairs(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
     rx, rw = _operands(x, w)
     out = _wrap(call("conv", rx, rw, stride=stride, padding=pads, dilation=dilation,
                      groups=groups))
@@ -1005,13 +1015,9 @@ def conv_transpose(input, weight, bias=None, stride=1, pad_mode="valid", padding
         raise ValueError(f"conv_transpose: weight expects {w.shape[0]} input channels, input "
                          f"has {x.shape[1]}")
     if pad_mode == "same":
-        pairs = []
-        for k, st, d in zip(w.shape[2:], stride, dilation):
-            total = builtins.max(d * (k - 1) + 1 - st, 0)
-            pairs.append((total // 2, total - total // 2))
-        pads = tuple(pairs)
+        pads = conv_transpose_same_padding(w.shape[2:], stride, dilation)
     else:
-        pads = _conv_padding(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
+        pads = conv_padding_pairs(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
     rx, rw = _operands(x, w)
     out = _wrap(call("conv_transpose", rx, rw, stride=stride, padding=pads,
                      output_padding=output_padding, dilation=dilation, groups=groups))

@@ -185,7 +185,7 @@ class MaxPool(Primitive):
 
     def compute(self, x):
         if self.pad_mode == "same":
-            pads = F._conv_padding("same", 0, 2, x.shape[2:], self.kernel_size, self.strides,
+            pads = F.conv_padding_pairs("same", 0, 2, x.shape[2:], self.kernel_size, self.strides,
                                    (1, 1))
             x = F._wrap(F.call("pad", x._data, ((0, 0), (0, 0)) + pads, value=float("-inf")))
         return F.max_pool(x, self.kernel_size, self.strides, 0, 2)

@@ -132,11 +132,8 @@ class _ConvNd(_Conv):
         elif self.pad_mode == "valid":
             pads = ((0, 0),) * self._nd
         else:
-            pads = []
-            for s, k, st, d in zip(shape[2:], self.kernel_size, self.stride, self.dilation):
-                total = max((-(-s // st) - 1) * st + d * (k - 1) + 1 - s, 0)
-                pads.append((total // 2, total - total // 2))
-            pads = tuple(pads)
+            pads = F.conv_padding_pairs("same", 0, self._nd, shape[2:], self.kernel_size,
+                                   self.stride, self.dilation)
         for s, k, d, (lo, hi) in zip(shape[2:], self.kernel_size, self.dilation, pads):
             if s + lo + hi < d * (k - 1) + 1:
                 raise ValueError(f"For '{type(self).__name__}', the input's spatial size {s} "
@@ -206,11 +203,8 @@ class _ConvTransposeNd(_Conv):
         elif self.pad_mode == "valid":
             pads = ((0, 0),) * self._nd
         else:
-            pads = []
-            for k, st, d in zip(self.kernel_size, self.stride, self.dilation):
-                total = max(d * (k - 1) + 1 - st, 0)
-                pads.append((total // 2, total - total // 2))
-            pads = tuple(pads)
+            pads = F.conv_transpose_same_padding(self.kernel_size, self.stride,
+                                                  self.dilation)
         for s, k, st, d, (lo, hi), op in zip(shape[2:], self.kernel_size, self.stride,
                                              self.dilation, pads, self.output_padding):
             if (s - 1) * st + d * (k - 1) + 1 - lo - hi + op <= 0:
