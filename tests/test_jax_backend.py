@@ -582,7 +582,6 @@ def test_graph_traces_once_per_signature():
 
 
 def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):
-    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")  # the CPU default is not to donate
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
     net = Affine()
     net(_x())
@@ -626,7 +625,7 @@ def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):
     np.testing.assert_array_equal(shared.asnumpy(), np.ones((3, 3)))
 
 
-def test_donation_defaults_to_accelerators_only(monkeypatch):
+def test_donation_can_be_switched_off(monkeypatch):
     backend = get_registry().get("jax")
     seen = {}
     real_jit = jax.jit
@@ -638,10 +637,10 @@ def test_donation_defaults_to_accelerators_only(monkeypatch):
     monkeypatch.setattr(jax, "jit", spy)
     monkeypatch.delenv("MSCORE_JAX_DONATE", raising=False)
     backend.compile(lambda a: a, donate_argnums=(0,))
-    assert seen["donate"] == ()
-    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")
-    backend.compile(lambda a: a, donate_argnums=(0,))
     assert seen["donate"] == (0,)
+    monkeypatch.setenv("MSCORE_JAX_DONATE", "never")
+    backend.compile(lambda a: a, donate_argnums=(0,))
+    assert seen["donate"] == ()
     monkeypatch.setenv("MSCORE_JAX_DONATE", "sometimes")
     with pytest.raises(ValueError, match="MSCORE_JAX_DONATE"):
         backend.compile(lambda a: a, donate_argnums=(0,))
@@ -880,7 +879,6 @@ def test_fused_batch_norm_and_addcmul(training, dtype):
 def test_graph_read_only_state_is_aliased_not_copied(monkeypatch):
     """A scalar state the step only reads (a learning rate) keeps its buffer even when the
     step also returns a scalar (the loss): state outputs pair with their own inputs."""
-    monkeypatch.setenv("MSCORE_JAX_DONATE", "always")  # the CPU default is not to donate
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
 
     class Step(nn.Cell):
