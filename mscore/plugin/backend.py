@@ -295,18 +295,12 @@ class Backend:
     # compile(fn, donate_argnums=()) -> compiled fn with the same signature (jit).
 
 
+# Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).
+_DEFAULTED = frozenset({"stop_gradient", "synchronize", "memory_stats"})
+
+
 def missing_primitives(backend: Backend) -> list[str]:
     """Names of primitive ops the backend inherits unimplemented from :class:`Backend`."""
-    missing = []
-    for name in PRIMITIVE_OPS:
-        impl = getattr(type(backend), name, None)
-        if impl is None or impl is getattr(Backend, name, None) and _raises_not_implemented(name):
-            missing.append(name)
-    return missing
-
-
-_DEFAULTED = {"stop_gradient", "synchronize", "memory_stats"}
-
-
-def _raises_not_implemented(name):
-    return name not in _DEFAULTED
+    cls = type(backend) if isinstance(backend, Backend) else backend
+    return [name for name in PRIMITIVE_OPS
+            if name not in _DEFAULTED and getattr(cls, name, None) is getattr(Backend, name)]
