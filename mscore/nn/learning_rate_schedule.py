@@ -40,60 +40,47 @@ def _positive_float(v, name, cls):
     return check_number(v, name, cls, 0.0, low_inclusive=False)
 
 
-class ExponentialDecayLR(LearningRateSchedule):
+class _StepDecayLR(LearningRateSchedule):
+    """Shared arguments of the decays driven by ``p = step / decay_steps``."""
+
+    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
+        super().__init__()
+        cls = type(self).__name__
+        self.learning_rate = _positive_float(learning_rate, "learning_rate", cls)
+        self.decay_rate = _positive_float(decay_rate, "decay_rate", cls)
+        self.decay_steps = check_int(decay_steps, "decay_steps", cls, minimum=1)
+        self.is_stair = check_bool(is_stair, "is_stair", cls)
+
+    def _progress(self, global_step):
+        """``global_step / decay_steps``, floored when ``is_stair``."""
+        p = F.div(_step_float(global_step), float(self.decay_steps))
+        return F.floor(p) if self.is_stair else p
+
+
+class ExponentialDecayLR(_StepDecayLR):
     """``learning_rate * decay_rate ** p`` with ``p = step / decay_steps`` (floored when
     ``is_stair``)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = "ExponentialDecayLR"
-        self.learning_rate = _positive_float(learning_rate, "learning_rate", cls)
-        self.decay_rate = _positive_float(decay_rate, "decay_rate", cls)
-        self.decay_steps = check_int(decay_steps, "decay_steps", cls, minimum=1)
-        self.is_stair = check_bool(is_stair, "is_stair", cls)
-
     def construct(self, global_step):
-        p = F.div(_step_float(global_step), float(self.decay_steps))
-        if self.is_stair:
-            p = F.floor(p)
+        p = self._progress(global_step)
         return F.mul(F.pow(self.decay_rate, p), self.learning_rate)
 
 
-class NaturalExpDecayLR(LearningRateSchedule):
+class NaturalExpDecayLR(_StepDecayLR):
     """``learning_rate * exp(-decay_rate * p)`` with ``p = step / decay_steps`` (floored
     when ``is_stair``)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = "NaturalExpDecayLR"
-        self.learning_rate = _positive_float(learning_rate, "learning_rate", cls)
-        self.decay_rate = _positive_float(decay_rate, "decay_rate", cls)
-        self.decay_steps = check_int(decay_steps, "decay_steps", cls, minimum=1)
-        self.is_stair = check_bool(is_stair, "is_stair", cls)
-
     def construct(self, global_step):
-        p = F.div(_step_float(global_step), float(self.decay_steps))
-        if self.is_stair:
-            p = F.floor(p)
+        p = self._progress(global_step)
         return F.mul(F.exp(F.mul(p, -self.decay_rate)), self.learning_rate)
 
 
-class InverseDecayLR(LearningRateSchedule):
+class InverseDecayLR(_StepDecayLR):
     """``learning_rate / (1 + decay_rate * p)`` with ``p = step / decay_steps`` (floored
     when ``is_stair``)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = "InverseDecayLR"
-        self.learning_rate = _positive_float(learning_rate, "learning_rate", cls)
-        self.decay_rate = _positive_float(decay_rate, "decay_rate", cls)
-        self.decay_steps = check_int(decay_steps, "decay_steps", cls, minimum=1)
-        self.is_stair = check_bool(is_stair, "is_stair", cls)
-
     def construct(self, global_step):
-        p = F.div(_step_float(global_step), float(self.decay_steps))
-        if self.is_stair:
-            p = F.floor(p)
+        p = self._progress(global_step)
         return F.div(self.learning_rate, F.add(F.mul(p, self.decay_rate), 1.0))
 
 

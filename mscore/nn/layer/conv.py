@@ -119,21 +119,29 @@ class _Conv(Cell):
                 f"pad_mode={self.pad_mode}, padding={self.padding}, dilation={self.dilation}, "
                 f"group={self.group}, has_bias={self.has_bias}")
 
-
-class _ConvNd(_Conv):
-    def construct(self, x):
+    def _operands(self, x):
+        """The input's shape, input and weight in one dtype, and the padding pairs."""
         shape = self._check_input(x)
         w = self._weight()
         if x.dtype is not w.dtype:
-            x, w = (F.cast(x, mdt.promote(x.dtype, w.dtype)),
-                    F.cast(w, mdt.promote(x.dtype, w.dtype)))
+            common = mdt.promote(x.dtype, w.dtype)
+            x, w = F.cast(x, common), F.cast(w, common)
         if self.pad_mode == "pad":
             pads = self._pads
         elif self.pad_mode == "valid":
             pads = ((0, 0),) * self._nd
         else:
-            pads = F.conv_padding_pairs("same", 0, self._nd, shape[2:], self.kernel_size,
-                                   self.stride, self.dilation)
+            pads = self._same_padding(shape[2:])
+        return shape, x, w, pads
+
+
+class _ConvNd(_Conv):
+    def _same_padding(self, spatial):
+        return F.conv_padding_pairs("same", 0, self._nd, spatial, self.kernel_size,
+                                    self.stride, self.dilation)
+
+    def construct(self, x):
+        shape, x, w, pads = self._operands(x)
         for s, k, d, (lo, hi) in zip(shape[2:], self.kernel_size, self.dilation, pads):
             if s + lo + hi < d * (k - 1) + 1:
                 raise ValueError(f"For '{type(self).__name__}', the input's spatial size {s} "
@@ -192,19 +200,11 @@ class Conv3d(_ConvNd):
 class _ConvTransposeNd(_Conv):
     _transposed = True
 
+    def _same_padding(self, spatial):
+        return F.conv_transpose_same_padding(self.kernel_size, self.stride, self.dilation)
+
     def construct(self, x):
-        shape = self._check_input(x)
-        w = self._weight()
-        if x.dtype is not w.dtype:
-            x, w = (F.cast(x, mdt.promote(x.dtype, w.dtype)),
-                    F.cast(w, mdt.promote(x.dtype, w.dtype)))
-        if self.pad_mode == "pad":
-            pads = self._pads
-        elif self.pad_mode == "valid":
-            pads = ((0, 0),) * self._nd
-        else:
-            pads = F.conv_transpose_same_padding(self.kernel_size, self.stride,
-                                                  self.dilation)
+        shape, x, w, pads = self._operands(x)
         for s, k, st, d, (lo, hi), op in zip(shape[2:], self.kernel_size, self.stride,
                                              self.dilation, pads, self.output_padding):
             if (s - 1) * st + d * (k - 1) + 1 - lo - hi + op <= 0:
