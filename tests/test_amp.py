@@ -8,23 +8,10 @@ import pytest
 import mscore as ms
 from mscore import amp, nn, ops
 from mscore import dispatch
-from mscore.plugin.registry import get_registry
+from _helpers import available_backends
 
 
-def _available_backends():
-    reg = get_registry()
-    names = []
-    for name in reg.names():
-        spec = reg.spec(name)
-        if spec.probe is not None and not spec.probe()[0]:
-            continue
-        if name not in ("numpy", "torch", "jax", "cupy"):
-            continue  # test-only and example plugins have their own tests
-        names.append(name)
-    return names
-
-
-BACKENDS = _available_backends()
+BACKENDS = available_backends()
 
 
 @pytest.fixture(params=BACKENDS)

@@ -12,22 +12,13 @@ import pytest
 
 import mscore as ms
 from mscore.examples import amp_digits
-from mscore.plugin.registry import get_registry
+from _helpers import available_backends
 
 pytest.importorskip("sklearn")
 
 
 def _backends():
-    reg = get_registry()
-    out = []
-    for name in ("numpy", "torch", "jax", "cupy"):
-        if name not in reg.names():
-            continue
-        spec = reg.spec(name)
-        if spec.probe is not None and not spec.probe()[0]:
-            continue
-        out.append(name)
-    return out
+    return available_backends()
 
 
 @pytest.fixture(autouse=True)

@@ -10,25 +10,12 @@ import pytest
 import mscore as ms
 from mscore import nn
 from mscore.dataset import NumpySlicesDataset, write_idx
-from mscore.plugin.registry import get_registry
 from mscore.train import (Callback, CheckpointConfig, DatasetHelper, LambdaCallback,
                           LossMonitor, Model, ModelCheckpoint, connect_network_with_dataset)
+from _helpers import available_backends
 
 
-def _available_backends():
-    reg = get_registry()
-    names = []
-    for name in reg.names():
-        if name not in ("numpy", "torch", "jax", "cupy"):
-            continue
-        spec = reg.spec(name)
-        if spec.probe is not None and not spec.probe()[0]:
-            continue
-        names.append(name)
-    return names
-
-
-BACKENDS = _available_backends()
+BACKENDS = available_backends()
 
 
 @pytest.fixture(autouse=True)

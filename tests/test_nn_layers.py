@@ -8,6 +8,7 @@ import pytest
 
 import mscore as ms
 from mscore import nn
+from _helpers import available_backends
 
 F64 = ms.float64
 
@@ -752,17 +753,7 @@ def test_parameter_names_follow_attribute_paths():
 
 # -- other installed backends against the numpy reference ---------------------------------------
 def _other_backends():
-    from mscore.plugin.registry import get_registry
-    reg = get_registry()
-    out = []
-    for name in reg.names():
-        if name == "numpy" or name not in ("torch", "jax", "cupy"):
-            continue
-        spec = reg.spec(name)
-        if spec.probe is not None and not spec.probe()[0]:
-            continue
-        out.append(name)
-    return out
+    return available_backends(exclude=("numpy",))
 
 
 class _AllLayers(nn.Cell):

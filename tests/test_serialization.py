@@ -22,6 +22,7 @@ from mscore.train import serialization as ser
 from mscore.train.serialization import _checkpoint
 from mscore.train.serialization import (load_checkpoint, load_param_into_net,
                                         save_checkpoint)
+from _helpers import use_backend
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 BACKENDS = get_registry().names()
@@ -30,21 +31,6 @@ DTYPES = [mdt.float16, mdt.bfloat16, mdt.float32, mdt.float64, mdt.int8, mdt.int
 FORMATS = ["ckpt", "safetensors"]
 
 
-def _use_backend(name):
-    """Select backend ``name`` (on the GPU when ``MSCORE_TEST_DEVICE=GPU`` and the backend
-    declares one) or skip the test with the reason it is unavailable."""
-    spec = get_registry().spec(name)
-    if spec.probe is not None:
-        available, reason, _ = spec.probe()
-        if not available:
-            pytest.skip(f"backend {name!r} unavailable: {reason}")
-    device = "GPU" if os.environ.get("MSCORE_TEST_DEVICE") == "GPU" and "GPU" in spec.devices \
-        else "CPU"
-    try:
-        ms.set_context(device_target=device, backend=name)
-    except Exception as exc:  # a backend that cannot start here
-        pytest.skip(f"backend {name!r} unavailable: {type(exc).__name__}: {exc}")
-    return spec
 
 
 @pytest.fixture(autouse=True)
@@ -100,7 +86,7 @@ def _save_load(obj, path, fmt, **kw):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_round_trip_every_dtype_is_exact(backend, fmt, tmp_path):
-    spec = _use_backend(backend)
+    spec = use_backend(backend)
     rng = np.random.default_rng(0)
     items, expected = [], {}
     for dtype in DTYPES:
@@ -127,7 +113,7 @@ def test_round_trip_every_dtype_is_exact(backend, fmt, tmp_path):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cell_round_trip_into_a_fresh_network(backend, fmt, tmp_path):
-    _use_backend(backend)
+    use_backend(backend)
     ms.set_seed(1)
     net = CNN()
     net.set_train(True)
@@ -153,7 +139,7 @@ _PAIRS = [(s, d) for s in BACKENDS for d in BACKENDS]
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("src,dst", _PAIRS)
 def test_checkpoint_written_on_one_backend_loads_on_another(src, dst, fmt, tmp_path):
-    _use_backend(src)
+    use_backend(src)
     ms.set_seed(3)
     net = CNN()
     half = ms.Parameter(ms.Tensor(np.linspace(-2, 2, 12).astype(ml_dtypes.bfloat16)),
@@ -163,7 +149,7 @@ def test_checkpoint_written_on_one_backend_loads_on_another(src, dst, fmt, tmp_p
     items = [{"name": p.name, "data": p} for p in net.get_parameters()]
     save_checkpoint(items + [{"name": "extra.bf16", "data": half}], str(tmp_path / "x"),
                     format=fmt)
-    _use_backend(dst)
+    use_backend(dst)
     ms.set_seed(4)
     fresh = CNN()
     loaded = load_checkpoint(str(tmp_path / f"x.{fmt}"), format=fmt)

@@ -10,6 +10,7 @@ from mscore import nn, ops
 from mscore.plugin.registry import get_registry
 from mscore.train.serialization import export
 from mscore.train.serialization._export import build_onnx_model
+from _helpers import use_backend
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -18,21 +19,6 @@ BACKENDS = get_registry().names()
 RTOL, ATOL = 1e-5, 1e-5
 
 
-def _use_backend(name):
-    """Select backend ``name`` (on the GPU when ``MSCORE_TEST_DEVICE=GPU`` and the backend
-    declares one) or skip the test with the reason it is unavailable."""
-    spec = get_registry().spec(name)
-    if spec.probe is not None:
-        available, reason, _ = spec.probe()
-        if not available:
-            pytest.skip(f"backend {name!r} unavailable: {reason}")
-    device = "GPU" if os.environ.get("MSCORE_TEST_DEVICE") == "GPU" and "GPU" in spec.devices \
-        else "CPU"
-    try:
-        ms.set_context(device_target=device, backend=name)
-    except Exception as exc:  # a backend that cannot start here
-        pytest.skip(f"backend {name!r} unavailable: {type(exc).__name__}: {exc}")
-    return spec
 
 
 @pytest.fixture(autouse=True)
@@ -118,7 +104,7 @@ def _check(net, inputs, tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_mlp_runs_in_onnxruntime_like_mscore(backend, tmp_path):
-    _use_backend(backend)
+    use_backend(backend)
     ms.set_seed(0)
     net = MLP()
     x = ms.Tensor(np.random.default_rng(0).standard_normal((4, 20)).astype(np.float32))
@@ -130,7 +116,7 @@ def test_mlp_runs_in_onnxruntime_like_mscore(backend, tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cnn_runs_in_onnxruntime_like_mscore(backend, tmp_path):
-    _use_backend(backend)
+    use_backend(backend)
     ms.set_seed(1)
     net = CNN()
     rng = np.random.default_rng(1)
@@ -147,7 +133,7 @@ def test_cnn_runs_in_onnxruntime_like_mscore(backend, tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_many_ops_network_runs_in_onnxruntime_like_mscore(backend, tmp_path):
-    _use_backend(backend)
+    use_backend(backend)
     ms.set_seed(2)
     net = ManyOps()
     x = ms.Tensor(np.random.default_rng(2).standard_normal((2, 3, 6, 6)).astype(np.float32))

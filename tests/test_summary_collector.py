@@ -8,25 +8,16 @@ import pytest
 
 import mscore as ms
 from mscore import nn
-from mscore.plugin.registry import get_registry
 from mscore.train.callback import CallbackParam, RunContext
 from mscore.train.summary import (HistogramSummary, ImageSummary, ScalarSummary,
                                   SummaryRecord, TensorSummary, load_summaries)
 from mscore.train.summary import summary_ops
 from mscore.train.summary.collector import SummaryCollector, current_learning_rate
+from _helpers import available_backends
 
 
 def _backends():
-    reg = get_registry()
-    names = []
-    for name in reg.names():
-        if name not in ("numpy", "torch", "jax", "cupy"):
-            continue
-        spec = reg.spec(name)
-        if spec.probe is not None and not spec.probe()[0]:
-            continue
-        names.append(name)
-    return names
+    return available_backends()
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,42 @@
+"""Helpers shared by the test modules (imported as ``_helpers``; pytest puts tests/ on the
+path)."""
+import os
+
+import pytest
+
+import mscore as ms
+from mscore.plugin.registry import get_registry
+
+PROJECT_BACKENDS = ("numpy", "torch", "jax", "cupy")
+
+
+def available_backends(exclude=()):
+    """The project's own backends that are installed and usable here, in a fixed order
+    (test-only and example plugins have their own tests)."""
+    reg = get_registry()
+    names = []
+    for name in PROJECT_BACKENDS:
+        if name in exclude or name not in reg.names():
+            continue
+        spec = reg.spec(name)
+        if spec.probe is not None and not spec.probe()[0]:
+            continue
+        names.append(name)
+    return names
+
+
+def use_backend(name):
+    """Select backend ``name`` (on the GPU when ``MSCORE_TEST_DEVICE=GPU`` and the backend
+    declares one) or skip the test with the reason it is unavailable; returns its spec."""
+    spec = get_registry().spec(name)
+    if spec.probe is not None:
+        available, reason, _ = spec.probe()
+        if not available:
+            pytest.skip(f"backend {name!r} unavailable: {reason}")
+    device = "GPU" if os.environ.get("MSCORE_TEST_DEVICE") == "GPU" and "GPU" in spec.devices \
+        else "CPU"
+    try:
+        ms.set_context(device_target=device, backend=name)
+    except Exception as exc:  # a backend that cannot start here
+        pytest.skip(f"backend {name!r} unavailable: {type(exc).__name__}: {exc}")
+    return spec
