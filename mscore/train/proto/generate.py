@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 
-PROTO_FILES = ("checkpoint.proto", "node_strategy.proto", "print.proto")
+PROTO_FILES = ("checkpoint.proto", "node_strategy.proto", "print.proto", "mind_ir.proto")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The repository root: the generated modules register their files under
 # "mscore/train/proto/<name>.proto", which keeps them unique in protobuf's descriptor pool.
