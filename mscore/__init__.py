@@ -26,7 +26,7 @@ def __getattr__(name):
             "conformance": "mscore.conformance"}
     serialization = ("save_checkpoint", "load_checkpoint", "load_param_into_net",
                      "merge_sliced_parameter", "build_searched_strategy", "parse_print",
-                     "export")
+                     "export", "load")
     if name in lazy:
         return importlib.import_module(lazy[name])
     if name in serialization:

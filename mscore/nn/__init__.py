@@ -11,6 +11,7 @@ from mscore.nn.loss import (  # noqa: F401
     SoftmaxCrossEntropyWithLogits)
 from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
 from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
+from mscore.nn.graph import GraphCell  # noqa: F401
 from mscore.nn import learning_rate_schedule as dynamic_lr  # noqa: F401  (MindSpore's module)
 
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
@@ -23,7 +24,7 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
            "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell"]
 
 
 def __getattr__(name):

@@ -6,7 +6,8 @@
 * :func:`merge_sliced_parameter`, :func:`build_searched_strategy` -- model-parallel slices
   and MindSpore's strategy files;
 * :func:`parse_print` -- MindSpore's print files;
-* :func:`export` -- ONNX (traced through the op layer, on any backend).
+* :func:`export` -- ONNX and MINDIR (traced through the op layer, on any backend);
+  :func:`load` -- MindIR files (run them with ``nn.GraphCell``).
 
 Nothing here unpickles: every file is read as protobuf or safetensors and nothing else.
 """
@@ -16,7 +17,8 @@ from mscore.train.serialization._parallel import (  # noqa: F401
     build_searched_strategy, merge_sliced_parameter)
 from mscore.train.serialization._print import parse_print  # noqa: F401
 from mscore.train.serialization._export import export  # noqa: F401
+from mscore.train.serialization._mindir_load import load  # noqa: F401
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
            "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export",
-           "wait_async_save"]
+           "wait_async_save", "load"]
