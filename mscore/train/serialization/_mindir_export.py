@@ -39,7 +39,6 @@ MODEL_VERSION = "2.10.0"     # the MindSpore release whose layout this follows
 _A = pb.AttributeProto
 _PRIMITIVE = pb.PrimitiveProto.PRIMITIVE
 _FUNCTION = pb.PrimitiveProto.PRIMITIVE_FUNCTION
-_INT64_ARGMAX = TYPE_IDS[mdt.int64]
 
 
 def _raw_bytes(array):
@@ -147,9 +146,13 @@ class _MindIRGraph(TraceGraph):
         return name
 
     def tensor_const(self, value):
-        """A Constant node holding the numpy array ``value`` (one tensor, raw bytes)."""
+        """A Constant node holding the numpy array ``value`` (one tensor, raw bytes); equal
+        arrays share one node, so the graph does not depend on a backend's caching."""
         value = np.asarray(value)
         dtype = mdt.from_numpy_dtype(value.dtype)
+        key = ("tensor", str(dtype), value.shape, _raw_bytes(value))
+        if key in self.const_names:
+            return self.const_names[key]
 
         def fill(attr):
             attr.type = _A.TENSORS
@@ -159,6 +162,7 @@ class _MindIRGraph(TraceGraph):
             tensor.raw_data = _raw_bytes(value)
         name = self._constant_node(fill)
         self.meta[name] = (value.shape, dtype)
+        self.const_names[key] = name
         return name
 
     def const(self, value):
@@ -347,7 +351,7 @@ def _reduce(op, extra=()):
 
 def _arg(op):
     return lambda g, ba, out: g.like(op, [g.v(ba["a"]), g.const(int(ba["axis"])),
-                                          g.const(_INT64_ARGMAX)], out)
+                                          g.const(TYPE_IDS[g.dtype(out)])], out)
 
 
 def _reshape(g, ba, out):

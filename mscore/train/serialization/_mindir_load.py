@@ -192,6 +192,27 @@ def _graph(model, file_name):
     return FuncGraph(graph.name, inputs, parameters, constants, nodes, output, file_name)
 
 
+def _is_repeated(field):
+    flag = getattr(field, "is_repeated", None)  # protobuf >= 5.28; ``label`` before
+    return flag if flag is not None else field.label == field.LABEL_REPEATED
+
+
+def _check_text(message, path="model"):
+    """Raise _BadFile when a string field holds bytes that are not UTF-8 (protobuf hands
+    those back as ``bytes``, and no name may be one)."""
+    for field, value in message.ListFields():
+        if field.type == field.TYPE_MESSAGE:
+            items = value if _is_repeated(field) else [value]
+            if field.message_type.GetOptions().map_entry:
+                items = []
+            for item in items:
+                _check_text(item, f"{path}.{field.name}")
+        elif field.type == field.TYPE_STRING:
+            items = value if _is_repeated(field) else [value]
+            if any(isinstance(item, bytes) for item in items):
+                raise _BadFile(f"{path}.{field.name} is not UTF-8 text")
+
+
 def _check_file_name(file_name):
     if not isinstance(file_name, str):
         raise ValueError(f"For 'load', the argument 'file_name' must be string, but got "
@@ -238,6 +259,7 @@ def load(file_name, **kwargs):
         raise ValueError(f"load: {file_name!r} is not a MindIR file (it does not parse as "
                          f"MindSpore's ModelProto; truncated or damaged?)") from None
     try:
+        _check_text(model)
         return _graph(model, file_name)
     except _BadFile as exc:
         raise ValueError(f"load: {file_name!r} is not a valid MindIR file: {exc}") from None
