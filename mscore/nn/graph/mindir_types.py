@@ -24,3 +24,13 @@ DTYPE_OF_TYPE_ID = {number: dtype for dtype, number in TYPE_IDS.items()}
 PAD_MODES = {"PAD": 0, "SAME": 1, "VALID": 2}
 PAD_MODE_NAMES = {number: name for name, number in PAD_MODES.items()}
 FORMAT_NCHW = 0
+
+
+def same_pad_pairs(spatial, kernel, stride):
+    """``(before, after)`` padding per spatial axis of pad_mode SAME (output ``ceil(size /
+    stride)``, the odd pixel after), as MindSpore's MaxPool/AvgPool/Conv2D compute it."""
+    pairs = []
+    for size, k, st in zip(spatial, kernel, stride):
+        total = max((-(-size // st) - 1) * st + k - size, 0)
+        pairs.append((total // 2, total - total // 2))
+    return tuple(pairs)

@@ -10,7 +10,8 @@ through). Everything runs through ``mscore.ops``, so a loaded graph runs on ever
 from __future__ import annotations
 
 from mscore.common.tensor import Tensor
-from mscore.nn.graph.mindir_types import DTYPE_OF_TYPE_ID, FORMAT_NCHW, PAD_MODE_NAMES
+from mscore.nn.graph.mindir_types import (DTYPE_OF_TYPE_ID, FORMAT_NCHW, PAD_MODE_NAMES,
+                                          same_pad_pairs)
 from mscore.ops import functional as F
 
 
@@ -288,20 +289,12 @@ def _conv2d(attrs, x, w):
                   int(attrs.get("group", attrs.get("groups", 1))))
 
 
-def _same_pads(spatial, kernel, stride):
-    pads = []
-    for s, k, st in zip(spatial, kernel, stride):
-        total = max((-(-s // st) - 1) * st + k - s, 0)
-        pads += [total // 2, total - total // 2]
-    return tuple(pads)
-
-
 def _pool_padding(mode, x, kernel, stride, op):
     mode = PAD_MODE_NAMES.get(mode, mode) if isinstance(mode, int) else str(mode).upper()
     if mode == "VALID":
         return 0
     if mode == "SAME":
-        return _same_pads(x.shape[2:], kernel, stride)
+        return tuple(p for pair in same_pad_pairs(x.shape[2:], kernel, stride) for p in pair)
     raise NotImplementedError(f"{op}: pad_mode {mode!r} is not supported (VALID or SAME)")
 
 

@@ -25,268 +25,9 @@ import inspect
 import math
 import os
 
-import numpy as np
-
-from mscore.common import dtype as mdt
-from mscore.nn.graph.mindir_types import DATA_TYPES, FORMAT_NCHW, PAD_MODES, TYPE_IDS
-from mscore.train.proto import mind_ir_pb2 as pb
-from mscore.train.serialization._trace import TraceGraph, check_net_and_inputs, trace
-
-IR_VERSION = "1.1"
-MIND_IR_VERSION = 3          # IR_VERSION_WITH_SCALAR_GRAPH_HOLDER, what MindSpore 2.10 writes
-MODEL_VERSION = "2.10.0"     # the MindSpore release whose layout this follows
-
-_A = pb.AttributeProto
-_PRIMITIVE = pb.PrimitiveProto.PRIMITIVE
-_FUNCTION = pb.PrimitiveProto.PRIMITIVE_FUNCTION
-
-
-def _raw_bytes(array):
-    array = np.ascontiguousarray(array)
-    if array.dtype.byteorder == ">":
-        array = array.astype(array.dtype.newbyteorder("<"))
-    return array.tobytes()
-
-
-def _data_type(dtype, what):
-    try:
-        return DATA_TYPES[dtype]
-    except KeyError:
-        raise NotImplementedError(f"export: {what} has dtype {dtype}, which MINDIR export does "
-                                  f"not support") from None
-
-
-def _set_value(attr, value):
-    """Fill AttributeProto ``attr`` with a Python constant, as MindSpore encodes it."""
-    if value is None:
-        attr.type = _A.NONE
-    elif isinstance(value, (bool, np.bool_)):
-        attr.type, attr.i = _A.BOOL, int(value)
-    elif isinstance(value, (int, np.integer)):
-        attr.type, attr.i = _A.INT64, int(value)
-    elif isinstance(value, (float, np.floating)):
-        attr.type, attr.f = _A.FLOAT, float(value)
-    elif isinstance(value, str):
-        attr.type, attr.s = _A.STRING, value.encode()
-    elif isinstance(value, tuple):
-        attr.type = _A.TUPLE
-        for item in value:  # a tuple element is an attribute with one entry in ``ints``
-            elem = attr.values.add()
-            elem.type = _A.INT64
-            elem.ints.append(int(item))
-    elif isinstance(value, list):  # input_names/output_names: a LIST of STRING elements
-        attr.type = _A.LIST
-        for item in value:
-            elem = attr.values.add()
-            elem.type = _A.STRING
-            elem.strings.append(item.encode())
-    else:
-        raise TypeError(f"export: no MINDIR encoding for {type(value).__name__}")
-
-
-def _tensor_info(tensor, shape, dtype):
-    tensor.dims.extend(int(s) for s in shape)
-    tensor.data_type = _data_type(dtype, "a value")
-
-
-class _MindIRGraph(TraceGraph):
-    """The MindIR graph under construction; a value's handle is its node name."""
-
-    format_name = "MINDIR"
-
-    def __init__(self, real, params, graph_name):
-        super().__init__(real, params)
-        self.model = pb.ModelProto()
-        self.graph_name = graph_name
-        self.nodes = []            # NodeProto, in creation order (a topological order)
-        self.parameters = []       # TensorProto, in order of first use
-        self.meta = {}             # handle -> (shape, dtype) of the value
-        self.reshaped = {}         # handle of a Reshape -> handle of its operand
-        self.const_names = {}      # id(native) or constant key -> Constant node name
-        self.primitives = {}       # primitive key -> PrimitiveProto
-        self.counter = 0
-
-    # -- names, constants, parameters ----------------------------------------------------------
-    def fresh(self):
-        self.counter += 1
-        return self.counter
-
-    def v(self, x):
-        key = id(x)
-        if key in self.names:
-            return self.names[key]
-        if key in self.params:
-            p = self.params[key]
-            name = f"{self.graph_name}:{p.name}"
-            value = np.asarray(self.real.to_numpy(x))
-            tensor = pb.TensorProto()
-            _tensor_info(tensor, value.shape, p.dtype)
-            tensor.name = name
-            tensor.raw_data = _raw_bytes(value)
-            tensor.ref_key = p.name
-            tensor.compression_type = pb.TensorProto.NO_COMPRESSION
-            self.parameters.append(tensor)
-            self.names[key] = name
-            self.meta[name] = (value.shape, p.dtype)
-            return name
-        if key not in self.const_names:
-            self.const_names[key] = self.tensor_const(self.constant_value(x))
-        return self.const_names[key]
-
-    def _constant_node(self, fill):
-        name = f"ValueNode_{self.fresh()}"
-        node = pb.NodeProto()
-        node.output.append(name)
-        node.name = name
-        node.op_type = "Constant"
-        attr = node.attribute.add()
-        attr.name = "value"
-        fill(attr)
-        self.nodes.append(node)
-        return name
-
-    def tensor_const(self, value):
-        """A Constant node holding the numpy array ``value`` (one tensor, raw bytes); equal
-        arrays share one node, so the graph does not depend on a backend's caching."""
-        value = np.asarray(value)
-        dtype = mdt.from_numpy_dtype(value.dtype)
-        key = ("tensor", str(dtype), value.shape, _raw_bytes(value))
-        if key in self.const_names:
-            return self.const_names[key]
-
-        def fill(attr):
-            attr.type = _A.TENSORS
-            tensor = attr.tensors.add()
-            _tensor_info(tensor, value.shape, dtype)
-            tensor.name = "value0"
-            tensor.raw_data = _raw_bytes(value)
-        name = self._constant_node(fill)
-        self.meta[name] = (value.shape, dtype)
-        self.const_names[key] = name
-        return name
-
-    def const(self, value):
-        """A Constant node for a Python scalar, tuple of ints or None (shared by equal ones)."""
-        key = (type(value).__name__, value)
-        if key not in self.const_names:
-            self.const_names[key] = self._constant_node(lambda attr: _set_value(attr, value))
-        return self.const_names[key]
-
-    # -- nodes ---------------------------------------------------------------------------------
-    def primitive(self, op, prim_type=_FUNCTION, instance="", attrs=()):
-        """The name of the PrimitiveProto for ``op`` with ``attrs`` (one per distinct set)."""
-        prim = pb.PrimitiveProto()
-        prim.op_type = op
-        for attr_name, value in attrs:
-            attr = prim.attribute.add()
-            attr.name = attr_name
-            _set_value(attr, value)
-        prim.instance_name = instance
-        prim.prim_type = prim_type
-        key = prim.SerializeToString(deterministic=True)
-        if key not in self.primitives:
-            prim.name = f"{op}:{self.fresh()}"
-            self.primitives[key] = prim
-        return self.primitives[key].name
-
-    def node(self, op, inputs, shape, dtype, **prim):
-        """A node calling primitive ``op`` on the values named ``inputs``; ``shape``/``dtype``
-        annotate its output (``shape`` may be a list of (shape, dtype) pairs: a tuple)."""
-        name = f"{self.graph_name}:CNode_{self.fresh()}"
-        node = pb.NodeProto()
-        node.input.extend(inputs)
-        node.output.append(name)
-        node.name = name
-        node.op_type = "REF::" + self.primitive(op, **prim)
-        attr = node.attribute.add()
-        attr.name = "shape"
-        if dtype is None:  # a tuple of tensors
-            attr.type = _A.TUPLE
-            for s, d in shape:
-                elem = attr.values.add()
-                elem.type = _A.TENSORS
-                _tensor_info(elem.tensors.add(), s, d)
-            attr.seq_info.is_dyn_len = False
-        else:
-            attr.type = _A.TENSORS
-            _tensor_info(attr.tensors.add(), shape, dtype)
-            self.meta[name] = (tuple(shape), dtype)
-        self.nodes.append(node)
-        return name
-
-    def like(self, op, inputs, out, **prim):
-        """A node whose output has the shape and dtype of native ``out``."""
-        return self.node(op, inputs, self.shape(out), self.dtype(out), **prim)
-
-    def reshape(self, handle, shape):
-        """``handle`` reshaped to the static ``shape``."""
-        _, dtype = self.meta[handle]
-        out = self.node("Reshape", [handle, self.const(tuple(shape))], shape, dtype,
-                        instance="reshape")
-        self.reshaped[out] = handle
-        return out
-
-    def convert(self, name, ba, out):
-        converter = _CONVERTERS.get(name)
-        if converter is None:
-            raise NotImplementedError(f"export: primitive {name!r} has no MINDIR mapping yet")
-        return converter(self, ba, out)
-
-    # -- the model -----------------------------------------------------------------------------
-    def finish(self, input_specs, outputs):
-        """Fill and return the ModelProto: ``input_specs`` are (name, shape, dtype), ``outputs``
-        the output handles."""
-        model = self.model
-        model.ir_version = IR_VERSION
-        model.producer_name = "mscore"
-        from mscore import __version__
-        model.producer_version = __version__
-        model.model_version = MODEL_VERSION
-        graph = model.graph
-        if len(outputs) == 1:
-            result = outputs[0]
-        else:
-            result = self.node("MakeTuple", list(outputs), [self.meta[o] for o in outputs],
-                               None, prim_type=_PRIMITIVE)
-        live = self._live([result])
-        graph.node.extend(n for n in self.nodes if n.output[0] in live)
-        graph.name = self.graph_name
-        graph.parameter.extend(p for p in self.parameters if p.name in live)
-        for name, shape, dtype in input_specs:
-            info = graph.input.add()
-            info.name = name
-            _tensor_info(info.tensor.add(), shape, dtype)
-        info = graph.output.add()
-        info.name = result
-        if len(outputs) == 1:
-            _tensor_info(info.tensor.add(), *self.meta[result])
-        else:
-            info.denotation = "Tuple"
-            info.attr_info.type = _A.TUPLE
-            for o in outputs:
-                elem = info.attr_info.values.add()
-                elem.type = _A.TENSORS
-                _tensor_info(elem.tensors.add(), *self.meta[o])
-            info.attr_info.seq_info.is_dyn_len = False
-        model.little_endian = True
-        used = {n.op_type[len("REF::"):] for n in graph.node}
-        model.primitives.extend(p for p in self.primitives.values() if p.name in used)
-        model.mind_ir_version = MIND_IR_VERSION
-        return model
-
-    def _live(self, results):
-        """The names the results depend on (nodes left dead by a rewrite are dropped)."""
-        producers = {n.output[0]: n for n in self.nodes}
-        live, stack = set(), list(results)
-        while stack:
-            name = stack.pop()
-            if name in live:
-                continue
-            live.add(name)
-            node = producers.get(name)
-            if node is not None:
-                stack.extend(node.input)
-        return live
+from mscore.nn.graph.mindir_types import FORMAT_NCHW, PAD_MODES, TYPE_IDS, same_pad_pairs
+from mscore.train.serialization._mindir_graph import PRIMITIVE, MindIRGraph, check_data_type
+from mscore.train.serialization._trace import check_net_and_inputs, trace
 
 
 # -- converters: (graph, bound arguments, native output) -> handle --------------------------------
@@ -377,7 +118,7 @@ def _broadcast_to(g, ba, out):
 def _concat(g, ba, out):
     arrays = ba["arrays"]
     pack = g.node("MakeTuple", [g.v(a) for a in arrays],
-                  [(g.shape(a), g.dtype(a)) for a in arrays], None, prim_type=_PRIMITIVE)
+                  [(g.shape(a), g.dtype(a)) for a in arrays], None, prim_type=PRIMITIVE)
     return g.like("Concat", [pack, g.const(int(ba["axis"]))], out)
 
 
@@ -431,7 +172,7 @@ def _batch_norm(g, ba, out):
                 + [g.const(False), g.const(float(ba["eps"])), g.const(float(ba["momentum"])),
                    g.const(FORMAT_NCHW)],
                 [(shape4, dtype)] + stats, None, instance="bn_infer")
-    handle = g.node("TupleGetItem", [bn, g.const(0)], shape4, dtype, prim_type=_PRIMITIVE)
+    handle = g.node("TupleGetItem", [bn, g.const(0)], shape4, dtype, prim_type=PRIMITIVE)
     if shape4 != shape:
         handle = g.reshape(handle, shape)
     return handle
@@ -439,14 +180,6 @@ def _batch_norm(g, ba, out):
 
 def _flat_pads(padding):
     return tuple(int(p) for pair in padding for p in pair)
-
-
-def _same_pads(spatial, kernel, stride):
-    pads = []
-    for s, k, st in zip(spatial, kernel, stride):
-        total = max((-(-s // st) - 1) * st + k - s, 0)
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
 
 
 def _check_2d(g, x, what):
@@ -469,7 +202,7 @@ def _conv(g, ba, out):
              ("pad_list", pads), ("groups", groups), ("stride", (1, 1) + stride),
              ("group", groups), ("dilation", (1, 1) + dilation),
              ("output_names", ["output"]))
-    return g.like("Conv2D", [g.v(x), g.v(w)], out, prim_type=_PRIMITIVE, instance="conv2d",
+    return g.like("Conv2D", [g.v(x), g.v(w)], out, prim_type=PRIMITIVE, instance="conv2d",
                   attrs=attrs)
 
 
@@ -481,7 +214,7 @@ def _pool_mode(g, ba, what, same_ok=True):
     padding = tuple((int(lo), int(hi)) for lo, hi in ba["padding"])
     if not any(_flat_pads(padding)):
         return kernel, stride, "VALID"
-    if same_ok and padding == _same_pads(g.shape(x)[2:], kernel, stride):
+    if same_ok and padding == same_pad_pairs(g.shape(x)[2:], kernel, stride):
         return kernel, stride, "SAME"
     raise NotImplementedError(f"export: MINDIR export of {what} with padding {padding} is not "
                               f"supported (only pad_mode 'valid' and 'same')")
@@ -491,7 +224,7 @@ def _max_pool(g, ba, out):
     kernel, stride, mode = _pool_mode(g, ba, "max pooling")
     attrs = (("pad_mode", mode), ("output_names", ["output"]), ("kernel_size", (1, 1) + kernel),
              ("format", "NCHW"), ("strides", (1, 1) + stride), ("input_names", ["x"]))
-    return g.like("MaxPool", [g.v(ba["x"])], out, prim_type=_PRIMITIVE, instance="max_pool",
+    return g.like("MaxPool", [g.v(ba["x"])], out, prim_type=PRIMITIVE, instance="max_pool",
                   attrs=attrs)
 
 
@@ -562,11 +295,11 @@ def build_mindir_model(net, *inputs):
     real = _context.current_backend()
     params = [p for _, p in net.parameters_and_names()]
     graph_name = f"{type(net).__name__}_construct"
-    graph = _MindIRGraph(real, params, graph_name)
+    graph = MindIRGraph(real, params, graph_name, _CONVERTERS)
     specs = []
     for name, x in zip(_input_names(net, len(inputs)), inputs):
         handle = f"{graph_name}:{name}"
-        _data_type(x.dtype, f"input {name!r}")
+        check_data_type(x.dtype, f"input {name!r}")
         graph.add_input(x, handle)
         graph.meta[handle] = (tuple(x.shape), x.dtype)
         specs.append((handle, tuple(x.shape), x.dtype))
