@@ -15,6 +15,7 @@ _SUBMODULES = {
     "build_searched_strategy": "mscore.train.serialization",
     "parse_print": "mscore.train.serialization",
     "export": "mscore.train.serialization",
+    "load": "mscore.train.serialization",
     "SummaryRecord": "mscore.train.summary",
     "SummaryCollector": "mscore.train.summary",
 }

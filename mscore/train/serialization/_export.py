@@ -384,6 +384,8 @@ def _check_export_options(file_format, kwargs):
     for key, value in kwargs.items():
         if key not in _UNSUPPORTED_OPTIONS:
             raise TypeError(f"export() got an unexpected keyword argument {key!r}")
+        if key == "enc_mode":  # only read together with enc_key
+            continue
         if value is not None and value is not False:
             raise NotImplementedError(f"export: the option {key!r} is not implemented in "
                                       f"mscore ({file_format})")

@@ -82,14 +82,34 @@ def _attribute_value(attr, what):
                               f"support")
 
 
+class _Unreadable:
+    """An attribute of a kind mscore does not decode (no implemented primitive reads one)."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"<unreadable attribute: {self.reason}>"
+
+
+def _attributes(attributes, owner):
+    """``{name: value}`` of a primitive's attributes; kinds mscore does not decode are kept as
+    :class:`_Unreadable` (MindSpore records many attributes no implementation here reads)."""
+    values = {}
+    for attr in attributes:
+        if attr.name in _ANNOTATIONS:
+            continue
+        try:
+            values[attr.name] = _attribute_value(attr, f"attribute {attr.name!r} of {owner}")
+        except NotImplementedError as exc:
+            values[attr.name] = _Unreadable(str(exc))
+    return values
+
+
 def _primitives(model):
     """``{primitive name: (op type, attributes)}`` of ``ModelProto.primitives``."""
-    table = {}
-    for prim in model.primitives:
-        attrs = {a.name: _attribute_value(a, f"attribute {a.name!r} of primitive {prim.name!r}")
-                 for a in prim.attribute if a.name not in _ANNOTATIONS}
-        table[prim.name] = (prim.op_type, attrs)
-    return table
+    return {prim.name: (prim.op_type, _attributes(prim.attribute, f"primitive {prim.name!r}"))
+            for prim in model.primitives}
 
 
 def _node_op(node, primitives, functions):
@@ -104,9 +124,7 @@ def _node_op(node, primitives, functions):
             raise NotImplementedError(f"node {node.name!r} calls the sub-graph {ref!r}; mscore "
                                       f"loads single-graph MindIR files only (no control flow)")
         raise _BadFile(f"node {node.name!r} refers to the unknown primitive {ref!r}")
-    attrs = {a.name: _attribute_value(a, f"attribute {a.name!r} of node {node.name!r}")
-             for a in node.attribute if a.name not in _ANNOTATIONS}
-    return op_type, attrs
+    return op_type, _attributes(node.attribute, f"node {node.name!r}")
 
 
 def _sorted_nodes(nodes, defined, output):
