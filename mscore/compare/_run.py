@@ -226,6 +226,8 @@ class GradTap:
                       requires_grad=False) for i, p in enumerate(optimizer.parameters))
 
         class _Tapped(Cell):
+            """The train cell, owning the gradient slots (so GRAPH_MODE threads them)."""
+
             def __init__(self, train_network):
                 super().__init__(auto_prefix=False)
                 self.train_network = train_network

@@ -234,7 +234,7 @@ class CompareReport:
                     first_row = False
             notes.append(_note(v))
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        for k, row in enumerate(rows):
+        for k, row in enumerate(rows if len(rows) > 1 else []):
             lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
             if k == 0:
                 lines.append("  ".join("-" * w for w in widths))
@@ -285,6 +285,8 @@ class CompareReport:
         for ax in axes[:, 0]:
             ax.set_ylabel(f"relative difference vs {self.reference.target.label}")
         axes[0, 0].legend(fontsize=8)
+        fig.suptitle(f"mscore compare against {self.reference.target.label} "
+                     f"(exact agreement is drawn at 1e-16)", fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
