@@ -10,7 +10,6 @@ arrays is kept.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -1,8 +1,8 @@
 """``--bisect``: find the first cell, op and dtype where a drifting backend differs.
 
 At the first step ``t`` whose one-step check failed, both backends get the reference's
-weights before step ``t`` and batch ``t``. On the reference, forward hooks on every cell of the loss network
-record each cell call's inputs and output, and a zero "probe" added to every output (the
+weights before step ``t`` and batch ``t``. On the reference, forward hooks on every cell of
+the loss network record each cell call's inputs and output, and a zero "probe" added to every output (the
 hook returns ``output + probe``) gives, as the gradient of the scaled loss with respect to
 the probes, the gradient arriving at each cell's output. Then every cell call is re-run on
 its own, on both backends, from the *reference's* inputs and output gradient: its output,
