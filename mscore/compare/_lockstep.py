@@ -23,7 +23,7 @@ class Lane:
         spec, self.free = _run.build_on(target, factory, options["amp_level"],
                                         options["mode"], options["seed"])
         self.run.amp_level = self.free.amp_level
-        dtype = _run._low_precision(self.free.model.train_network)
+        dtype = _run.network_compute_dtype(self.free.model.train_network)
         self.run.compute_dtype = dtype.name
         _run.check_dtype(spec, dtype)
         self.shadow = None

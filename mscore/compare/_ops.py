@@ -93,9 +93,12 @@ def _is_native(backend, x):
 
 
 def to_host(backend, x):
-    """``x`` with every native array (also inside tuples and lists) as a HostArray."""
+    """``x`` with every native array (also inside tuples, lists and dicts) as a
+    HostArray."""
     if isinstance(x, (tuple, list)):
         return type(x)(to_host(backend, v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_host(backend, v) for k, v in x.items()}
     if _is_native(backend, x):
         return HostArray(backend.to_numpy(x))
     return x
@@ -105,6 +108,8 @@ def to_native(backend, x):
     """The inverse of :func:`to_host` on (possibly another) ``backend``."""
     if isinstance(x, (tuple, list)):
         return type(x)(to_native(backend, v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_native(backend, v) for k, v in x.items()}
     if isinstance(x, HostArray):
         return backend.from_numpy(x.value)
     return x

@@ -17,7 +17,7 @@ import numpy as np
 from mscore.compare.errors import BackendRunError, CompareSetupError
 from mscore.compare._factory import build_trainee
 
-_MODES = {"pynative": 1, "graph": 0}   # ms.PYNATIVE_MODE, ms.GRAPH_MODE
+MODES = {"pynative": 1, "graph": 0}   # ms.PYNATIVE_MODE, ms.GRAPH_MODE
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def _host(value):
     return np.asarray(value)
 
 
-def _low_precision(network):
+def network_compute_dtype(network):
     """The lowest-precision float dtype any cell of ``network`` computes in (float32 if
     none is set): how amp levels O1-O3 show in a built network."""
     from mscore.common import dtype as mdt
@@ -313,7 +313,7 @@ def activate(target, mode):
         raise BackendRunError(str(exc)) from None
     try:
         ms.set_context(backend=target.backend, device_target=target.device,
-                       mode=_MODES[mode])
+                       mode=MODES[mode])
     except Exception as exc:  # unavailable library, no such device, ...
         raise BackendRunError(f"cannot start on {target.device}: {type(exc).__name__}: "
                               f"{exc}") from None

@@ -184,7 +184,7 @@ class _Built:
 
         def scaled_loss(*xs):
             loss = self.loss_cell(*xs)
-            return F.mul(F.cast(loss, loss.dtype), float(loss_scale))
+            return F.mul(loss, float(loss_scale))
 
         with MutationScope() as scope, self._hooks([], probes):
             _, grads = value_and_grad(scaled_loss, None, [probes[i] for i in order])(*inputs)

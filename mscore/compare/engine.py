@@ -18,7 +18,7 @@ def _check_options(steps, amp_level, mode, seed, device_target):
     if amp_level is not None and amp_level not in _AMP:
         raise CompareSetupError(f"amp_level: expected one of {list(_AMP)} or None, got "
                                 f"{amp_level!r}")
-    if mode not in _run._MODES:
+    if mode not in _run.MODES:
         raise CompareSetupError(f"mode: expected 'pynative' or 'graph', got {mode!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise CompareSetupError(f"seed: expected a non-negative int, got {seed!r}")
