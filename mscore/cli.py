@@ -1,4 +1,4 @@
-"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``."""
+"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``, ``compare``."""
 from __future__ import annotations
 
 import argparse
@@ -57,6 +57,11 @@ def _cmd_plot(argv):
     return plot(argv)
 
 
+def _cmd_compare(argv):
+    from mscore.compare.cli import main as compare
+    return compare(argv)
+
+
 def main(argv=None):
     """Entry point of the ``mscore`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -70,8 +75,11 @@ def main(argv=None):
                    add_help=False)
     sub.add_parser("plot", help="draw loss/learning-rate curves of a summary dir",
                    add_help=False)
-    if argv and argv[0] in ("conformance", "demo", "plot"):
-        handler = {"conformance": _cmd_conformance, "demo": _cmd_demo, "plot": _cmd_plot}
+    sub.add_parser("compare", help="train one model on several backends and compare them "
+                   "step by step", add_help=False)
+    if argv and argv[0] in ("conformance", "demo", "plot", "compare"):
+        handler = {"conformance": _cmd_conformance, "demo": _cmd_demo, "plot": _cmd_plot,
+                   "compare": _cmd_compare}
         return handler[argv[0]](argv[1:])
     args = parser.parse_args(argv)
     return _cmd_backends(args)

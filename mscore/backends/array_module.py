@@ -112,6 +112,12 @@ class ArrayModuleBackend(Backend):
 
     # -- reductions --------------------------------------------------------------------
     def sum(self, a, axis, keepdims):
+        if a.dtype.itemsize < 4 and a.dtype.kind in "fV":
+            # Half precision: accumulate in float32 and round once, as torch, jax and GPU
+            # kernels do; numpy adds float16 rows one by one in float16, which overflows
+            # (and loses bits) where the true sum fits (found by `mscore compare` at O2).
+            return self.xp.sum(a, axis=axis, keepdims=keepdims,
+                               dtype=np.float32).astype(a.dtype)
         return self.xp.sum(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
 
     def max(self, a, axis, keepdims):
