@@ -5,18 +5,20 @@ conv net with BatchNorm (Conv5-BN-ReLU-Pool twice, Dense 256-120-84-10), on the 
 out as MNIST (the ``amp_digits`` pipeline: 8x8 upsampled to 20x20, padded to 28x28,
 ``Rescale`` + ``Normalize``):
 
-1. train the float network (``--float-epochs``) and evaluate it;
-2. save a checkpoint, build a fresh network, ``convert_quant_network`` it (BatchNorm folded),
-   ``load_nonquant_param_into_quant_net`` the checkpoint, and fine-tune it quantization-aware
-   (``--qat-epochs``); evaluate the fake-quantized network;
+1. train the float network (``--float-epochs``) and save a checkpoint;
+2. fine-tune from that checkpoint for ``--qat-epochs`` twice, with the same data order and
+   learning rate: a float network (``load_param_into_net``), and a fresh network made
+   quantization-aware by ``convert_quant_network`` (weights per channel, BatchNorm folded)
+   that gets the checkpoint through ``load_nonquant_param_into_quant_net``; evaluate both
+   (the difference is the cost of quantization);
 3. ``export`` it as int8 ONNX (``mean``/``std_dev`` of the pipeline's normalisation in pixel
    units) and the float network as float ONNX; run the int8 model in onnxruntime on the test
    set: its accuracy, the share of test images where its argmax equals mscore's fake-quant
    forward, the largest logit difference, the file sizes and their ratio, and which integer
    kernels onnxruntime fused the QDQ graph into.
 
-    python bench/quant_digits.py [--backend torch] [--nets mlp,lenet] [--float-epochs 10]
-                                 [--qat-epochs 4] [--seed 1]
+    python bench/quant_digits.py [--backend torch] [--mode pynative|graph] [--nets mlp,lenet]
+                                 [--float-epochs 10] [--qat-epochs 4] [--seed 1]
 """
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ PIXEL_STD = 0.3081 * 255.0
 def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", default="torch")
+    p.add_argument("--mode", default="pynative", choices=("pynative", "graph"),
+                   help="graph compiles each train step where the backend can (jax)")
     p.add_argument("--nets", default="mlp,lenet")
     p.add_argument("--float-epochs", type=int, default=10)
     p.add_argument("--qat-epochs", type=int, default=4)
@@ -126,13 +130,19 @@ def run_net(name, data, args, tmp):
                                     load_nonquant_param_into_quant_net)
     from mscore.train.serialization import export as float_export
     train_x, train_y, test_x, test_y = data
-    float_net = build(name)
-    float_s = train(float_net, (train_x, train_y), args.float_epochs, args.lr, args.batch,
-                    args.seed)
-    float_acc = float((logits(float_net, test_x).argmax(1) == test_y).mean())
+    ms.set_seed(args.seed)
+    pretrained = build(name)
+    train(pretrained, (train_x, train_y), args.float_epochs, args.lr, args.batch, args.seed)
+    pretrained_acc = float((logits(pretrained, test_x).argmax(1) == test_y).mean())
     ckpt = os.path.join(tmp, f"{name}.ckpt")
-    ms.save_checkpoint(float_net, ckpt)
+    ms.save_checkpoint(pretrained, ckpt)
 
+    # The same fine-tuning from the same checkpoint, in float and quantization-aware.
+    float_net = build(name)
+    ms.load_param_into_net(float_net, ms.load_checkpoint(ckpt))
+    float_s = train(float_net, (train_x, train_y), args.qat_epochs, args.qat_lr, args.batch,
+                    args.seed + 1)
+    float_acc = float((logits(float_net, test_x).argmax(1) == test_y).mean())
     qnet = convert_quant_network(build(name), per_channel=(True, False))
     load_nonquant_param_into_quant_net(qnet, ms.load_checkpoint(ckpt), ["step"])
     qat_s = train(qnet, (train_x, train_y), args.qat_epochs, args.qat_lr, args.batch,
@@ -151,7 +161,8 @@ def run_net(name, data, args, tmp):
     ort_logits = np.concatenate([session.run(None, {"input_0": test_x[i:i + 1]})[0]
                                  for i in range(len(test_x))])
     return {
-        "net": name, "float_acc": float_acc, "qat_acc": qat_acc,
+        "net": name, "pretrained_acc": pretrained_acc, "float_acc": float_acc,
+        "qat_acc": qat_acc,
         "int8_acc": float((ort_logits.argmax(1) == test_y).mean()),
         "argmax_agree": float((ort_logits.argmax(1) == q_logits.argmax(1)).mean()),
         "max_logit_diff": float(np.abs(ort_logits - q_logits).max()),
@@ -163,17 +174,19 @@ def run_net(name, data, args, tmp):
 def main(argv=None):
     args = _parse(argv)
     import mscore as ms
-    ms.set_context(backend=args.backend)
+    ms.set_context(backend=args.backend,
+                   mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
     with tempfile.TemporaryDirectory(prefix="mscore-quant-") as tmp:
         data = load_digits_arrays(os.path.join(tmp, "idx"))
-        print(f"mscore {ms.__version__} | backend {args.backend} | digits {len(data[1])} train "
+        print(f"mscore {ms.__version__} | backend {args.backend} ({args.mode}) | digits {len(data[1])} train "
               f"/ {len(data[3])} test | float {args.float_epochs} epochs, QAT "
               f"{args.qat_epochs} epochs, batch {args.batch}", flush=True)
         rows = [run_net(name, data, args, tmp) for name in args.nets.split(",")]
     for r in rows:
-        print(f"\n[{r['net']}] float acc {r['float_acc']:.4f} ({r['float_s']:.1f} s) | QAT "
-              f"fake-quant acc {r['qat_acc']:.4f} ({r['qat_s']:.1f} s) | onnxruntime int8 acc "
-              f"{r['int8_acc']:.4f}")
+        print(f"\n[{r['net']}] pretrained float acc {r['pretrained_acc']:.4f}; fine-tuned "
+              f"{args.qat_epochs} epochs: float acc {r['float_acc']:.4f} ({r['float_s']:.1f} s)"
+              f" | QAT fake-quant acc {r['qat_acc']:.4f} ({r['qat_s']:.1f} s) | onnxruntime "
+              f"int8 acc {r['int8_acc']:.4f}")
         print(f"  QAT - float: {100 * (r['qat_acc'] - r['float_acc']):+.2f} points; int8 "
               f"argmax == mscore fake-quant argmax on {100 * r['argmax_agree']:.2f}% of the "
               f"test set (max |logit diff| {r['max_logit_diff']:.4f})")

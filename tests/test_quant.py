@@ -4,6 +4,7 @@ formulas, straight-through gradients, quant delay, BatchNorm folding and freezin
 rewrite and its argument checks, loading a float network, and the int8 ONNX (run in
 onnxruntime) and MINDIR exports, on every backend."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -16,7 +17,12 @@ from mscore.train.quant import (
     load_nonquant_param_into_quant_net)
 from _helpers import available_backends, use_backend
 
+DATA = os.path.join(os.path.dirname(__file__), "data")
+sys.path.insert(0, DATA)
+import make_quant_mindir  # noqa: E402
+
 BACKENDS = available_backends()
+QUANT_IO = np.load(os.path.join(DATA, "quant", "quant_io.npz"))
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 # JAX compiles every op for every new shape when it runs eagerly: the default run keeps the
 # cheap checks on it, MSCORE_SLOW_TESTS=1 adds the rest.
@@ -455,16 +461,35 @@ def test_export_int8_onnx_runs_in_onnxruntime(backend, tmp_path):
         assert 3.5 < ratio <= 4.2
 
 
+def _without_producer_version(path):
+    from mscore.train.proto import mind_ir_pb2
+    model = mind_ir_pb2.ModelProto()
+    with open(path, "rb") as f:
+        model.ParseFromString(f.read())
+    model.ClearField("producer_version")
+    return model
+
+
+@pytest.mark.parametrize("name", make_quant_mindir.NETS)
 @pytest.mark.parametrize("backend", FAST_BACKENDS)
-def test_export_mindir_is_the_fake_quantized_graph(backend, tmp_path):
+def test_quantized_mindir_is_the_file_mindspore_ran(backend, name, tmp_path):
+    """The MINDIR of a quantized network (the fake-quantized float graph): mscore's file ran
+    in MindSpore 2.10 with mscore's outputs (recorded by tests/data/make_quant_mindir.py);
+    mscore runs it alike, and exporting the same network again writes the same graph."""
     use_backend(backend)
-    x, y = _digits_like(16)
-    q = convert_quant_network(lenet(), per_channel=(True, False))
-    _train_a_little(q, x, y, steps=2)
-    export(q, ms.Tensor(x), file_name=str(tmp_path / "q"), file_format="MINDIR")
-    graph = nn.GraphCell(ms.load(str(tmp_path / "q.mindir")))
-    np.testing.assert_allclose(graph(ms.Tensor(x)).asnumpy(), q(ms.Tensor(x)).asnumpy(),
-                               rtol=1e-6, atol=1e-6)
+    x = ms.Tensor(QUANT_IO["input"])
+    want = QUANT_IO[f"{name}/ms"]
+    fixture = os.path.join(DATA, "quant", f"mscore_{name}.mindir")
+    np.testing.assert_allclose(nn.GraphCell(ms.load(fixture))(x).asnumpy(), want, rtol=0,
+                               atol=1e-5)
+    q = make_quant_mindir.build(ms, name)
+    for p in q.get_parameters():
+        p.set_data(ms.Tensor(QUANT_IO[f"{name}/param/{p.name}"]))
+    q.set_train(False)
+    np.testing.assert_allclose(q(x).asnumpy(), want, rtol=0, atol=1e-5)
+    export(q, x, file_name=str(tmp_path / name), file_format="MINDIR")
+    assert _without_producer_version(str(tmp_path / f"{name}.mindir")) == \
+        _without_producer_version(fixture)
 
 
 def test_export_argument_checks(tmp_path):
