@@ -178,8 +178,8 @@ def main(argv=None):
                    mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
     with tempfile.TemporaryDirectory(prefix="mscore-quant-") as tmp:
         data = load_digits_arrays(os.path.join(tmp, "idx"))
-        print(f"mscore {ms.__version__} | backend {args.backend} ({args.mode}) | digits {len(data[1])} train "
-              f"/ {len(data[3])} test | float {args.float_epochs} epochs, QAT "
+        print(f"mscore {ms.__version__} | backend {args.backend} ({args.mode}) | digits "
+              f"{len(data[1])} train / {len(data[3])} test | float {args.float_epochs} epochs, QAT "
               f"{args.qat_epochs} epochs, batch {args.batch}", flush=True)
         rows = [run_net(name, data, args, tmp) for name in args.nets.split(",")]
     for r in rows:

@@ -252,5 +252,5 @@ def convert(network, config):
     for path, param in result.parameters_and_names():
         param.name = names.get(id(param), path)
     result.set_train(training)
-    graph.clear_cache(network)
+    graph.clear_cache()   # wrappers compiled around the network hold its old structure
     return result
