@@ -35,7 +35,7 @@ def __getattr__(name):
     if name in _METRICS:
         return getattr(importlib.import_module("mscore.train.metrics"), name)
     if name in ("callback", "metrics", "serialization", "summary", "model", "amp",
-                "loss_scale_manager", "dataset_helper"):
+                "loss_scale_manager", "dataset_helper", "quant"):
         if name in ("amp", "loss_scale_manager"):
             return importlib.import_module("mscore.amp")
         return importlib.import_module(f"mscore.train.{name}")
