@@ -7,13 +7,16 @@ rules, layers) goes through here, so swapping the backend swaps every computatio
 from __future__ import annotations
 
 from mscore import context as _context
+from mscore._per_thread import state as _thread
 from mscore.autodiff import tracer as _tracer
 from mscore.autodiff.tracer import Tracer as _Tracer
 
 
-# Set by mscore.amp.autocast while an op-level ("auto") mixed-precision region runs:
-# a callable (op_name, args) -> args that casts floating inputs by the op's list.
-autocast_policy = None
+def autocast_policy():
+    """The calling thread's op-level mixed-precision policy (set by
+    :func:`mscore.amp.autocast`): a callable ``(op_name, args) -> args`` that casts floating
+    inputs by the op's list, or None outside an autocast region."""
+    return _thread.autocast_policy
 
 
 def backend():
@@ -24,9 +27,11 @@ def backend():
 def call(name, *args, **attrs):
     """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
     b = _context._active or _context.current_backend()
-    if autocast_policy is not None:
-        args = autocast_policy(name, args)
-    if _tracer.active_depth and _tracer.has_tracer(args):
+    thread = _thread
+    policy = thread.autocast_policy
+    if policy is not None:
+        args = policy(name, args)
+    if thread.tracing_depth and _tracer.has_tracer(args):
         return _tracer.record(b, name, args, attrs)
     return getattr(b, name)(*args, **attrs)
 
@@ -50,6 +55,7 @@ def fused(name):
     autodiff, which differentiates the core's composite instead, and inside an autocast
     region, whose per-op dtype lists apply to the composite's primitives."""
     b = backend()
-    if autocast_policy is not None or (_tracer.active_depth and b.value_and_grad is None):
+    thread = _thread
+    if thread.autocast_policy is not None or (thread.tracing_depth and b.value_and_grad is None):
         return None
     return getattr(b, name, None)

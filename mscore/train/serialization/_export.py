@@ -488,7 +488,8 @@ def export(net, *inputs, file_name, file_format):
     missing) through the ``onnx`` package; ``"MINDIR"`` and ``"AIR"`` raise
     ``NotImplementedError``. The file is written atomically.
     """
-    from mscore.train.serialization._checkpoint import _atomic_write, _check_path
+    from mscore.train.serialization._atomic import atomic_write
+    from mscore.train.serialization._checkpoint import _check_path
     path = _check_path(file_name, "file_name")
     if not isinstance(file_format, str):
         raise TypeError(f"file_format: expected a str, got {type(file_format).__name__}")
@@ -508,4 +509,4 @@ def export(net, *inputs, file_name, file_format):
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
     data = model.SerializeToString()
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
