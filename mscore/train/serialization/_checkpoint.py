@@ -19,15 +19,16 @@ Two formats, chosen with ``format=``:
 polynomial of ``binascii.crc32``) of every byte before it, as a 10-byte big-endian integer --
 MindSpore's layout. For safetensors the CRC-32 of the tensors (names, dtypes, shapes and bytes
 in name order) and of every other metadata entry (the appended strings among them) is stored
-in the metadata as ``"mscore:crc32"``. A loader verifies a CRC that
-is present; ``crc_check=True`` also requires one. (A ``.ckpt`` file cut exactly between two
-entries is still valid protobuf; only the CRC footer can tell it was truncated there.)
+in the metadata as ``"mscore:crc32"``. A loader verifies a CRC that is present;
+``crc_check=True`` also requires one. (A ``.ckpt`` file cut exactly between two entries is
+still valid protobuf; only the CRC footer can tell it was truncated there.)
 
 Saving is atomic (:mod:`._atomic`): the bytes go to a temporary file in the target's
 directory, which is fsynced and renamed over the target, so a process killed mid-write leaves
 the old file (or none) under the target name; the next save into that directory removes the
-temporaries such a process left. ``async_save=True`` copies the values to host memory at once and writes in a
-background thread; the next save or load, and interpreter exit, wait for it.
+temporaries such a process left. ``async_save=True`` copies the values to host memory at
+once and writes in a background thread; the next save or load, and interpreter exit, wait for
+it.
 
 Loading never unpickles: a file is parsed as protobuf or safetensors and nothing else, and a
 file that is not a valid checkpoint is a ``ValueError`` naming it.
