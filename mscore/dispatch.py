@@ -31,23 +31,46 @@ def call(name, *args, **attrs):
     policy = thread.autocast_policy
     if policy is not None:
         args = policy(name, args)
-    if thread.tracing_depth and _tracer.has_tracer(args):
-        return _tracer.record(b, name, args, attrs)
-    return getattr(b, name)(*args, **attrs)
+    try:
+        if thread.tracing_depth and _tracer.has_tracer(args):
+            return _tracer.record(b, name, args, attrs)
+        return getattr(b, name)(*args, **attrs)
+    except Exception as exc:
+        _raise_if_foreign(b, name, [_tracer.unwrap(a) for a in args], exc)
+        raise
 
 
 def shape(a):
     """The shape of a native array or tracer."""
     if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op
         a = a.value
-    return (_context._active or _context.current_backend()).shape(a)
+    b = _context._active or _context.current_backend()
+    try:
+        return b.shape(a)
+    except Exception as exc:
+        _raise_if_foreign(b, "shape", [a], exc)
+        raise
 
 
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
     if isinstance(a, _Tracer):
         a = a.value
-    return (_context._active or _context.current_backend()).dtype(a)
+    b = _context._active or _context.current_backend()
+    try:
+        return b.dtype(a)
+    except Exception as exc:
+        _raise_if_foreign(b, "dtype", [a], exc)
+        raise
+
+
+def _raise_if_foreign(b, op, values, exc):
+    """After backend ``b`` failed on ``values``: if one is another backend's array (a network
+    built before ``set_context(backend=...)``), raise the RuntimeError saying so instead."""
+    from mscore.plugin.mismatch import foreign_array_error
+    error = foreign_array_error(b, op, values)
+    if error is not None:
+        raise error from exc
 
 
 def fused(name):
