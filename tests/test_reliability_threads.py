@@ -2,6 +2,7 @@
 after the other (issue 15, item 5): the parameter-mutation scopes, the autocast policy and
 the autodiff/compile depths are per thread (``contextvars``); the backend stays
 process-wide."""
+import os
 import sys
 import threading
 
@@ -85,9 +86,6 @@ def test_two_models_in_two_threads_train_as_one_after_the_other(backend, mode):
     spec = use_backend(backend)
     if mode == "GRAPH" and "compile" not in spec.capabilities:
         pytest.skip(f"backend {backend!r} does not compile: GRAPH_MODE runs as PYNATIVE")
-    if mode == "GRAPH" and backend == "torch" and not __import__("os").environ.get(
-            "MSCORE_SLOW_TESTS"):
-        pytest.skip("torch.compile of two programs takes minutes: MSCORE_SLOW_TESTS=1")
     ms.set_context(mode=ms.GRAPH_MODE if mode == "GRAPH" else ms.PYNATIVE_MODE)
     try:
         sequential = _pair()
@@ -147,3 +145,28 @@ def test_mutation_scope_of_one_thread_does_not_undo_another_threads_update():
     assigned.set()
     t.join(30)
     np.testing.assert_array_equal(p.asnumpy(), np.ones(2, np.float32))
+
+
+def test_two_torch_compiled_programs_in_two_threads(monkeypatch):
+    """torch.compile (dynamo, no code generation) traces the per-thread state: two threads
+    each trace and run their own program, with the sequential results."""
+    if "torch" not in available_backends():
+        pytest.skip("torch backend unavailable")
+    if not os.environ.get("MSCORE_SLOW_TESTS"):
+        pytest.skip("four dynamo traces take about a minute on CPU: MSCORE_SLOW_TESTS=1")
+    use_backend("torch")
+    backend = ms.context.current_backend()
+    monkeypatch.setattr(backend, "_compile_policy", "always")
+    monkeypatch.setattr(backend, "_compile_backend", lambda gm, example_inputs: gm.forward)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        sequential = _pair()
+        expected = [(_train(step, data), _state(step)) for step, data in sequential]
+        concurrent = _pair()
+        losses = _concurrently(concurrent)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    for (want_losses, want_state), got_losses, (step, _) in zip(expected, losses, concurrent):
+        np.testing.assert_array_equal(np.array(got_losses), np.array(want_losses))
+        for name, want in want_state.items():
+            np.testing.assert_array_equal(_state(step)[name], want, err_msg=name)
