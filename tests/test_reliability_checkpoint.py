@@ -12,7 +12,6 @@
 """
 import json
 import os
-import platform
 import subprocess
 import sys
 
@@ -133,8 +132,8 @@ def test_temporaries_have_visible_names_that_say_what_they_are(tmp_path, monkeyp
 
 
 def test_the_next_save_removes_temporaries_of_dead_processes_only(tmp_path):
-    from mscore.train.serialization._atomic import temporary_prefix
-    host = platform.node()
+    from mscore.train.serialization._atomic import _host, temporary_prefix
+    host = _host()
     dead = tmp_path / (temporary_prefix("old.ckpt", _dead_pid()) + "abc123.tmp")
     live = tmp_path / (temporary_prefix("run.ckpt", os.getppid()) + "def456.tmp")
     other_host = tmp_path / (temporary_prefix("old.ckpt", _dead_pid(), host + "x") + "g7.tmp")

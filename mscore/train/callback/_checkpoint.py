@@ -178,6 +178,11 @@ class ModelCheckpoint(Callback):
     ``{prefix}-{epoch}_{step}.ckpt`` in ``directory`` by the ``config`` policy, and once
     more at the end of training.
 
+    Each file is written atomically and old files are removed only once the new one is
+    complete (for ``async_save`` too: in the writer thread, right after it), so a process
+    that dies while saving still leaves its previous checkpoint, and once a save completes
+    at most ``keep_checkpoint_max`` files remain.
+
     Args:
         prefix (str): file name prefix, no ``/`` (default ``"CKP"``). If files of this prefix
             are already in the directory, ``_1``, ``_2``, ... is appended, as in MindSpore.
