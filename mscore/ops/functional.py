@@ -1204,13 +1204,18 @@ def _check_class_labels(target, classes, ignore_index=None):
     (one backend would return nan, another a number, a third raise its own error).
 
     This reads the labels on the host, so it runs where their values exist: in PYNATIVE
-    mode, not inside a compiled (GRAPH_MODE) program, whose values are symbolic."""
+    mode, not inside a compiled (GRAPH_MODE) program or a function the array library traces
+    itself (``jax.jit``), whose values are symbolic."""
     if _thread.compiled_depth:
         return
     bad = logical_or(less(target, 0), greater_equal(target, classes))
     if ignore_index is not None:
         bad = logical_and(bad, not_equal(target, ignore_index))
-    if not builtins.bool(any(bad).asnumpy()):
+    try:
+        found = builtins.bool(any(bad).asnumpy())
+    except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
+        return
+    if not found:
         return
     labels, mask = target.asnumpy(), bad.asnumpy()
     values = np.unique(labels[mask])
