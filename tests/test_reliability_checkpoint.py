@@ -107,6 +107,20 @@ def test_async_saves_never_keep_more_than_the_maximum(tmp_path):
     assert counter.counts[-1] == ["a-1_5.ckpt", "a-1_6.ckpt"]
 
 
+def test_keep_one_per_n_minutes_rotates_after_writing_too(tmp_path, monkeypatch):
+    # MindSpore's policy: of the files of the last n minutes only the oldest stays, plus the
+    # newest; a save that dies leaves the previous newest
+    model, _ = _model()
+    cfg = CheckpointConfig(save_checkpoint_steps=1, keep_checkpoint_max=0,
+                           keep_checkpoint_per_n_minutes=5)
+    model.train(1, _dataset(), callbacks=[ModelCheckpoint("m", str(tmp_path / "a"), cfg)])
+    assert _ckpts(tmp_path / "a") == ["m-1_1.ckpt", "m-1_6.ckpt"]
+    _crash_on_save(monkeypatch, 6)
+    with pytest.raises(_Crash):
+        model.train(1, _dataset(), callbacks=[ModelCheckpoint("m", str(tmp_path / "b"), cfg)])
+    assert _ckpts(tmp_path / "b") == ["m-1_1.ckpt", "m-1_5.ckpt"]
+
+
 # -- 2. visible temporaries, stale ones cleaned ----------------------------------------------
 def _dead_pid():
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
