@@ -6,9 +6,7 @@ snippet with the value or the exception type it gave. Here the same snippet runs
 names bound. Cases marked ``differs`` (MindSpore bugs, deliberate extensions) are checked one by
 one below against independently computed values.
 """
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +16,11 @@ import mscore.train as M
 from mscore import nn
 
 from _helpers import available_backends, use_backend
+from _oracle import assert_matches, check_case, load, run
 
-ORACLE = json.loads((Path(__file__).parent / "data" / "metrics_oracle.json").read_text())
+ORACLE = load("metrics_oracle.json")
 CASES = ORACLE["cases"]
-RTOL, ATOL = 1e-5, 1e-6
+NAMES = {"M": M, "nn": nn, "T": ms.Tensor, "np": np, "ms": ms}
 
 
 @pytest.fixture(autouse=True)
@@ -30,71 +29,11 @@ def _numpy_backend():
 
 
 def _run(code):
-    """Run a case's snippet with mscore's names; returns its namespace."""
-    ns = {"M": M, "nn": nn, "T": ms.Tensor, "np": np, "ms": ms}
-    exec(ORACLE["prelude"], ns)  # noqa: S102 - the checked-in fixture's own snippets
-    exec(code, ns)  # noqa: S102
-    return ns
-
-
-def _decode_float(value):
-    return float(value) if isinstance(value, str) else value
-
-
-def _assert_matches(expected, actual, where="result"):
-    """``actual`` (an mscore value) has the kind, shape and numbers MindSpore recorded."""
-    kind, value = next(iter(expected.items())) if "array" not in expected else ("array", None)
-    if kind == "array":
-        assert isinstance(actual, np.ndarray), f"{where}: expected an array, got {actual!r}"
-        assert list(actual.shape) == expected["shape"], f"{where}: shape {actual.shape}"
-        want = np.array(_decode_nested(expected["array"]), dtype=np.float64)
-        np.testing.assert_allclose(actual.astype(np.float64), want, rtol=RTOL, atol=ATOL,
-                                   equal_nan=True, err_msg=where)
-    elif kind in ("float", "int"):
-        assert isinstance(actual, (int, float, np.integer, np.floating)) and \
-            not isinstance(actual, (bool, np.bool_)), f"{where}: expected a number, got " \
-            f"{actual!r}"
-        want = _decode_float(value)
-        if math.isinf(want) or math.isnan(want):
-            assert actual == want or (math.isnan(want) and math.isnan(actual)), where
-        else:
-            assert actual == pytest.approx(want, rel=RTOL, abs=ATOL), where
-    elif kind == "list":
-        assert isinstance(actual, (list, tuple)) and len(actual) == len(value), \
-            f"{where}: expected {len(value)} items, got {actual!r}"
-        for i, (e, a) in enumerate(zip(value, actual)):
-            _assert_matches(e, a, f"{where}[{i}]")
-    elif kind == "dict":
-        assert isinstance(actual, dict) and set(actual) == set(value), f"{where}: {actual!r}"
-        for key in value:
-            _assert_matches(value[key], actual[key], f"{where}[{key!r}]")
-    elif kind == "str":
-        assert actual == value, where
-    elif kind == "bool":
-        assert actual is value or actual == value, where
-    elif kind == "none":
-        assert actual is None, where
-    else:
-        raise AssertionError(f"{where}: unknown encoding {expected}")
-
-
-def _decode_nested(value):
-    if isinstance(value, list):
-        return [_decode_nested(v) for v in value]
-    return _decode_float(value)
+    return run(ORACLE, code, NAMES)
 
 
 def _check_case(name):
-    spec = CASES[name]
-    if "error" in spec:
-        with pytest.raises(Exception) as info:
-            _run(spec["code"])
-        assert type(info.value).__name__ == spec["error"]["type"], \
-            f"{name}: MindSpore raised {spec['error']['type']}: {spec['error']['message']}; " \
-            f"mscore raised {type(info.value).__name__}: {info.value}"
-        assert str(info.value), f"{name}: the message is empty"
-    else:
-        _assert_matches(spec["result"], _run(spec["code"]).get("result"), name)
+    check_case(ORACLE, name, NAMES)
 
 
 SAME = sorted(name for name, spec in CASES.items() if not spec["differs"])
@@ -171,7 +110,7 @@ def _differs_occlusion_label_int():
     m.update(ns["net"], ns["img"], 1)
     np.testing.assert_allclose(m.eval(), want, rtol=1e-5, atol=1e-5)
     # the oracle's value for the 0-d label (MindSpore's working form) is the same map
-    _assert_matches(CASES["occlusion_default"]["result"], m.eval())
+    assert_matches(CASES["occlusion_default"]["result"], m.eval())
 
 
 def _differs_occlusion_label_shape_1():
