@@ -184,6 +184,14 @@ def test_deliberate_differences(name):
     DIFFERS_CHECKS[name]()
 
 
+def test_signatures_as_mindspore():
+    import inspect
+    for name, want in ORACLE["signatures"].items():
+        owner, _, method = name.partition(".")
+        obj = getattr(M.metrics, owner)
+        assert str(inspect.signature(getattr(obj, method) if method else obj)) == want, name
+
+
 def test_every_metric_name_is_exported_like_mindspore():
     want = [entry["str"] for entry in CASES["names"]["result"]["list"]]
     assert M.names() == want

@@ -708,13 +708,27 @@ def _floats(value):
     return value
 
 
+def signatures(module):
+    """``inspect.signature`` of every public name (and of a class's clear/update/eval)."""
+    import inspect
+    out = {}
+    for name in sorted(module.__all__):
+        obj = getattr(module, name)
+        out[name] = str(inspect.signature(obj))
+        if inspect.isclass(obj):
+            for method in ("clear", "update", "eval"):
+                out[f"{name}.{method}"] = str(inspect.signature(getattr(obj, method)))
+    return out
+
+
 def main():
     import mindspore as ms
     from mindspore import nn
     import mindspore.train as M
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     out = {"generator": "tests/data/make_metrics_fixtures.py", "mindspore": ms.__version__,
-           "numpy": np.__version__, "prelude": PRELUDE.strip("\n"), "cases": {}}
+           "numpy": np.__version__, "prelude": PRELUDE.strip("\n"),
+           "signatures": signatures(M.metrics), "cases": {}}
     for name, spec in CASES.items():
         ns = {"M": M, "nn": nn, "T": ms.Tensor, "np": np, "ms": ms}
         exec(PRELUDE, ns)  # noqa: S102 - the generator's own, fixed snippets
