@@ -201,3 +201,23 @@ def test_set_indexes_rearranges_inputs():
     assert m.eval() == pytest.approx(sk.accuracy_score(y, scores.argmax(1)))
     with pytest.raises(ValueError, match="indexes"):
         Accuracy().set_indexes((0, 1))
+
+
+@pytest.mark.parametrize("make, good, bad", [
+    (Precision, (np.eye(3), [0, 1, 2]), (np.eye(3), [0, 1, 3])),
+    (F1, (np.eye(3), [0, 1, 2]), (np.eye(3), [0, 1, -1])),
+    (M.Dice, (np.ones((2, 2)), np.ones((2, 2))), (np.ones((2, 2)), np.ones((2, 3)))),
+    (lambda: M.ConfusionMatrix(3),
+     (np.eye(3), np.array([0, 1, 2])), (np.eye(3), np.array([0, 1, 5]))),
+])
+def test_rejected_update_leaves_the_metric_unchanged(make, good, bad):
+    m = make()
+    with pytest.raises(ValueError):
+        m.update(np.asarray(bad[0]), np.asarray(bad[1]))
+    with pytest.raises(RuntimeError):
+        m.eval()
+    m.update(np.asarray(good[0]), np.asarray(good[1]))
+    before = np.array(m.eval(), dtype=np.float64)
+    with pytest.raises(ValueError):
+        m.update(np.asarray(bad[0]), np.asarray(bad[1]))
+    np.testing.assert_array_equal(np.array(m.eval(), dtype=np.float64), before)

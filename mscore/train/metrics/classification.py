@@ -103,11 +103,13 @@ class _PrecisionRecall(LabelMetric):
     def update(self, *inputs):
         """Accumulate one batch ``(y_pred, y)``."""
         y_pred, y = self._labels_and_predictions(inputs)
-        self._count_classes(y_pred)
+        class_num = y_pred.shape[1]
+        self._count_classes(y_pred, check_only=True)
         if self._type == "classification":
-            y, y_pred = _one_hot_pairs(type(self).__name__, y_pred, y, self._class_num)
+            y, y_pred = _one_hot_pairs(type(self).__name__, y_pred, y, class_num)
         else:
-            y_pred, y = _multilabel_columns(y_pred, y, self._class_num)
+            y_pred, y = _multilabel_columns(y_pred, y, class_num)
+        self._class_num = class_num
         true_positives = (y * y_pred).sum(axis=0)
         denominators = self._denominator(y, y_pred)
         if self._type == "multilabel":
@@ -185,13 +187,12 @@ class Fbeta(Metric):
         y = self._convert_data(inputs[1])
         if y_pred.ndim == y.ndim and is_onehot(y):
             y = y.argmax(axis=1)
-        if self._class_num == 0:
-            self._class_num = y_pred.shape[1]
-        elif y_pred.shape[1] != self._class_num:
+        if self._class_num not in (0, y_pred.shape[1]):
             raise ValueError(f"For '{name}.update', the class number does not match: earlier "
                              f"predictions had {self._class_num} classes, these have "
                              f"{y_pred.shape[1]} (predicted value, inputs[0]).")
-        y, y_pred = _one_hot_pairs(name, y_pred, y, self._class_num)
+        y, y_pred = _one_hot_pairs(name, y_pred, y, y_pred.shape[1])
+        self._class_num = y_pred.shape[1]
         self._true_positives = self._true_positives + (y * y_pred).sum(axis=0)
         self._positives = self._positives + y_pred.sum(axis=0)
         self._actual_positives = self._actual_positives + y.sum(axis=0)

@@ -128,10 +128,11 @@ class LabelMetric(Metric):
             raise ValueError(f"For '{name}.update' (multilabel), y_pred and y must have the same "
                              f"shape, but got {y_pred.shape} and {y.shape}.")
 
-    def _count_classes(self, y_pred):
+    def _count_classes(self, y_pred, check_only=False):
         """Remember the class count of the first batch; a later batch must have the same."""
         if self._class_num == 0:
-            self._class_num = y_pred.shape[1]
+            if not check_only:
+                self._class_num = y_pred.shape[1]
         elif y_pred.shape[1] != self._class_num:
             raise ValueError(f"For '{type(self).__name__}.update', the class number does not "
                              f"match: earlier predictions had {self._class_num} classes, these "
