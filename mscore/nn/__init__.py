@@ -32,4 +32,7 @@ def __getattr__(name):
     if name in _LOSS_SCALE_NAMES:
         import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "metrics":  # MindSpore 1.x's path of mscore.train.metrics
+        import importlib
+        return importlib.import_module("mscore.nn.metrics")
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")

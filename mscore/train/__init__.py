@@ -22,9 +22,12 @@ _SUBMODULES = {
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
               "History", "ProgressBar")
-_METRICS = ("Metric", "Accuracy", "Loss", "Precision", "Recall", "F1", "MAE", "MSE",
-            "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-            "get_metric_fn", "names")
+_METRICS = ("Metric", "rearrange_inputs", "Accuracy", "Loss", "Precision", "Recall", "Fbeta",
+            "F1", "MAE", "MSE", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
+            "Top5CategoricalAccuracy", "ConfusionMatrix", "ConfusionMatrixMetric", "ROC", "auc",
+            "BleuScore", "CosineSimilarity", "Dice", "HausdorffDistance", "MeanSurfaceDistance",
+            "RootMeanSquareDistance", "OcclusionSensitivity", "Perplexity", "get_metric_fn",
+            "names")
 
 
 def __getattr__(name):
