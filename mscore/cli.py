@@ -1,4 +1,4 @@
-"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``."""
+"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``, ``run``."""
 from __future__ import annotations
 
 import argparse
@@ -57,6 +57,11 @@ def _cmd_plot(argv):
     return plot(argv)
 
 
+def _cmd_run(argv):
+    from mscore.launch import main as run
+    return run(argv)
+
+
 def main(argv=None):
     """Entry point of the ``mscore`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -70,8 +75,11 @@ def main(argv=None):
                    add_help=False)
     sub.add_parser("plot", help="draw loss/learning-rate curves of a summary dir",
                    add_help=False)
-    if argv and argv[0] in ("conformance", "demo", "plot"):
-        handler = {"conformance": _cmd_conformance, "demo": _cmd_demo, "plot": _cmd_plot}
+    sub.add_parser("run", help="start the workers of a data-parallel job (msrun's flags)",
+                   add_help=False)
+    if argv and argv[0] in ("conformance", "demo", "plot", "run"):
+        handler = {"conformance": _cmd_conformance, "demo": _cmd_demo, "plot": _cmd_plot,
+                   "run": _cmd_run}
         return handler[argv[0]](argv[1:])
     args = parser.parse_args(argv)
     return _cmd_backends(args)

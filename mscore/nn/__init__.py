@@ -23,7 +23,7 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
            "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer"]
 
 
 def __getattr__(name):
@@ -31,4 +31,7 @@ def __getattr__(name):
     if name in _LOSS_SCALE_NAMES:
         import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "DistributedGradReducer":   # data parallelism, loaded lazily as well
+        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+        return DistributedGradReducer
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
