@@ -147,6 +147,15 @@ def job_seed():
     return _state["seed"]
 
 
+def rank_subdirectory(path):
+    """``path/rank_R`` in a job of several processes, ``path`` otherwise: where checkpoints
+    and summaries of this rank go, so that ranks never write the same file."""
+    import os
+    if is_initialized() and _state["env"].world_size > 1:
+        return os.path.join(path, f"rank_{_state['env'].rank}")
+    return path
+
+
 def release():
     """Leave the job (no-op when not joined); ``init`` may be called again afterwards."""
     collectives = _state["collectives"]
