@@ -85,6 +85,17 @@ def test_init_rejects_unknown_names_and_a_missing_launcher(monkeypatch):
     assert not GlobalComm.INITED
 
 
+def test_numpy_collectives_without_torch_name_what_to_install(monkeypatch):
+    from mscore.backends.numpy import collectives
+    from mscore.communication import init
+    monkeypatch.setattr(collectives, "torch_installed", lambda: False)
+    for key, value in TORCHRUN.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(RuntimeError, match=r"install torch \(pip install torch\)"):
+        init()
+    assert not GlobalComm.INITED
+
+
 def test_constants_and_global_comm_before_init():
     from mscore import communication as c
     assert repr((c.HCCL_WORLD_COMM_GROUP, c.NCCL_WORLD_COMM_GROUP,
@@ -160,8 +171,9 @@ TORCHRUN = {"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE
 
 def test_job_env_conventions():
     assert _env.job_env_from({}) is None
-    assert _env.job_env_from(TORCHRUN) == JobEnv(1, 4, 1, 2, "10.0.0.1", 29500, "torchrun",
-                                                 600.0)
+    assert _env.job_env_from(TORCHRUN) == JobEnv(1, 4, 1, 2, "10.0.0.1", 29500, "env", 600.0)
+    assert _env.job_env_from(dict(TORCHRUN, TORCHELASTIC_RUN_ID="x")) == JobEnv(
+        1, 4, 1, 2, "10.0.0.1", 29500, "torchrun", 600.0, master_port_taken=True)
     ours = _env.job_env_from(dict(TORCHRUN, MSCORE_LAUNCHER="mscore run",
                                   MSCORE_INIT_TIMEOUT="30"))
     assert ours.launcher == "mscore run" and ours.timeout == 30.0

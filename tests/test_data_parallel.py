@@ -149,6 +149,22 @@ def test_launcher_sets_both_conventions_prefixes_output_and_writes_logs(tmp_path
                        "MS_ROLE": "MS_WORKER"}
 
 
+def test_launcher_without_join_returns_and_leaves_the_output_in_files(tmp_path):
+    script = tmp_path / "show.py"
+    script.write_text(OUTPUT)
+    logs = tmp_path / "logs"
+    proc = run_job(mscore_run("--join=False", f"--log_dir={logs}", script), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "started rank 1" in proc.stdout and str(logs / "worker_1.log") in proc.stdout
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:   # the detached workers finish on their own
+        texts = [(logs / f"worker_{r}.log").read_text() for r in (0, 1)]
+        if all("ARGS" in t for t in texts):
+            break
+        time.sleep(0.1)
+    assert _env_line(texts[0], 0)["RANK"] == "0" and _env_line(texts[1], 1)["RANK"] == "1"
+
+
 def test_launcher_rejects_inconsistent_flags(capsys):
     from mscore import launch
     for argv, message in ((["--worker_num=2", "--local_worker_num=3", "x.py"],
@@ -307,8 +323,9 @@ def test_torch_compiled_step_holds_the_collectives(tmp_path):
     """MSCORE_TORCH_COMPILE=always: the all-reduce is a functional collective inside the
     torch.compile'd step."""
     _require("torch")
-    out, _ = _launch_equivalence(tmp_path, "torch", ("graph:O0",), extra_env={
+    out, (proc,) = _launch_equivalence(tmp_path, "torch", ("graph:O0",), extra_env={
         "MSCORE_TORCH_COMPILE": "always"}, timeout=600)
+    assert "torch.compile failed" not in proc.stdout + proc.stderr   # no eager fallback
     _assert_equivalent(out, ("graph:O0",))
 
 

@@ -4,7 +4,8 @@ Three conventions are read, in this order:
 
 * ``mscore run`` and ``torchrun``: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
   ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` (``mscore run`` also sets
-  ``MSCORE_LAUNCHER``);
+  ``MSCORE_LAUNCHER``; torchrun sets ``TORCHELASTIC_RUN_ID`` and serves its own store at
+  ``MASTER_PORT``);
 * MindSpore's ``msrun``: ``MS_WORKER_NUM``, ``MS_NODE_ID`` (or ``RANK_ID``),
   ``MS_SCHED_HOST``, ``MS_SCHED_PORT``, ``DEVICE_ID`` (the local rank), ``MS_TOPO_TIMEOUT``;
 * SLURM (``srun``): ``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_LOCALID``,
@@ -88,9 +89,13 @@ def _from_torchrun(env):
     local_world = _int(env, "LOCAL_WORLD_SIZE", 1) if env.get("LOCAL_WORLD_SIZE") else world
     port = _int(env, "MASTER_PORT")
     _check(rank, world, local_rank, local_world, port, ("RANK", "WORLD_SIZE"))
-    launcher = "mscore run" if env.get("MSCORE_LAUNCHER") else "torchrun"
+    # torchrun's agent serves its store at MASTER_PORT; mscore run and a plain environment
+    # leave the port to the engine
+    torchrun = bool(env.get("TORCHELASTIC_RUN_ID"))
+    launcher = "mscore run" if env.get("MSCORE_LAUNCHER") else (
+        "torchrun" if torchrun else "env")
     return JobEnv(rank, world, local_rank, local_world, env["MASTER_ADDR"], port, launcher,
-                  _timeout(env))
+                  _timeout(env), master_port_taken=torchrun)
 
 
 def _from_msrun(env):

@@ -20,6 +20,8 @@ import sys
 import numpy as np
 
 SHAPE = (3, 4)
+# the reductions run per dtype (every other dtype: sum only)
+REDUCTIONS = {"float32": ("sum", "max", "min", "avg"), "int32": ("sum", "max", "min")}
 
 
 def rank_input(rank, dtype):
@@ -36,11 +38,18 @@ def _eager(ms, comm_func, dtypes):
     out = {}
     for dtype in dtypes:
         x = ms.Tensor(rank_input(_rank(), dtype))
-        ops = ["sum", "max", "min"] + (["avg"] if dtype.startswith("float") else [])
-        for op in ops:
+        for op in REDUCTIONS.get(dtype, ("sum",)):
             out[f"all_reduce/{op}/{dtype}"] = _record(comm_func.all_reduce(x, op)[0])
-        out[f"broadcast/{dtype}"] = _record(comm_func.broadcast(x, 1))
-        out[f"all_gather/{dtype}"] = _record(comm_func.all_gather_into_tensor(x)[0])
+        if dtype in ("float32", "int32"):
+            out[f"broadcast/{dtype}"] = _record(comm_func.broadcast(x, 1))
+            out[f"all_gather/{dtype}"] = _record(comm_func.all_gather_into_tensor(x)[0])
+    from mscore.communication import management
+    coll = management.collectives()
+    if coll.all_reduce_coalesced is not None:   # optional: several arrays, one collective
+        arrays = [ms.Tensor(rank_input(_rank(), "float32")),
+                  ms.Tensor(rank_input(_rank(), "float32")[0])]
+        reduced = coll.all_reduce_coalesced([a._data for a in arrays], "sum", None)
+        out["all_reduce_coalesced"] = [_record(ms.Tensor._wrap(r)) for r in reduced]
     scalar = ms.Tensor(np.float32(_rank() + 0.5))
     out["all_gather/scalar"] = _record(comm_func.all_gather_into_tensor(scalar)[0])
     comm_func.barrier()

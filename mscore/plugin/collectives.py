@@ -36,8 +36,11 @@ class JobEnv:
     ``rank``/``world_size``: this process among all; ``local_rank``/``local_world_size``:
     among the processes of this machine; ``master_addr``/``master_port``: where process 0
     serves the rendezvous (the engine's own store or coordinator); ``launcher``: which
-    environment was found ("mscore run", "torchrun", "msrun", "slurm"); ``timeout``: seconds
-    to wait for the other processes at start-up.
+    environment was found ("mscore run", "torchrun", "env", "msrun", "slurm"); ``timeout``:
+    seconds to wait for the other processes at start-up; ``master_port_taken``: the launcher
+    itself serves a store at ``master_port`` (torchrun's agent: ``torch.distributed`` joins
+    it; an engine with a server of its own, such as jax's coordinator, uses
+    ``master_port + 1``).
     """
 
     rank: int
@@ -48,6 +51,7 @@ class JobEnv:
     master_port: int
     launcher: str = "mscore run"
     timeout: float = 600.0
+    master_port_taken: bool = False
 
 
 class Collectives:
@@ -85,6 +89,12 @@ class Collectives:
         the group; every member gets the result. ``mean`` divides the sum by the group's
         size."""
         raise NotImplementedError
+
+    # Optional: ``all_reduce_coalesced(arrays, op="sum", group=None) -> list`` reduces
+    # several arrays of one dtype in ONE collective (a bucket of gradients), as the engine
+    # does best (jax: one variadic psum; torch: one flat buffer). None: the core joins the
+    # bucket into one flat array with the backend's primitives and calls all_reduce once.
+    all_reduce_coalesced = None
 
     def broadcast(self, array, root=0, group=None):
         """Global rank ``root``'s ``array`` on every member (same shape and dtype on all)."""

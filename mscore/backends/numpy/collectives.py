@@ -102,6 +102,16 @@ class NumpyCollectives(Collectives):
             t /= len(ranks)
         return self._to_numpy(t, array.dtype)
 
+    def all_reduce_coalesced(self, arrays, op="sum", group=None):
+        """Several arrays in one gloo all-reduce of their joined copy."""
+        arrays = [np.asarray(a) for a in arrays]
+        total = self.all_reduce(np.concatenate([a.reshape(-1) for a in arrays]), op, group)
+        out, offset = [], 0
+        for a in arrays:
+            out.append(total[offset:offset + a.size].reshape(a.shape))
+            offset += a.size
+        return out
+
     def broadcast(self, array, root=0, group=None):
         """``dist.broadcast`` from global rank ``root``."""
         array = np.asarray(array)

@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from mscore.conformance._collectives_worker import rank_input
+from mscore.conformance._collectives_worker import REDUCTIONS, rank_input
 
 pytestmark = pytest.mark.mscore_needs("collectives")
 
@@ -103,11 +103,13 @@ def _inputs(dtype):
     return [rank_input(r, dtype).astype(np.float64) for r in range(WORLD)]
 
 
-@pytest.mark.parametrize("dtype", ("float32", "int32", "float16"))
-@pytest.mark.parametrize("case", ("sum", "max", "min", "avg"))
+ALL_REDUCE_CASES = [(op, d) for d, ops in REDUCTIONS.items() for op in ops] + [
+    ("sum", "float16")]
+
+
+@pytest.mark.parametrize("case,dtype", ALL_REDUCE_CASES,
+                         ids=[f"{op}-{d}" for op, d in ALL_REDUCE_CASES])
 def test_all_reduce(kit, job, case, dtype):
-    if case == "avg" and dtype == "int32":
-        pytest.skip("the mean of integers is not defined")
     xs = _inputs(dtype)
     expected = {"sum": xs[0] + xs[1], "max": np.maximum(*xs), "min": np.minimum(*xs),
                 "avg": (xs[0] + xs[1]) / 2}[case]
@@ -125,6 +127,19 @@ def test_all_gather(kit, job, dtype):
     _check(kit, job, f"all_gather/{dtype}", np.concatenate(_inputs(dtype)), dtype)
     if dtype == "float32":   # 0-d values gather into a vector
         _check(kit, job, "all_gather/scalar", np.array([0.5, 1.5]), "float32")
+
+
+def test_all_reduce_coalesced(kit, job):
+    """The optional coalesced all-reduce (a bucket of arrays in one collective)."""
+    if "all_reduce_coalesced" not in job[0]:
+        pytest.skip(f"{kit.name} leaves all_reduce_coalesced to the core (optional)")
+    xs = _inputs("float32")
+    for rank, res in enumerate(job):
+        first, second = res["all_reduce_coalesced"]
+        for got, want in ((first, xs[0] + xs[1]), (second, xs[0][0] + xs[1][0])):
+            assert tuple(got["shape"]) == want.shape
+            kit.assert_close(np.asarray(got["values"]).reshape(want.shape), want, "float32",
+                             f"all_reduce_coalesced on rank {rank}")
 
 
 def test_barrier(kit, job):

@@ -145,15 +145,18 @@ class DistributedGradReducer(Cell):
                              f"gradients (one per parameter), got {len(grads)}")
         coll = management.collectives()
         handle = management.group_handle(self.group)
+        alone = management.get_group_size(self.group) == 1   # the sum of one is itself
         out = list(grads)
         for bucket in self.bucket_plan(grads):
-            flat = _flatten([grads[i]._data for i in bucket])
-            total = coll.all_reduce(flat, "sum", handle)
+            arrays = [grads[i]._data for i in bucket]
+            if not alone:
+                arrays = _all_reduce_bucket(coll, arrays, [grads[i].shape for i in bucket],
+                                            handle)
             if self.mean:
-                dtype = grads[bucket[0]].dtype
-                total = call("mul", total, call("full", (), 1.0 / self.degree, dtype))
-            for i, piece in zip(bucket, _unflatten(total, [grads[i].shape for i in bucket])):
-                out[i] = Tensor._wrap(piece)
+                inverse = call("full", (), 1.0 / self.degree, grads[bucket[0]].dtype)
+                arrays = [call("mul", a, inverse) for a in arrays]
+            for i, a in zip(bucket, arrays):
+                out[i] = Tensor._wrap(a)
         return tuple(out)
 
     def broadcast_once(self, cell):
@@ -163,6 +166,15 @@ class DistributedGradReducer(Cell):
             return
         broadcast_parameters(list(cell.get_parameters()), group=self.group)
         self._broadcast_done = True
+
+
+def _all_reduce_bucket(coll, arrays, shapes, handle):
+    """The summed ``arrays`` of one bucket, in one collective: the engine's own coalesced
+    all-reduce when it has one, else one all-reduce of the arrays joined into one."""
+    if coll.all_reduce_coalesced is not None:
+        return list(coll.all_reduce_coalesced(arrays, "sum", handle))
+    total = coll.all_reduce(_flatten(arrays), "sum", handle)
+    return _unflatten(total, shapes)
 
 
 def _numel(shape):
@@ -177,7 +189,7 @@ def broadcast_parameters(parameters, root=0, group=GlobalComm.WORLD_COMM_GROUP,
     """Give every Parameter (but ``layerwise_parallel`` ones) global rank ``root``'s value,
     in buckets of one dtype; eager (call it outside compiled steps)."""
     params = [p for p in parameters if not p.layerwise_parallel]
-    if not params:
+    if not params or management.get_group_size(group) == 1:
         return
     coll = management.collectives()
     handle = management.group_handle(group)
@@ -193,6 +205,8 @@ def broadcast_parameters(parameters, root=0, group=GlobalComm.WORLD_COMM_GROUP,
 def agree_overflow(overflow, group=GlobalComm.WORLD_COMM_GROUP):
     """A bool Tensor, True on every rank when ``overflow`` is True on any rank (an all-reduce
     max of the flag), so that all ranks skip the step together."""
+    if management.get_group_size(group) == 1:
+        return overflow
     coll = management.collectives()
     flag = call("cast", overflow._data, mdt.float32)
     total = coll.all_reduce(flag, "max", management.group_handle(group))

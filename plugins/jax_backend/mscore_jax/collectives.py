@@ -104,7 +104,9 @@ class JaxCollectives(Collectives):
                     f"array(s) exist; jax.distributed must start before them. Call init() "
                     f"right after set_context(), before building networks or Tensors")
             jax_backend.clear_backends()
-        kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{env.master_port}",
+        # under torchrun the agent's store holds master_port: the coordinator takes the next
+        port = env.master_port + 1 if env.master_port_taken else env.master_port
+        kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{port}",
                   "num_processes": env.world_size, "process_id": env.rank,
                   "initialization_timeout": max(int(env.timeout), 1)}
         if device_target == "GPU":
@@ -143,13 +145,16 @@ class JaxCollectives(Collectives):
     def _group(self, group):
         return self._world if group is None else group
 
-    def _run(self, key, body, array, group):
-        """Run ``body`` (a per-process function using AXIS) over ``group``'s mesh, eagerly."""
+    def _run(self, key, body, arrays, group):
+        """Run ``body`` (a per-process function of ``arrays`` using AXIS) over ``group``'s
+        mesh, eagerly; returns this process's outputs as a list."""
         g = self._group(group)
         program = self._programs.get((key, id(g)))
         if program is None:
-            program = self._programs[(key, id(g))] = jax.jit(_spmd(body, g.mesh))
-        return program(self._make(array, g.sharding)).addressable_data(0)
+            program = self._programs[(key, id(g))] = jax.jit(_spmd(
+                lambda *xs: tuple(body(*xs)), g.mesh))
+        return [o.addressable_data(0) for o in
+                program(*[self._make(a, g.sharding) for a in arrays])]
 
     def _mode(self, array, group, api):
         """"eager" for a concrete array; "probe" while :meth:`compile` looks for collectives
@@ -175,8 +180,30 @@ class JaxCollectives(Collectives):
         body = _reducer(op, array.dtype)
         mode = self._mode(array, group, "all_reduce")
         if mode == "eager":
-            return self._run(("all_reduce", op, str(array.dtype)), body, array, group)
+            return self._run(("all_reduce", op, str(array.dtype)), lambda x: [body(x)],
+                             (array,), group)[0]
         return array if mode == "probe" else body(array)
+
+    def all_reduce_coalesced(self, arrays, op="sum", group=None):
+        """Several arrays in ONE collective: a variadic ``lax.psum`` (no joined copy)."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"all_reduce: op must be one of {REDUCE_OPS}, got {op!r}")
+        arrays = tuple(arrays)
+        if any(a.dtype == jnp.bool_ for a in arrays):
+            bodies = [_reducer(op, a.dtype) for a in arrays]
+
+            def body(*xs):
+                return [b(x) for b, x in zip(bodies, xs)]
+        else:
+            fn = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}[op]
+
+            def body(*xs):
+                return list(fn(xs, AXIS))
+        mode = self._mode(arrays[0], group, "all_reduce")
+        if mode == "eager":
+            key = ("all_reduce_coalesced", op, tuple(str(a.dtype) for a in arrays))
+            return self._run(key, body, arrays, group)
+        return list(arrays) if mode == "probe" else body(*arrays)
 
     def broadcast(self, array, root=0, group=None):
         """Rank ``root``'s value: a sum where every other member contributes zeros."""
@@ -186,7 +213,8 @@ class JaxCollectives(Collectives):
         body = _broadcaster(g.ranks.index(root), array.dtype)
         mode = self._mode(array, group, "broadcast")
         if mode == "eager":
-            return self._run(("broadcast", root, str(array.dtype)), body, array, group)
+            return self._run(("broadcast", root, str(array.dtype)), lambda x: [body(x)],
+                             (array,), group)[0]
         return array if mode == "probe" else body(array)
 
     def all_gather(self, array, group=None):
@@ -194,7 +222,8 @@ class JaxCollectives(Collectives):
         body = _gatherer(array.ndim)
         mode = self._mode(array, group, "all_gather")
         if mode == "eager":
-            return self._run(("all_gather", array.ndim), body, array, group)
+            return self._run(("all_gather", array.ndim), lambda x: [body(x)], (array,),
+                             group)[0]
         if mode == "probe":
             n = len(self._group(group).ranks)
             return jnp.concatenate([jnp.reshape(array, (-1,) + array.shape[1:])] * n)
@@ -204,8 +233,8 @@ class JaxCollectives(Collectives):
         """A tiny all-reduce every member waits for."""
         if _spmd_depth[0] or _probe[0] is not None:
             raise RuntimeError("barrier: only eagerly, not inside a compiled step")
-        self._run(("barrier",), lambda x: lax.psum(x, AXIS), jnp.zeros((), jnp.int32),
-                  group).block_until_ready()
+        self._run(("barrier",), lambda x: [lax.psum(x, AXIS)], (jnp.zeros((), jnp.int32),),
+                  group)[0].block_until_ready()
 
     # -- compiled steps ----------------------------------------------------------------------
     def compile(self, fn, donate_argnums=()):

@@ -108,6 +108,26 @@ class TorchCollectives(Collectives):
             out = out / self._size(group)
         return out
 
+    def all_reduce_coalesced(self, arrays, op="sum", group=None):
+        """One collective for several arrays of one dtype: one flat buffer eagerly (as
+        DistributedDataParallel's buckets), the functional coalesced all-reduce when
+        compiling."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"all_reduce: op must be one of {REDUCE_OPS}, got {op!r}")
+        arrays = list(arrays)
+        if _is_compiling():
+            out = fc.all_reduce_coalesced(arrays, _FUNCTIONAL_OPS[op],
+                                          self._pg(group) or dist.group.WORLD)
+        else:
+            flat = torch.cat([a.reshape(-1) for a in arrays])
+            dist.all_reduce(flat, op=_EAGER_OPS[op], group=self._pg(group))
+            out = [piece.view(a.shape) for piece, a in
+                   zip(torch.split(flat, [a.numel() for a in arrays]), arrays)]
+        if op == "mean":
+            size = self._size(group)
+            out = [o / size for o in out]
+        return out
+
     def broadcast(self, array, root=0, group=None):
         """``dist.broadcast`` from global rank ``root``, into a copy."""
         if _is_compiling():
