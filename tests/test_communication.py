@@ -356,7 +356,7 @@ def test_train_cells_broadcast_once_reduce_and_agree_on_overflow(fake_job):
     loss, overflow, scale = scaled(x, y)
     assert bool(overflow.asnumpy()) and float(scale.asnumpy()) == 256.0
     np.testing.assert_array_equal(net.weight.asnumpy(), before)   # the step was skipped
-    assert [c[:2] for c in fake_job.calls] == [("all_reduce", "sum"), ("all_reduce", "max")]
+    assert [c[:2] for c in fake_job.calls] == [("all_reduce", "mean"), ("all_reduce", "max")]
 
 
 def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys, monkeypatch):

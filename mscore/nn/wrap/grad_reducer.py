@@ -145,14 +145,17 @@ class DistributedGradReducer(Cell):
                              f"gradients (one per parameter), got {len(grads)}")
         coll = management.collectives()
         handle = management.group_handle(self.group)
-        alone = management.get_group_size(self.group) == 1   # the sum of one is itself
+        size = management.get_group_size(self.group)
+        # the engine averages over the group itself when degree is the group's size
+        op = "mean" if self.mean and self.degree == size else "sum"
+        rescale = self.mean and op == "sum" and self.degree != 1
         out = list(grads)
         for bucket in self.bucket_plan(grads):
             arrays = [grads[i]._data for i in bucket]
-            if not alone:
+            if size > 1:   # the sum (and mean) of one is itself
                 arrays = _all_reduce_bucket(coll, arrays, [grads[i].shape for i in bucket],
-                                            handle)
-            if self.mean:
+                                            op, handle)
+            if rescale:
                 inverse = call("full", (), 1.0 / self.degree, grads[bucket[0]].dtype)
                 arrays = [call("mul", a, inverse) for a in arrays]
             for i, a in zip(bucket, arrays):
@@ -168,12 +171,12 @@ class DistributedGradReducer(Cell):
         self._broadcast_done = True
 
 
-def _all_reduce_bucket(coll, arrays, shapes, handle):
-    """The summed ``arrays`` of one bucket, in one collective: the engine's own coalesced
+def _all_reduce_bucket(coll, arrays, shapes, op, handle):
+    """The reduced ``arrays`` of one bucket, in one collective: the engine's own coalesced
     all-reduce when it has one, else one all-reduce of the arrays joined into one."""
     if coll.all_reduce_coalesced is not None:
-        return list(coll.all_reduce_coalesced(arrays, "sum", handle))
-    total = coll.all_reduce(_flatten(arrays), "sum", handle)
+        return list(coll.all_reduce_coalesced(arrays, op, handle))
+    total = coll.all_reduce(_flatten(arrays), op, handle)
     return _unflatten(total, shapes)
 
 

@@ -118,15 +118,15 @@ class TorchCollectives(Collectives):
         if _is_compiling():
             out = fc.all_reduce_coalesced(arrays, _FUNCTIONAL_OPS[op],
                                           self._pg(group) or dist.group.WORLD)
-        else:
-            flat = torch.cat([a.reshape(-1) for a in arrays])
-            dist.all_reduce(flat, op=_EAGER_OPS[op], group=self._pg(group))
-            out = [piece.view(a.shape) for piece, a in
-                   zip(torch.split(flat, [a.numel() for a in arrays]), arrays)]
+            if op == "mean":
+                out = [o / self._size(group) for o in out]
+            return out
+        flat = torch.cat([a.reshape(-1) for a in arrays])
+        dist.all_reduce(flat, op=_EAGER_OPS[op], group=self._pg(group))
         if op == "mean":
-            size = self._size(group)
-            out = [o / size for o in out]
-        return out
+            flat.div_(self._size(group))   # one pass over the bucket
+        return [piece.view(a.shape) for piece, a in
+                zip(torch.split(flat, [a.numel() for a in arrays]), arrays)]
 
     def broadcast(self, array, root=0, group=None):
         """``dist.broadcast`` from global rank ``root``, into a copy."""
