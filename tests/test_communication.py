@@ -300,6 +300,9 @@ def test_reducer_sums_in_buckets_and_averages(fake_job):
     assert [c[0] for c in fake_job.calls] == ["all_reduce"]   # one bucket for 4 gradients
     assert fake_job.calls[0][2] == (sum(p.size for p in params),)
     assert reducer.bytes_per_step(grads) == 4 * sum(p.size for p in params)
+    quarter = DistributedGradReducer(params, mean=True, degree=4)(grads)   # (g + 3g) / 4
+    np.testing.assert_array_equal(quarter[0].asnumpy(), grads[0].asnumpy())
+    assert fake_job.calls[-1][:2] == ("all_reduce", "sum")
     fake_job.calls.clear()
     summed = DistributedGradReducer(params, mean=False, bucket_cap_mb=12 * 4 / 2 ** 20)(grads)
     np.testing.assert_array_equal(summed[0].asnumpy(), 4 * grads[0].asnumpy())
