@@ -24,7 +24,6 @@ from mscore import nn
 from mscore.communication import _env, management
 from mscore.communication.management import GlobalComm
 from mscore.nn.wrap.grad_reducer import DistributedGradReducer, plan_buckets
-from mscore.parallel import _context
 from mscore.plugin.collectives import Collectives, JobEnv
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "communication_oracle.json").read_text())
@@ -57,7 +56,7 @@ def _same_as_oracle(recorded, ours, message=True):
             assert ours[2] == recorded[2]
 
 
-# -- before init: MindSpore's answers --------------------------------------------------------------
+# -- before init: MindSpore's answers -------------------------------------------------------------
 @pytest.mark.parametrize("label,call", [
     ("get_rank()", lambda c: c.get_rank()), ("get_group_size()", lambda c: c.get_group_size()),
     ("get_local_rank()", lambda c: c.get_local_rank()),
@@ -104,7 +103,7 @@ def test_constants_and_global_comm_before_init():
                  GlobalComm.INITED)) == SINGLE["GlobalComm before init"][1]
 
 
-# -- the auto-parallel context -----------------------------------------------------------------------
+# -- the auto-parallel context --------------------------------------------------------------------
 def test_parallel_mode_values_and_exports():
     recorded = ast.literal_eval(SINGLE["ParallelMode"][1])
     for name, value in recorded.items():
@@ -164,7 +163,7 @@ def test_model_parallel_options_are_refused_not_ignored():
     assert ms.get_auto_parallel_context("gradients_mean") is True
 
 
-# -- the launcher's environment ------------------------------------------------------------------------
+# -- the launcher's environment -------------------------------------------------------------------
 TORCHRUN = {"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
             "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"}
 
@@ -228,7 +227,7 @@ def test_launcher_command_environment_and_log_names(tmp_path):
     assert launch.tailed_ranks("0,3", [2, 3]) == {0, 3}
 
 
-# -- buckets ----------------------------------------------------------------------------------------
+# -- buckets --------------------------------------------------------------------------------------
 def test_buckets_group_one_dtype_up_to_the_cap():
     f32, f16 = ms.float32, ms.float16
     sizes = [10, 20, 5, 30, 7, 100]
@@ -390,7 +389,7 @@ def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().out == "rank: 1, epoch: 1 step: 1, loss is 0.5\n"
 
 
-# -- a real one-process job (numpy over torch.distributed's gloo) -------------------------------------
+# -- a real one-process job (numpy over torch.distributed's gloo) ---------------------------------
 @pytest.fixture
 def one_process_job(monkeypatch):
     pytest.importorskip("torch")
@@ -442,7 +441,7 @@ def test_one_process_job_on_the_real_engine(one_process_job):
     assert not GlobalComm.INITED and c.get_group_size() == 1
 
 
-# -- load_distributed_checkpoint ----------------------------------------------------------------------
+# -- load_distributed_checkpoint ------------------------------------------------------------------
 def _save_rank_files(tmp_path, values_by_rank):
     from mscore.train.serialization import save_checkpoint
     files = []

@@ -108,7 +108,7 @@ def init(backend_name=None):
                                    context.get_context("device_id") != env.local_rank):
         context.set_context(device_target="GPU", device_id=env.local_rank)
     collectives = factory(backend)
-    _join(collectives, env, backend, device_target)
+    _join(collectives, env, device_target)
     _state.update(collectives=collectives, env=env, backend=backend, groups={},
                   seed=_agree_seed(collectives, backend))
     GlobalComm.BACKEND = "nccl" if device_target == "GPU" else "mccl"
@@ -116,15 +116,14 @@ def init(backend_name=None):
     GlobalComm.INITED = True
 
 
-def _join(collectives, env, backend, device_target):
+def _join(collectives, env, device_target):
     from mscore.common import graph
     from mscore.ops import random
     parked = random.park_global_state() if collectives.restarts_runtime else None
     try:
-        collectives.init(env, device_target)
+        collectives.init(env, device_target)   # (re-places the backend if it restarts)
     finally:
         if collectives.restarts_runtime:
-            backend.set_device(device_target, context.get_context("device_id"))
             random.restore_global_state(parked)
     # Programs compiled before init ran alone; the job's programs may hold collectives.
     graph.clear_cache()

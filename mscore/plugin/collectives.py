@@ -65,7 +65,8 @@ class Collectives:
     engine = "abstract"
     # True when init() restarts the array library's runtime (jax.distributed must start
     # before XLA's): the core then keeps the global random stream on the host across init,
-    # and device arrays made before init() are lost (so init() comes before any network).
+    # device arrays made before init() are lost (so init() comes before any network), and
+    # init() itself places the backend on its device again (backend.set_device).
     restarts_runtime = False
 
     def init(self, env: JobEnv, device_target: str) -> None:

@@ -62,9 +62,7 @@ def _flatten(arrays):
 def _unflatten(flat, shapes):
     out, offset = [], 0
     for shape in shapes:
-        n = 1
-        for d in shape:
-            n *= d
+        n = _numel(shape)
         piece = call("getitem", flat, (slice(offset, offset + n),))
         out.append(call("reshape", piece, tuple(shape)))
         offset += n

@@ -117,6 +117,9 @@ class JaxCollectives(Collectives):
             raise RuntimeError(f"jax.distributed.initialize failed for rank {env.rank} of "
                                f"{env.world_size} at {kwargs['coordinator_address']}: "
                                f"{type(exc).__name__}: {exc}") from exc
+        # XLA restarted: every process sees exactly one device of its own now (the CPU, or
+        # the GPU of its local rank), so the backend goes back onto local device 0
+        self._backend.set_device(device_target, 0)
         platform = "cpu" if device_target == "CPU" else "gpu"
         devices = sorted(jax.devices(platform), key=lambda d: (d.process_index, d.id))
         per_process = {}
