@@ -109,6 +109,10 @@ class JaxCollectives(Collectives):
         kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{port}",
                   "num_processes": env.world_size, "process_id": env.rank,
                   "initialization_timeout": max(int(env.timeout), 1)}
+        if env.master_addr in ("127.0.0.1", "localhost", "::1"):
+            # a job on this machine: the coordinator listens on loopback only (jax's default
+            # is every interface)
+            kwargs["coordinator_bind_address"] = kwargs["coordinator_address"]
         if device_target == "GPU":
             kwargs["local_device_ids"] = [env.local_rank]
         try:
