@@ -17,16 +17,20 @@ from mscore.common.initializer import initializer  # noqa: F401
 from mscore import ops  # noqa: F401
 from mscore.ops.grad import grad, value_and_grad  # noqa: F401
 from mscore import nn  # noqa: F401
+from mscore.parallel._context import (  # noqa: F401
+    ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
+    set_auto_parallel_context)
 
 
 def __getattr__(name):
     # Heavier subpackages load on first use, so `import mscore` stays quick.
     import importlib
     lazy = {"amp": "mscore.amp", "train": "mscore.train", "dataset": "mscore.dataset",
-            "conformance": "mscore.conformance"}
+            "conformance": "mscore.conformance", "communication": "mscore.communication",
+            "parallel": "mscore.parallel"}
     serialization = ("save_checkpoint", "load_checkpoint", "load_param_into_net",
                      "merge_sliced_parameter", "build_searched_strategy", "parse_print",
-                     "export", "load")
+                     "export", "load", "load_distributed_checkpoint")
     if name in lazy:
         return importlib.import_module(lazy[name])
     if name in serialization:

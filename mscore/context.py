@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 
+from mscore.parallel._context import ParallelMode  # noqa: F401  (mindspore.context has it)
+
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")

@@ -24,7 +24,8 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
            "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell",
+           "DistributedGradReducer"]
 
 
 def __getattr__(name):
@@ -35,4 +36,7 @@ def __getattr__(name):
     if name == "metrics":  # MindSpore 1.x's path of mscore.train.metrics
         import importlib
         return importlib.import_module("mscore.nn.metrics")
+    if name == "DistributedGradReducer":   # data parallelism, loaded lazily as well
+        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+        return DistributedGradReducer
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")

@@ -14,6 +14,7 @@ _SUBMODULES = {
     "merge_sliced_parameter": "mscore.train.serialization",
     "build_searched_strategy": "mscore.train.serialization",
     "parse_print": "mscore.train.serialization",
+    "load_distributed_checkpoint": "mscore.train.serialization",
     "export": "mscore.train.serialization",
     "load": "mscore.train.serialization",
     "SummaryRecord": "mscore.train.summary",
