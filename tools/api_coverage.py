@@ -60,9 +60,17 @@ def mscore_module_name(ms_module):
     return "mscore" + ms_module[len("mindspore"):]
 
 
-def resolve(ms_module, name):
+def resolve(ms_module, name, kind=None):
     """mscore's object for MindSpore's ``ms_module.name``, or ``_MISSING`` (with the reason
-    the lookup failed when it was not a plain absence)."""
+    the lookup failed when it was not a plain absence). A submodule must be importable
+    (``from mscore.x.y import z`` works), not only an attribute."""
+    if kind == "module":
+        try:
+            return importlib.import_module(f"{mscore_module_name(ms_module)}.{name}"), None
+        except ModuleNotFoundError:
+            pass
+        except Exception as exc:
+            return _MISSING, f"import failed: {type(exc).__name__}: {exc}"
     try:
         mod = importlib.import_module(mscore_module_name(ms_module))
     except ModuleNotFoundError:
@@ -185,7 +193,7 @@ def scope_of(ms_module, name, rec):
 
 def check_name(ms_module, name, rec):
     """One result: ``{"module", "name", "kind", "status", "note", "scope"}``."""
-    obj, error = resolve(ms_module, name)
+    obj, error = resolve(ms_module, name, rec.get("kind"))
     scope, category = scope_of(ms_module, name, rec)
     result = {"module": ms_module, "name": name, "kind": rec.get("kind"), "scope": scope}
     if obj is not _MISSING:

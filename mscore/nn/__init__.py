@@ -11,7 +11,7 @@ from mscore.nn.loss import (  # noqa: F401
     SoftmaxCrossEntropyWithLogits)
 from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
 from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
-from mscore.nn import learning_rate_schedule as dynamic_lr  # noqa: F401  (MindSpore's module)
+from mscore.nn import dynamic_lr  # noqa: F401
 
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
                      "FixedLossScaleUpdateCell")
@@ -28,7 +28,12 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
 
 def __getattr__(name):
     # The loss-scale cells live in mscore.nn.wrap.loss_scale (the amp side), loaded lazily.
+    import importlib
     if name in _LOSS_SCALE_NAMES:
-        import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "metrics":  # mindspore.nn.metrics, the 1.x path of the metrics
+        return importlib.import_module("mscore.nn.metrics")
+    metrics = importlib.import_module("mscore.train.metrics")
+    if name in metrics.__all__:  # MindSpore's nn re-exports the metrics (nn.Accuracy)
+        return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
