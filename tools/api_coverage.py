@@ -132,9 +132,9 @@ def compare_params(ref, ours):
     parameters and defaults where MindSpore requires a value are compatible."""
     if ours is None:
         return ["signature not inspectable"]
-    kinds = {p[1] for p in ref}
-    if {"var", "varkw"} <= kinds and all(p[1] in ("var", "varkw") for p in ref):
-        return []  # MindSpore's own signature is opaque (an overload dispatcher)
+    if ref and all(p[1] in ("var", "varkw") for p in ref):
+        return []  # MindSpore's own signature is opaque (*args: an overload dispatcher)
+    matched = set()
     problems = []
     our_by_name = {p[0]: (i, p) for i, p in enumerate(ours)}
     our_var = any(p[1] == "var" for p in ours)
@@ -155,6 +155,7 @@ def compare_params(ref, ours):
                 problems.append(f"no parameter {name!r}")
             continue
         j, (_, our_kind, our_default) = hit
+        matched.add(j)
         if kind in ("po", "pk"):
             our_pos = sum(1 for p in ours[:j] if p[1] in ("po", "pk"))
             if our_kind not in ("po", "pk") or ref_pos != our_pos:
@@ -170,9 +171,8 @@ def compare_params(ref, ours):
             elif not _same_default(default, our_default):
                 problems.append(f"{name!r} default {our_default!r} (MindSpore "
                                 f"{_show(default)})")
-    ref_names = {p[0] for p in ref}
-    for name, kind, default in ours:
-        if name not in ref_names and default is _MISSING and kind in ("po", "pk", "kw"):
+    for j, (name, kind, default) in enumerate(ours):
+        if j not in matched and default is _MISSING and kind in ("po", "pk", "kw"):
             problems.append(f"extra required parameter {name!r}")
     return problems
 

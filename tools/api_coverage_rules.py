@@ -280,6 +280,9 @@ def absent_reason(module, name, rec):
     """Why MindSpore's ``module.name`` is left out of mscore, or None."""
     if module == "mindspore.dataset" and name in DATASET_BASIC:
         return None
+    if module in OPS_MODULES and rec.get("kind") == "module":
+        return ("a submodule of MindSpore's ops implementation (its public names are "
+                "re-exported by the ops modules and listed there)")
     return _first(ABSENT, module, name)
 
 

@@ -67,7 +67,7 @@ class Parameter(Tensor):
                                       f"to another device) is not supported; place the "
                                       f"network with set_context(device_target=...)")
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
+            raise ValueError(f"name: expected a str or None, got {type(name).__name__}")
         if not isinstance(requires_grad, bool):
             raise TypeError(f"requires_grad: expected a bool, got {type(requires_grad).__name__}")
         self._data = _to_native(default_input)
