@@ -197,7 +197,7 @@ def check_name(ms_module, name, rec):
     scope, category = scope_of(ms_module, name, rec)
     result = {"module": ms_module, "name": name, "kind": rec.get("kind"), "scope": scope}
     if obj is not _MISSING:
-        problems = []
+        problems = value_problems(rec, obj)
         if rec.get("kind") in ("class", "function") and rec.get("signature") is not None:
             problems = compare_params(rec["signature"], mscore_params(obj))
         if rec.get("call_signature") is not None and inspect.isclass(obj):
@@ -219,6 +219,21 @@ def check_name(ms_module, name, rec):
     else:
         result.update(status="missing", note=error or "")
     return result
+
+
+def value_problems(rec, obj):
+    """Constants must have MindSpore's value; dtypes its width and kind (MindSpore's
+    generic ``Float``/``Int`` have no width and are not compared)."""
+    if rec.get("kind") == "constant" and obj != rec.get("value"):
+        return [f"value {obj!r} (MindSpore {rec.get('value')!r})"]
+    if rec.get("kind") == "dtype":
+        want = rec.get("repr", "").lower()
+        have = getattr(obj, "name", None)
+        if want in ("float", "int", "uint", "number") or want.endswith("_"):
+            return []
+        if have != want:
+            return [f"dtype {have} (MindSpore {want})"]
+    return []
 
 
 def _positional_only(params):
@@ -307,13 +322,7 @@ def render(reference, results):
         training = [r for r in rows if r["scope"] == "training"]
         outside = [r for r in rows if r["scope"] == "outside"]
         if training:
-            lines += ["| name | kind | status | note |", "|---|---|---|---|"]
-            order = {s: i for i, s in enumerate(("missing", "mismatch", "planned", "absent",
-                                                 "match"))}
-            for r in sorted(training, key=lambda r: (order[r["status"]], r["name"])):
-                lines.append(f"| `{r['name']}` | {r['kind']} | {r['status']} | "
-                             f"{_cell(r['note'])} |")
-            lines.append("")
+            lines += _training_section(training)
         if outside:
             present = sorted(r["name"] for r in outside if r["status"] in ("match",
                                                                             "mismatch"))
@@ -328,6 +337,34 @@ def render(reference, results):
                           + ", ".join(f"`{n}`" for n in sorted(names))]
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _training_section(rows):
+    """The actionable names (missing, mismatch, planned) as a table; the matching ones as
+    one list; the absent ones grouped by reason."""
+    lines = []
+    order = {"missing": 0, "mismatch": 1, "planned": 2}
+    table = sorted((r for r in rows if r["status"] in order),
+                   key=lambda r: (order[r["status"]], r["name"]))
+    if table:
+        lines += ["| name | kind | status | note |", "|---|---|---|---|"]
+        lines += [f"| `{r['name']}` | {r['kind']} | {r['status']} | {_cell(r['note'])} |"
+                  for r in table]
+        lines.append("")
+    matching = sorted(r["name"] for r in rows if r["status"] == "match")
+    if matching:
+        lines += [f"Present with MindSpore's signature ({len(matching)}): "
+                  + ", ".join(f"`{n}`" for n in matching), ""]
+    absent = {}
+    for r in rows:
+        if r["status"] == "absent":
+            absent.setdefault(r["note"], []).append(r["name"])
+    if absent:
+        lines.append("Absent on purpose:")
+        lines += [f"- {note} ({len(names)}): " + ", ".join(f"`{n}`" for n in sorted(names))
+                  for note, names in sorted(absent.items(), key=lambda kv: -len(kv[1]))]
+        lines.append("")
+    return lines
 
 
 def _anchor(mod):

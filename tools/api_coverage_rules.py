@@ -127,6 +127,15 @@ OPS_CATEGORIES = (
         r"image_(ops|func)", r.get("defined_in") or "") or _IMAGE.search(n)),
     ("debugging hooks of the graph compiler (TensorDump, HookBackward, InsertGradientOf, "
      "Assert, ...)", lambda n, r: "debug" in (r.get("defined_in") or "")),
+    ("math op outside the training-side subset (special functions, bitwise and complex ops, "
+     "further reductions, ...): computable from mscore's primitive set, added when training "
+     "code needs it", lambda n, r: "math" in (r.get("defined_in") or "")),
+    ("array op outside the training-side subset (scatter/segment/index ops, further shape "
+     "ops, ...): added when training code needs it",
+     lambda n, r: "array" in (r.get("defined_in") or "")),
+    ("nn op outside the training-side subset (adaptive/fractional/3-d pooling, further "
+     "losses and activations, RNN kernels, ...): added when training code needs it",
+     lambda n, r: "nn_" in (r.get("defined_in") or "")),
     ("other operation outside the training-side subset (computable from mscore's primitive "
      "set; added when training code needs it)", lambda n, r: True),
 )

@@ -239,6 +239,11 @@ def full_like(input, fill_value, *, dtype=None):  # noqa: A002
     return F.full(input.shape, fill_value, dtype if dtype is not None else input.dtype)
 
 
+def _acc(t):
+    """``t`` in the dtype norms accumulate in: float64 stays, anything else is float32."""
+    return t if t.dtype is mdt.float64 else F.cast(t, mdt.float32)
+
+
 def _norm_of(t, norm_type):
     if norm_type == math.inf:
         return F.amax(F.abs(t))
@@ -256,7 +261,7 @@ def clip_by_norm(x, max_norm, norm_type=2.0, error_if_nonfinite=False):
         raise TypeError("x: expected a Tensor or a tuple/list of Tensors")
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
         raise TypeError(f"norm_type: expected a number, got {type(norm_type).__name__}")
-    norms = [_norm_of(F.cast(t, mdt.float32), norm_type) for t in ts]
+    norms = [_norm_of(_acc(t), norm_type) for t in ts]
     if len(norms) == 1:
         total = norms[0]
     elif norm_type in (math.inf,):
@@ -283,14 +288,15 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     ts = [x] if single else list(x) if isinstance(x, (tuple, list)) else None
     if not ts or not builtins.all(isinstance(t, Tensor) for t in ts):
         raise TypeError("x: expected a Tensor or a tuple of Tensors")
+    squares = [F.sum(F.square(_acc(t))) for t in ts]
+    work = squares[0].dtype
     if isinstance(clip_norm, Tensor):
-        clip = F.cast(clip_norm, mdt.float32)
+        clip = F.cast(clip_norm, work)
     else:
         if isinstance(clip_norm, bool) or not isinstance(clip_norm, numbers.Real) or \
                 clip_norm <= 0:
             raise ValueError(f"clip_norm: expected a positive number, got {clip_norm!r}")
-        clip = F.full((), float(clip_norm), mdt.float32)
-    squares = [F.sum(F.square(F.cast(t, mdt.float32))) for t in ts]
+        clip = F.full((), float(clip_norm), work)
     total = squares[0]
     for s in squares[1:]:
         total = F.add(total, s)

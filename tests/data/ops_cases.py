@@ -487,6 +487,26 @@ CASES = [
      "out = C.GradOperation(get_by_list=True)(f, ms.ParameterTuple([w]))(T(A))"),
     ("ops.grad", "def f(x, y):\n    return (x * ops.exp(y)).sum()\n"
                  "out = ops.grad(f, (0, 1))(T(A), T(B))"),
+    ("ms.grad.sens_param", "def f(x, y):\n    return x * y, x + y\n"
+                           "out = ms.grad(f, (0, 1), sens_param=True)(T(A), T(B), "
+                           "(T(POS), T(PROB)))"),
+    ("ms.grad.has_aux", "def f(x):\n    return (x * x).sum(), x + 1\n"
+                        "out = ms.grad(f, 0, has_aux=True)(T(A))"),
+    ("ms.value_and_grad.sens_param",
+     "def f(x):\n    return x * x\n"
+     "out = ms.value_and_grad(f, 0, sens_param=True)(T(A), T(POS))"),
+    ("ms.get_grad",
+     "w = Param(T(V3), name='w')\n"
+     "def f(x):\n    return (x * w).sum()\n"
+     "g = ms.grad(f, 0, (w,), return_ids=True)(T(A))\n"
+     "out = (ms.get_grad(g, 0), ms.get_grad(g, w))"),
+    ("ms.vjp", "def f(x, y):\n    return x * y * y\n"
+               "o, fn = ms.vjp(f, T(A), T(B))\nout = (o, fn(T(POS)))"),
+    ("ms.vjp.weights", "w = Param(T(V3), name='w')\n"
+                       "def f(x):\n    return x * w\n"
+                       "o, fn = ms.vjp(f, T(A), weights=(w,))\nout = fn(T(POS))"),
+    ("ms.vjp.has_aux", "def f(x):\n    return x * x, x - 1\n"
+                       "o, fn, aux = ms.vjp(f, T(A), has_aux=True)\nout = (o, aux, fn(T(POS)))"),
     ("ops.value_and_grad", "def f(x):\n    return (ops.sin(x) * x).sum()\n"
                            "out = ops.value_and_grad(f)(T(A))"),
 ]
