@@ -36,7 +36,8 @@ SmoothL1Loss Softmax SoftmaxCrossEntropyWithLogits Softplus Softsign
 SparseSoftmaxCrossEntropyWithLogits Split Sqrt Square SquaredDifference Squeeze Stack
 StandardNormal StopGradient StridedSlice Sub Tanh TensorAdd TensorSummary Tile Transpose Tril
 Triu UniformReal Unpack Unstack Zeros ZerosLike
-Primitive GradOperation HyperMap Map MultitypeFuncGraph
+Primitive GradOperation HyperMap Map MultitypeFuncGraph Dense ReverseV2 Range Eye LinSpace
+Addcmul IsClose CeLU
 """
 _FUNCTIONS = """
 abs absolute add addcmul addn all amax amin any arange argmax argmin assign assign_add
@@ -56,7 +57,7 @@ selu shape sigmoid sign silu sin size slice smooth_l1_loss softmax softplus soft
 sqrt square squeeze stack standard_normal std stop_gradient strided_slice sub subtract sum
 swapaxes swapdims t tanh tensor_add tensor_div tensor_mul tensor_sub tensor_exp tensor_pow
 tensor_ge tensor_le tile transpose tril triu true_divide tuple_to_array unbind uniform
-unsqueeze unstack value_and_grad var vjp where zeros zeros_like
+unsqueeze unstack value_and_grad var vjp where zeros zeros_like get_grad is_tensor
 """
 TRAINING_OPS = frozenset(_PRIMITIVES.split() + _FUNCTIONS.split())
 

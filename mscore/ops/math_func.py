@@ -107,8 +107,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     y = F.cast(y, x.dtype)
     same = F.equal(x, y)
     finite = F.logical_and(F.isfinite(x), F.isfinite(y))
-    diff = F.abs(F.sub(x, y))
-    near = F.less_equal(diff, F.add(F.mul(F.abs(y), float(rtol)), float(atol)))
+    # infinities and nans are settled by `same`/`equal_nan`; zero them before subtracting
+    fx, fy = F.where(finite, x, 0.0), F.where(finite, y, 0.0)
+    near = F.less_equal(F.abs(F.sub(fx, fy)), F.add(F.mul(F.abs(fy), float(rtol)),
+                                                     float(atol)))
     out = F.logical_or(same, F.logical_and(finite, near))
     if equal_nan:
         out = F.logical_or(out, F.logical_and(F.isnan(x), F.isnan(y)))

@@ -220,6 +220,53 @@ class Identity(Primitive):
         return F._wrap(F.call("where", F.call("full", (), True, mdt.bool_), x._data, x._data))
 
 
+class ReverseV2(Primitive):
+    """``ReverseV2(axis)(x)``: ``x`` reversed along the axes of ``axis``."""
+
+    def __init__(self, axis):
+        super().__init__()
+        if not isinstance(axis, (tuple, list)):
+            raise TypeError(f"ReverseV2: axis must be a tuple or list of ints, got "
+                            f"{type(axis).__name__}")
+        self.axis = tuple(check_int(a, "axis", "ReverseV2") for a in axis)
+
+    def compute(self, input):  # noqa: A002
+        return array_func.flip(input, self.axis)
+
+
+class Range(Primitive):
+    """``Range(maxlen=1000000)(start, end, step)``: ``start, start + step, ...`` below
+    ``end`` (at most ``maxlen`` values)."""
+
+    def __init__(self, maxlen=1000000):
+        super().__init__()
+        self.maxlen = check_int(maxlen, "maxlen", "Range")
+        if self.maxlen <= 0:
+            raise ValueError(f"Range: maxlen must be positive, got {maxlen}")
+
+    def compute(self, start, end, step):
+        vals = [v.asnumpy().item() if hasattr(v, "asnumpy") else v for v in (start, end, step)]
+        ints = all(isinstance(v, int) for v in vals)
+        out = F.arange(*vals, dtype=mdt.int64 if ints else mdt.float32)
+        if out.shape[0] > self.maxlen:
+            raise ValueError(f"Range: {out.shape[0]} values exceed maxlen {self.maxlen}")
+        return out
+
+
+class Eye(Primitive):
+    """``Eye()(n, m, dtype)``: the ``n`` x ``m`` identity matrix."""
+
+    def compute(self, n, m, dtype):
+        return F.eye(n, m, dtype)
+
+
+class LinSpace(Primitive):
+    """``LinSpace()(start, stop, num)``: ``num`` evenly spaced values."""
+
+    def compute(self, start, stop, num):
+        return math_func.linspace(start, stop, num)
+
+
 class Shape(Primitive):
     """``Shape()(x)``: the shape as a tuple of ints."""
 
@@ -272,4 +319,4 @@ class Zeros(Primitive):
 __all__ = ["Concat", "Stack", "Pack", "Unstack", "Unpack", "Split", "Squeeze", "Tile",
            "BroadcastTo", "Gather", "GatherV2", "GatherD", "Slice", "StridedSlice", "Pad",
            "Tril", "Triu", "MaskedFill", "Identity", "Shape", "Rank", "Size", "DType", "Fill",
-           "Ones", "Zeros"]
+           "Ones", "Zeros", "ReverseV2", "Range", "Eye", "LinSpace"]

@@ -50,6 +50,26 @@ IsNan = _elementwise("IsNan", F.isnan, "True where nan.")
 IsInf = _elementwise("IsInf", F.isinf, "True where +-inf.")
 
 
+class Addcmul(Primitive):
+    """``Addcmul()(input, tensor1, tensor2, value)``: ``input + value * tensor1 *
+    tensor2``."""
+
+    def compute(self, input, tensor1, tensor2, value):  # noqa: A002
+        return F.addcmul(input, tensor1, tensor2, value)
+
+
+class IsClose(Primitive):
+    """``IsClose(rtol=1e-05, atol=1e-08, equal_nan=False)(input, other)``."""
+
+    def __init__(self, rtol=1e-05, atol=1e-08, equal_nan=False):
+        super().__init__()
+        self.rtol, self.atol = rtol, atol
+        self.equal_nan = check_bool(equal_nan, "equal_nan", "IsClose")
+
+    def compute(self, input, other):  # noqa: A002
+        return math_func.isclose(input, other, self.rtol, self.atol, self.equal_nan)
+
+
 class TensorAdd(_Elementwise):
     """The 1.x name of ``Add``."""
 
@@ -177,5 +197,6 @@ __all__ = ["Pow", "FloorDiv", "FloorMod", "DivNoNan", "SquaredDifference", "Reci
            "Rsqrt", "Expm1", "Log1p", "Sin", "Cos", "Erf", "Floor", "Ceil", "Sign", "Equal",
            "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
            "LogicalOr", "LogicalNot", "LogicalXor", "IsNan", "IsInf", "TensorAdd", "AddN",
+           "Addcmul", "IsClose",
            "ReduceMax", "ReduceMin", "ReduceAll", "ReduceAny", "ArgMaxWithValue",
            "ArgMinWithValue", "Argmax", "Argmin", "CumSum"]

@@ -47,6 +47,24 @@ class Elu(Primitive):
         return nn_func._elu_core(F._float_input(input_x, "input_x"), self.alpha)
 
 
+class CeLU(Primitive):
+    """``CeLU(alpha=1.0)(x)``: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = check_float(alpha, "alpha", "CeLU")
+
+    def compute(self, x):
+        return nn_func.celu(x, self.alpha)
+
+
+class Dense(Primitive):
+    """``Dense()(input, weight, bias=None)``: ``input @ weight.T + bias``."""
+
+    def compute(self, input, weight, bias=None):  # noqa: A002
+        return F.dense(input, weight, bias)
+
+
 class BiasAdd(Primitive):
     """``BiasAdd(data_format='NCHW')(x, bias)``: ``bias`` along the channel axis."""
 
@@ -364,7 +382,7 @@ class Print(Primitive):
 
 
 __all__ = ["ReLU6", "SeLU", "HSwish", "HSigmoid", "Softplus", "Softsign", "Mish", "GeLU",
-           "FastGeLU", "L2Loss", "Elu", "BiasAdd", "AvgPool", "LayerNorm", "BatchNorm",
+           "FastGeLU", "L2Loss", "Elu", "CeLU", "Dense", "BiasAdd", "AvgPool", "LayerNorm", "BatchNorm",
            "L2Normalize", "SoftmaxCrossEntropyWithLogits",
            "SparseSoftmaxCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogits",
            "BCEWithLogitsLoss", "BinaryCrossEntropy", "NLLLoss", "KLDivLoss", "SmoothL1Loss",
