@@ -14,9 +14,9 @@ from mscore.common.dtype import (  # noqa: F401
     ubyte, uint8)
 from mscore.common import dtype  # noqa: F401  (ms.dtype, as in MindSpore)
 from mscore.context import (  # noqa: F401
-    COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, get_context, get_seed, set_context,
-    set_deterministic, set_device, set_seed, synchronize)
-from mscore.common.tensor import Tensor  # noqa: F401
+    COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, get_context, get_seed, initial_seed,
+    manual_seed, seed, set_context, set_deterministic, set_device, set_seed, synchronize)
+from mscore.common.tensor import Tensor, tensor  # noqa: F401
 from mscore.common.parameter import Parameter, ParameterTuple  # noqa: F401
 from mscore.common import initializer as _initializer_module  # noqa: F401
 from mscore.common.initializer import initializer  # noqa: F401

@@ -162,3 +162,24 @@ def set_deterministic(deterministic):
         raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
                                   f"not declare the 'deterministic' capability")
     _deterministic[0] = deterministic
+
+
+# -- MindSpore 2.x generator functions (one global stream here) -------------------------------
+def manual_seed(seed):
+    """Seed the global random stream (MindSpore's default generator): :func:`set_seed`;
+    negative seeds wrap to 32 bits, as any int seeds MindSpore's generator."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: must be an integer, got {type(seed).__name__}")
+    set_seed(seed % 2 ** 32 if seed < 0 else seed)
+
+
+def initial_seed():
+    """The seed the global stream was last seeded with (0 before any seeding)."""
+    return 0 if _seed is None else _seed
+
+
+def seed():
+    """Seed the global stream with a fresh random 32-bit seed and return it."""
+    fresh = int(np.random.SeedSequence().generate_state(1)[0])
+    set_seed(fresh)
+    return fresh

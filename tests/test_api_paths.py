@@ -137,3 +137,16 @@ def test_parameter_arguments_without_meaning_here():
         ms.Parameter(ms.Tensor(np.ones(2, np.float32)), storage_format="FRACTAL_NZ")
     with pytest.raises(NotImplementedError, match="device"):
         ms.Parameter(ms.Tensor(np.ones(2, np.float32)), device="CPU")
+
+
+def test_import_mscore_stays_light():
+    """The top-level re-exports load on use: ``import mscore`` imports neither the training
+    package nor protobuf (the summary operators of ``P`` included)."""
+    import subprocess
+    import sys
+    code = ("import sys, mscore; from mscore.ops import operations as P; "
+            "print(sorted(m for m in sys.modules if m.startswith(('google.protobuf', "
+            "'mscore.train'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.strip()
+    assert out == "[]"

@@ -166,16 +166,16 @@ ABSENT = (
            r"device_manager|set_device_limit|get_device_limit|set_stream_limit|"
            r"get_stream_limit|reset_stream_limit|set_memory|set_kernel_launch_\w+|"
            r"launch_blocking|dispatch_threads_num|set_cpu_affinity|UntypedStorage|"
-           r"swap_tensors|get_current_device)$",
+           r"swap_tensors|get_current_device|Event)$",
      "device runtime management (streams, allocators, memory pools, kernel launch): the "
      "array library manages its own device"),
     (_ALL, r"^(graph|rewrite|SymbolTree|Node|NodeType|ScopedValue|Symbol|enable_dynamic|"
            r"get_obj_module_and_name_info|is_invalid_or_jit_forbidden_method|"
            r"is_jit_forbidden_module|set_recursion_limit|register_saved_tensors_hooks|"
-           r"saved_tensors_hooks|JitConfig|get_level|set_dump|tensor|arg_dtype_cast|"
+           r"saved_tensors_hooks|JitConfig|get_level|set_dump|arg_dtype_cast|"
            r"arg_handler|default_config|experimental|mint|numpy|tools|utils|safeguard|"
            r"multiprocessing|version|log|get_log_config|onnx|run_check|dryrun|"
-           r"MsDispatchMode|from_dlpack|to_dlpack|frombuffer|Event|flops_collection)$",
+           r"MsDispatchMode|from_dlpack|to_dlpack|frombuffer|flops_collection)$",
      "graph-compiler internals, MindSpore's other namespaces (mint, numpy, rewrite, ...) "
      "and installation utilities: outside mscore's training core"),
     (r"mindspore(\.context)?$", r"^(set_ps_context|get_ps_context|reset_ps_context)$",
@@ -212,13 +212,12 @@ ABSENT = (
            r"dtype_to_pytype|get_py_obj_dtype)$",
      "MindSpore's type lattice of the graph compiler (mscore.common.dtype.DType covers the "
      "tensor dtypes)"),
-    (_ALL, r"^(Generator|default_generator|get_rng_state|set_rng_state|manual_seed|"
-           r"initial_seed|seed)$",
-     "MindSpore's Generator objects: mscore has one global stream, seeded by set_seed"),
+    (_ALL, r"^(Generator|default_generator|get_rng_state|set_rng_state)$",
+     "MindSpore's Generator objects and their states: mscore has one global stream, "
+     "seeded by set_seed/manual_seed"),
     (r"mindspore(\.train.*)?",
      r"^(anf_ir_pb2|checkpoint_pb2|lineage_pb2|mind_ir_pb2|node_strategy_pb2|summary_pb2|"
-     r"ParamDictFuture|init_ckpt_file_system|tensor_to_np_type|load_checkpoint_async|"
-     r"async_ckpt_thread_status|data_sink|ckpt_to_safetensors|safetensors_to_ckpt|"
+     r"ParamDictFuture|init_ckpt_file_system|tensor_to_np_type|"
      r"process_export_options|enums|writer|AmpDecorator|amp_cast)$",
      "MindSpore's generated protobuf modules and internal helpers of serialization, summary "
      "and amp"),

@@ -406,6 +406,9 @@ CASES = [
     ("ops.tuple_to_array", "ops.tuple_to_array((1, 2, 3))"),
     ("ops.tuple_to_array.float", "ops.tuple_to_array((1.5, 2.0))"),
     ("ops.cast", "ops.cast(T(A), ms.float16)"),
+    ("ms.tensor", "ms.tensor([1, 2], ms.float32)"),
+    ("ms.tensor.int", "ms.tensor(I)"),
+    ("ms.manual_seed", "ms.manual_seed(3)\nout = ms.initial_seed()"),
     ("ops.is_tensor", "(ops.is_tensor(T(A)), ops.is_tensor(A))"),
     ("ms.from_numpy", "ms.from_numpy(I)"),
     # linear algebra, convolution, pooling, normalisation
@@ -626,6 +629,7 @@ ERROR_CASES = [
     ("ms.set_device.type", "ms.set_device(1)"),
     ("ms.set_device.id", "ms.set_device('CPU', -1)"),
     ("ms.set_deterministic", "ms.set_deterministic(1)"),
+    ("ms.manual_seed.type", "ms.manual_seed('a')"),
     ("ms.get_context.key", "ms.get_context('no_such_key')"),
     ("ms.pytype_to_dtype", "ms.pytype_to_dtype(3)"),
     ("ms.dtype_to_nptype", "ms.dtype_to_nptype('float32')"),
