@@ -292,6 +292,8 @@ def absent_reason(module, name, rec):
     if module in OPS_MODULES and rec.get("kind") == "module":
         return ("a submodule of MindSpore's ops implementation (its public names are "
                 "re-exported by the ops modules and listed there)")
+    if module not in OPS_MODULES and OPS_CATEGORIES[0][1](name, rec):
+        return OPS_CATEGORIES[0][0]  # Ascend-only, wherever it lives
     return _first(ABSENT, module, name)
 
 
