@@ -139,7 +139,7 @@ def compare_params(ref, ours):
     our_by_name = {p[0]: (i, p) for i, p in enumerate(ours)}
     our_var = any(p[1] == "var" for p in ours)
     our_varkw = any(p[1] == "varkw" for p in ours)
-    positional = [p for p in ours if p[1] in ("po", "pk")]
+    positional = [(j, p) for j, p in enumerate(ours) if p[1] in ("po", "pk")]
     for i, (name, kind, default) in enumerate(ref):
         if kind in ("var", "varkw"):
             if not any(p[1] == kind for p in ours):
@@ -149,7 +149,7 @@ def compare_params(ref, ours):
         hit = our_by_name.get(name)
         if hit is None and kind == "po" and ref_pos < len(positional):
             # positional-only: matched by position, the name is not part of a call
-            hit = next((j, p) for j, p in enumerate(ours) if p is positional[ref_pos])
+            hit = positional[ref_pos]
         if hit is None:
             if not ((kind in ("po", "pk") and our_var) or (kind in ("pk", "kw") and our_varkw)):
                 problems.append(f"no parameter {name!r}")
