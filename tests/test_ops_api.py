@@ -40,6 +40,9 @@ STRICTER = {
     "ops.gather_d.dim": ValueError,               # dim out of range
     "ops.glu.odd": ValueError,                    # an odd size cannot be halved
     "ops.transpose.dims": ValueError,             # not a permutation
+    # MindSpore 2.10 accepts min_val > max_val in a fresh process and raises (ValueError or
+    # RuntimeError) after other ops ran: mscore always refuses it.
+    "ops.hardtanh.range": ValueError,
 }
 
 
@@ -129,14 +132,14 @@ def test_matches_mindspore(backend, case_id, code):
                                           for c, k in ops_cases.ERROR_CASES])
 def test_argument_errors_match_mindspore(case_id, code):
     use_backend("numpy")
-    want = ORACLE["errors"][case_id]
+    seen = ORACLE["errors"][case_id]  # the types MindSpore raised (None: it accepted it)
     if case_id in STRICTER:
         with pytest.raises(STRICTER[case_id]):
             run(code, namespace())
-    elif want is None:
+    elif seen == [None]:
         run(code, namespace())  # MindSpore accepts it: so does mscore
     else:
-        with pytest.raises(getattr(builtins, want)):
+        with pytest.raises(tuple(getattr(builtins, t) for t in seen if t is not None)):
             run(code, namespace())
 
 

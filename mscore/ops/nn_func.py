@@ -96,8 +96,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):  # noqa: A002
     """``input`` limited to [min_val, max_val]."""
     x = F._float_input(input)
     lo, hi = _number(min_val, "min_val"), _number(max_val, "max_val")
-    if lo > hi:  # MindSpore's kernel check raises RuntimeError
-        raise RuntimeError(f"hardtanh: min_val {lo} is larger than max_val {hi}")
+    if lo > hi:
+        raise ValueError(f"hardtanh: min_val {lo} is larger than max_val {hi}")
     return F.clip_by_value(x, lo, hi)
 
 

@@ -184,10 +184,8 @@ class CumSum(Primitive):
 
     def __init__(self, exclusive=False, reverse=False):
         super().__init__()
-        for name, v in (("exclusive", exclusive), ("reverse", reverse)):
-            if not isinstance(v, bool):  # MindSpore's kernel check: RuntimeError
-                raise RuntimeError(f"CumSum: {name} must be a bool, got {type(v).__name__}")
-        self.exclusive, self.reverse = exclusive, reverse
+        self.exclusive = check_bool(exclusive, "exclusive", "CumSum")
+        self.reverse = check_bool(reverse, "reverse", "CumSum")
 
     def compute(self, input, axis):  # noqa: A002
         return math_func.cumulative_sum(input, axis, self.exclusive, self.reverse)
