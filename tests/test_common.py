@@ -197,7 +197,7 @@ def test_parameters_are_named_by_attribute_path():
 def test_parameter_validation_and_clone():
     with pytest.raises(TypeError, match="requires_grad"):
         ms.Parameter(ms.Tensor(1.0), requires_grad="yes")
-    with pytest.raises(TypeError, match="name"):
+    with pytest.raises(ValueError, match="name"):  # MindSpore's type for this check
         ms.Parameter(ms.Tensor(1.0), name=3)
     p = ms.Parameter(ms.Tensor(np.arange(3, dtype=np.float32)), name="w")
     same = p.clone()

@@ -19,6 +19,10 @@ _SUBMODULES = {
     "load": "mscore.train.serialization",
     "SummaryRecord": "mscore.train.summary",
     "SummaryCollector": "mscore.train.summary",
+    "LossScaleManager": "mscore.amp",
+    "FixedLossScaleManager": "mscore.amp",
+    "DynamicLossScaleManager": "mscore.amp",
+    "build_train_network": "mscore.amp",
 }
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
@@ -40,7 +44,10 @@ def __getattr__(name):
         return getattr(importlib.import_module("mscore.train.metrics"), name)
     if name in ("callback", "metrics", "serialization", "summary", "model", "amp",
                 "loss_scale_manager", "dataset_helper", "quant"):
-        if name in ("amp", "loss_scale_manager"):
-            return importlib.import_module("mscore.amp")
         return importlib.import_module(f"mscore.train.{name}")
+    # Callbacks and metrics added to their packages later are reachable here too.
+    for package in ("mscore.train.callback", "mscore.train.metrics"):
+        module = importlib.import_module(package)
+        if name in getattr(module, "__all__", ()):
+            return getattr(module, name)
     raise AttributeError(f"module 'mscore.train' has no attribute {name!r}")
