@@ -58,6 +58,9 @@ sqrt square squeeze stack standard_normal std stop_gradient strided_slice sub su
 swapaxes swapdims t tanh tensor_add tensor_div tensor_mul tensor_sub tensor_exp tensor_pow
 tensor_ge tensor_le tile transpose tril triu true_divide tuple_to_array unbind uniform
 unsqueeze unstack value_and_grad var vjp where zeros zeros_like get_grad is_tensor
+huber_loss margin_ranking_loss cosine_embedding_loss hinge_embedding_loss soft_margin_loss
+multilabel_soft_margin_loss multi_margin_loss multilabel_margin_loss gaussian_nll_loss
+triplet_margin_loss ctc_loss
 """
 TRAINING_OPS = frozenset(_PRIMITIVES.split() + _FUNCTIONS.split())
 
@@ -192,9 +195,11 @@ ABSENT = (
            r"ConvertModelUtils|ConvertNetUtils|train_thor|thor|Conv2dThor|DenseThor|"
            r"EmbeddingThor|EmbeddingLookupThor|MicroBatchInterleaved|PipelineCell|"
            r"PipelineGradReducer|VirtualDatasetCellTriple|OptTFTWrapper|AdamOffload|"
-           r"AdaSumByDeltaWeightWrapCell|AdaSumByGradWrapCell|tft_wrapper)$",
+           r"AdaSumByDeltaWeightWrapCell|AdaSumByGradWrapCell|tft_wrapper|adasum)$",
      "semi-automatic/pipeline parallelism, strategy-sharded checkpoints, THOR and cluster "
      "fault tolerance (Ascend clusters); data parallelism is mscore.communication's"),
+    (r"mindspore\.nn\.optim$", r"^adafactor$",
+     "the module of AdaFactor, which MindSpore runs on Ascend only"),
     (_ALL, r"^(Profiler|EnvProfiler|profiler|FlopsUtilizationCollector)$",
      "profiling: use the array library's profiler (torch.profiler, jax.profiler)"),
     (_ALL, r"^(obfuscate_ckpt|load_obf_params_into_net|export_split_mindir|"
@@ -221,8 +226,8 @@ ABSENT = (
      r"process_export_options|enums|writer|AmpDecorator|amp_cast)$",
      "MindSpore's generated protobuf modules and internal helpers of serialization, summary "
      "and amp"),
-    (r"mindspore\.nn$", r"^(probability|GraphCell|GetNextSingleOp|DistributedGradReducer|"
-                        r"ParameterUpdate|no_init_parameters|TimeDistributed)$",
+    (r"mindspore\.nn(\.wrap)?$", r"^(probability|GraphCell|GetNextSingleOp|"
+                                  r"DistributedGradReducer|no_init_parameters)$",
      "graph-mode and device-queue plumbing (GraphCell runs a loaded MINDIR graph; "
      "GetNextSingleOp reads a device queue), or a separate package (probability)"),
     (r"mindspore\.dataset$", _ALL,
