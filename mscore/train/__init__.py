@@ -21,7 +21,8 @@ _SUBMODULES = {
 }
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
-              "History", "ProgressBar")
+              "History", "ProgressBar", "BackupAndRestore", "OnRequestExit",
+              "LearningRateScheduler")
 _METRICS = ("Metric", "Accuracy", "Loss", "Precision", "Recall", "F1", "MAE", "MSE",
             "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
             "get_metric_fn", "names")
