@@ -55,6 +55,9 @@ class OnRequestExit(Callback):
         self.exit = False
         self.lock = threading.Lock()
         self.save_path = directory
+        if config_file is not None and not isinstance(config_file, (str, os.PathLike)):
+            raise TypeError(f"For '{cls}', the argument 'config_file' must be a path or None, "
+                            f"but got {type(config_file).__name__}.")
         self.key = _CONFIG_KEY
         self.remote_config_file = config_file
         self._previous_handler = None
