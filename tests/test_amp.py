@@ -203,7 +203,7 @@ def test_autocast_op_lists():
     with pytest.raises(ValueError, match="dtype"):
         with amp.autocast(ms.float32):
             pass
-    assert dispatch.autocast_policy is None
+    assert dispatch.autocast_policy() is None
 
 
 def test_auto_level_is_op_level_policy(backend):

@@ -20,8 +20,6 @@ NON_DIFFERENTIABLE = frozenset({
 })
 
 _counter = itertools.count()
-# Depth of active value_and_grad calls; ops check it before looking for tracers.
-active_depth = 0
 
 
 class Node:

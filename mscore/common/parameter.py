@@ -11,23 +11,23 @@ import numpy as np
 
 from mscore.common.tensor import Tensor, _is_native
 from mscore import dispatch
-
-_scopes: list["MutationScope"] = []
+from mscore._per_thread import state as _thread
 
 
 class MutationScope:
     """Records the original value of every Parameter assigned inside ``with`` and can
-    restore them. Scopes nest; each sees every assignment made while it is open."""
+    restore them. Scopes nest; each sees every assignment made by its own thread while it
+    is open (another thread's assignments are that thread's business)."""
 
     def __init__(self):
         self.original = {}  # id(param) -> (param, value before the first assignment)
 
     def __enter__(self):
-        _scopes.append(self)
+        _thread.mutation_scopes = _thread.mutation_scopes + (self,)
         return self
 
     def __exit__(self, *exc):
-        _scopes.remove(self)
+        _thread.mutation_scopes = tuple(s for s in _thread.mutation_scopes if s is not self)
         return False
 
     def note(self, param):
@@ -71,7 +71,7 @@ class Parameter(Tensor):
 
     # -- state changes ------------------------------------------------------------------
     def _assign(self, data):
-        for scope in _scopes:
+        for scope in _thread.mutation_scopes:
             scope.note(self)
         self._data = data
 

@@ -16,6 +16,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 from mscore.dispatch import call
 
 _wrap = Tensor._wrap
@@ -1197,14 +1198,48 @@ def _reduce(loss, reduction):
     raise ValueError(f"reduction: expected 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _check_class_labels(target, classes, ignore_index=None):
+    """Every class index of ``target`` must lie in ``[0, classes)`` or equal
+    ``ignore_index`` (None: no exception); otherwise ``ValueError``, the same on every backend
+    (one backend would return nan, another a number, a third raise its own error).
+
+    This reads the labels on the host, so it runs where their values exist: in PYNATIVE
+    mode, not inside a compiled (GRAPH_MODE) program or a function the array library traces
+    itself (``jax.jit``), whose values are symbolic."""
+    if _thread.compiled_depth:
+        return
+    bad = logical_or(less(target, 0), greater_equal(target, classes))
+    if ignore_index is not None:
+        bad = logical_and(bad, not_equal(target, ignore_index))
+    try:
+        found = builtins.bool(any(bad).asnumpy())
+    except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
+        return
+    if not found:
+        return
+    labels, mask = target.asnumpy(), bad.asnumpy()
+    values = np.unique(labels[mask])
+    shown = ", ".join(str(v) for v in values[:5]) + (", ..." if values.size > 5 else "")
+    allowed = f"[0, {classes})" + ("" if ignore_index is None
+                                    else f" or equal ignore_index={ignore_index}")
+    raise ValueError(f"labels: class indices must be in {allowed} for logits with {classes} "
+                     f"classes; got {shown} at {int(mask.sum())} of {mask.size} positions")
+
+
 def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
              label_smoothing=0.0):
     """Negative log-likelihood of class indices ``target`` under log-probabilities
-    ``inputs`` (N, C, ...); the mean is weighted by ``weight[target]`` as in torch."""
+    ``inputs`` (N, C, ...); the mean is weighted by ``weight[target]`` as in torch. A class
+    index outside ``[0, C)`` other than ``ignore_index`` is a ``ValueError`` (PYNATIVE)."""
     logp = _float_input(inputs, "inputs")
     t = _check_tensor(target, "target")
     if t.dtype.is_floating:
         raise TypeError(f"target: expected integer class indices, got {t.dtype}")
+    _check_class_labels(t, logp.shape[1], ignore_index)
+    return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
+
+
+def _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing):
     c = logp.shape[1]
     if logp.ndim > 2:  # move classes last: (N, d1.., C)
         perm = (0,) + tuple(range(2, logp.ndim)) + (1,)
@@ -1229,9 +1264,17 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` (N, C, ...) against class indices or class
-    probabilities ``target`` (same shape as input)."""
+    probabilities ``target`` (same shape as input). A class index outside ``[0, C)`` other
+    than ``ignore_index`` is a ``ValueError`` (PYNATIVE)."""
     x = _float_input(input)
     t = _check_tensor(target, "target")
+    if not t.dtype.is_floating:
+        _check_class_labels(t, x.shape[1], ignore_index)
+    return _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing):
+    """:func:`cross_entropy` once the labels are checked."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing: expected a value in [0, 1], got {label_smoothing}")
     fused = dispatch.fused("cross_entropy")
@@ -1240,7 +1283,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                            reduction=reduction, label_smoothing=float(label_smoothing)))
     logp = log_softmax(x, 1)
     if not t.dtype.is_floating:
-        return nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
+        return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
     if t.shape != x.shape:
         raise ValueError(f"target: probabilities must have the input's shape {x.shape}, "
                          f"got {t.shape}")

@@ -134,7 +134,11 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
 
         backend = dispatch.backend()
         impl = backend.value_and_grad or reference_value_and_grad
-        (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+        try:
+            (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+        except Exception as exc:
+            dispatch._raise_if_foreign(backend, "value_and_grad", primals, exc)
+            raise
         for param, value in zip(side["others"], updates):
             param._assign(_detach(value))
         it = iter(raw_leaves)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 
 _holder = {"param": None, "backend": None}
 
@@ -22,7 +23,11 @@ def reset_global_state(seed):
 
 
 def global_state_parameter():
-    """The Parameter holding the active backend's random state (created on first use)."""
+    """The Parameter holding the active backend's random state (created on first use); while
+    this thread traces a compiled program, that program's private stand-in."""
+    traced = _thread.traced_random_stream
+    if traced is not None:
+        return traced
     if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
         from mscore import context
         seed = context.get_seed()
@@ -30,6 +35,13 @@ def global_state_parameter():
             seed = int(np.random.SeedSequence().entropy % (2 ** 63))
         reset_global_state(seed)
     return _holder["param"]
+
+
+def traced_stand_in(param):
+    """A private Parameter named like the global stream ``param``, for a compiled program to
+    thread through its trace instead of ``param`` (see :data:`mscore._per_thread.state`)."""
+    from mscore.common.parameter import Parameter
+    return Parameter(param, name=param.name, requires_grad=False)
 
 
 def draw(kind, shape, dtype, seed=None):

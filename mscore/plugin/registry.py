@@ -154,6 +154,11 @@ class Registry:
             self._built[name] = backend
             return backend
 
+    def built(self) -> dict:
+        """The backends built so far, ``{name: Backend}`` (a copy)."""
+        with self._lock:
+            return dict(self._built)
+
     def _apply_overrides(self, backend):
         name = backend.name
         for mapping in self.pm.hook.mscore_override_ops(backend_name=name):

@@ -178,6 +178,11 @@ class ModelCheckpoint(Callback):
     ``{prefix}-{epoch}_{step}.ckpt`` in ``directory`` by the ``config`` policy, and once
     more at the end of training.
 
+    Each file is written atomically and old files are removed only once the new one is
+    complete (for ``async_save`` too: in the writer thread, right after it), so a process
+    that dies while saving still leaves its previous checkpoint, and once a save completes
+    at most ``keep_checkpoint_max`` files remain.
+
     Args:
         prefix (str): file name prefix, no ``/`` (default ``"CKP"``). If files of this prefix
             are already in the directory, ``_1``, ``_2``, ... is appended, as in MindSpore.
@@ -263,22 +268,26 @@ class ModelCheckpoint(Callback):
         found.sort()
         return [p for _, p in found]
 
-    def _rotate(self):
+    def _rotate(self, newest):
+        """Remove old files by the policy, once ``newest`` is complete on disk (never
+        before: a save that dies must leave the previous checkpoint)."""
         cfg = self._config
-        files = self._existing()
         if cfg.keep_checkpoint_max and cfg.keep_checkpoint_max > 0:
-            while len(files) >= cfg.keep_checkpoint_max:
-                _remove(files.pop(0))
+            older = [p for p in self._existing() if p != newest]
+            while older and len(older) + 1 > cfg.keep_checkpoint_max:
+                _remove(older.pop(0))
         elif cfg.keep_checkpoint_per_n_minutes and cfg.keep_checkpoint_per_n_minutes > 0:
-            # as MindSpore: of the files written in the last n minutes keep only the oldest,
-            # so one file per n minutes survives
+            # as MindSpore: of the older files written in the last n minutes keep only the
+            # oldest, so one file per n minutes survives (plus the newest)
             window = cfg.keep_checkpoint_per_n_minutes * 60
             now = time.time()
-            recent = [(t, p) for t, p in self._kept_per_minute if now - t < window]
-            for _, p in sorted(recent)[1:]:
+            recent = sorted((t, p) for t, p in self._kept_per_minute
+                            if now - t < window and p != newest)
+            for _, p in recent[1:]:
                 _remove(p)
-            self._kept_per_minute = [(t, p) for t, p in self._kept_per_minute
-                                     if (t, p) not in sorted(recent)[1:]]
+            dropped = set(recent[1:])
+            self._kept_per_minute = [tp for tp in self._kept_per_minute if tp not in dropped]
+            self._kept_per_minute.append((now, newest))
 
     def _save_ckpt(self, cb_params, force=False):
         if cb_params.cur_step_num == self._last_triggered_step:
@@ -288,7 +297,6 @@ class ModelCheckpoint(Callback):
         name = (f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch(cb_params)}"
                 f"{self._suffix}")
         path = os.path.join(self._directory, name)
-        self._rotate()
         self._last_triggered_step = cb_params.cur_step_num
         network = self._config.saved_network or cb_params.get("train_network") \
             or cb_params.get("network")
@@ -300,8 +308,6 @@ class ModelCheckpoint(Callback):
             if "step_num" in append:
                 append["step_num"] = cb_params.cur_step_num
         self._write(network, path, append)
-        if self._config.keep_checkpoint_per_n_minutes:
-            self._kept_per_minute.append((time.time(), path))
         self._latest_ckpt_file_name = path
         cb_params["latest_ckpt_file"] = path
         cb_params["last_save_ckpt_step"] = cb_params.cur_step_num
@@ -319,7 +325,8 @@ class ModelCheckpoint(Callback):
             kwargs["append_dict"] = append
         if self._config.format != "ckpt":
             kwargs["format"] = self._config.format
-        save(network, path, **kwargs)
+        with serialization._checkpoint.after_checkpoint_written(self._rotate):
+            save(network, path, **kwargs)
 
     def _wait(self):
         from mscore.train import serialization

@@ -81,7 +81,8 @@ def export(network, *inputs, file_name, mean=127.5, std_dev=127.5, file_format="
     atomically.
     """
     from mscore.nn.cell import Cell
-    from mscore.train.serialization._checkpoint import _atomic_write, _check_path
+    from mscore.train.serialization._atomic import atomic_write
+    from mscore.train.serialization._checkpoint import _check_path
     if not isinstance(network, Cell):
         raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
     mean = _check_number(mean, "mean")
@@ -106,7 +107,7 @@ def export(network, *inputs, file_name, mean=127.5, std_dev=127.5, file_format="
         path += suffix
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
 
 
 def _onnx_bytes(network, inputs, mean, std_dev):

@@ -18,14 +18,17 @@ Two formats, chosen with ``format=``:
 ``crc_check=True`` adds a footer: ``b"crc_num"`` followed by the CRC-32 (``zlib.crc32``, the
 polynomial of ``binascii.crc32``) of every byte before it, as a 10-byte big-endian integer --
 MindSpore's layout. For safetensors the CRC-32 of the tensors (names, dtypes, shapes and bytes
-in name order) is stored in the metadata as ``"mscore:crc32"``. A loader verifies a CRC that
-is present; ``crc_check=True`` also requires one. (A ``.ckpt`` file cut exactly between two
-entries is still valid protobuf; only the CRC footer can tell it was truncated there.)
+in name order) and of every other metadata entry (the appended strings among them) is stored
+in the metadata as ``"mscore:crc32"``. A loader verifies a CRC that is present;
+``crc_check=True`` also requires one. (A ``.ckpt`` file cut exactly between two entries is
+still valid protobuf; only the CRC footer can tell it was truncated there.)
 
-Saving is atomic: the bytes go to a temporary file in the target's directory, which is fsynced
-and renamed over the target, so a process killed mid-write leaves the old file (or none) under
-the target name. ``async_save=True`` copies the values to host memory at once and writes in a
-background thread; the next save or load, and interpreter exit, wait for it.
+Saving is atomic (:mod:`._atomic`): the bytes go to a temporary file in the target's
+directory, which is fsynced and renamed over the target, so a process killed mid-write leaves
+the old file (or none) under the target name; the next save into that directory removes the
+temporaries such a process left. ``async_save=True`` copies the values to host memory at
+once and writes in a background thread; the next save or load, and interpreter exit, wait for
+it.
 
 Loading never unpickles: a file is parsed as protobuf or safetensors and nothing else, and a
 file that is not a valid checkpoint is a ``ValueError`` naming it.
@@ -33,13 +36,14 @@ file that is not a valid checkpoint is a ``ValueError`` naming it.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import json
 import logging
 import math
 import numbers
 import os
 import sys
-import tempfile
 import threading
 import warnings
 import zlib
@@ -51,6 +55,7 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore import dispatch
+from mscore.train.serialization._atomic import atomic_write
 
 logger = logging.getLogger("mscore.serialization")
 
@@ -72,21 +77,6 @@ _ST_CODES = {mdt.float16: "F16", mdt.bfloat16: "BF16", mdt.float32: "F32", mdt.f
 _ST_DTYPES = {code: d for d, code in _ST_CODES.items()}
 
 
-def _read_umask():
-    """The process's umask (from /proc where it exists: os.umask can only read by setting)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
 
 
 # -- argument checks -------------------------------------------------------------------------------
@@ -253,43 +243,6 @@ def _dims(entry):
     return [0] if shape == () else list(shape)
 
 
-# -- atomic file writing -----------------------------------------------------------------------------
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path, write_fn):
-    """Call ``write_fn(file)`` on a temporary file beside ``path``, fsync it, rename it to
-    ``path``. On any failure the temporary file is removed and ``path`` is untouched."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write_fn(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
-
-
 def _write_ckpt(f, entries, crc_check):
     from mscore.train.proto import checkpoint_pb2
     crc = 0
@@ -314,12 +267,15 @@ def _write_ckpt(f, entries, crc_check):
         f.write(_CRC_TAG + crc.to_bytes(_CRC_LEN, "big"))
 
 
-def _st_crc(items):
-    """CRC-32 over (name, dtype code, shape, bytes) of each tensor, in name order."""
+def _st_crc(items, metadata):
+    """CRC-32 over (name, dtype code, shape, bytes) of each tensor, in name order, then over
+    every other ``__metadata__`` entry (the appended strings among them), in key order."""
     crc = 0
     for name, code, shape, data in sorted(items, key=lambda t: t[0]):
         head = f"{name}\0{code}\0{','.join(str(s) for s in shape)}\0".encode()
         crc = zlib.crc32(data, zlib.crc32(head, crc))
+    for key in sorted(k for k in metadata if k != _ST_CRC_KEY):
+        crc = zlib.crc32(json.dumps([key, metadata[key]]).encode(), crc)
     return crc
 
 
@@ -346,7 +302,7 @@ def _write_safetensors(f, entries, crc_check):
             items.append((entry.name, _ST_CODES[entry.dtype], shape,
                           _le_bytes_view(arr).tobytes()))
     if crc_check:
-        metadata[_ST_CRC_KEY] = f"{_st_crc(items):08x}"
+        metadata[_ST_CRC_KEY] = f"{_st_crc(items, metadata):08x}"
     f.write(safetensors.serialize(specs, metadata=metadata or None))
     del keep
 
@@ -391,9 +347,32 @@ def _wait_at_exit():
 atexit.register(_wait_at_exit)
 
 
-def _async_job(path, writer, entries, crc_check):
+# -- after a file is in place ------------------------------------------------------------------
+_after_write = contextvars.ContextVar("mscore_after_checkpoint_write", default=None)
+
+
+@contextlib.contextmanager
+def after_checkpoint_written(callback):
+    """Within the block, every :func:`save_checkpoint` call of this thread calls
+    ``callback(path)`` once its file is complete under its final name -- in the writer
+    thread for an asynchronous save, and never when the save fails. ``ModelCheckpoint``
+    rotates old files this way, so a save that dies never costs the previous checkpoint."""
+    token = _after_write.set(callback)
     try:
-        _atomic_write(path, lambda f: writer(f, entries, crc_check))
+        yield
+    finally:
+        _after_write.reset(token)
+
+
+def _write_file(path, writer, entries, crc_check, on_written):
+    atomic_write(path, lambda f: writer(f, entries, crc_check))
+    if on_written is not None:
+        on_written(path)
+
+
+def _async_job(path, writer, entries, crc_check, on_written):
+    try:
+        _write_file(path, writer, entries, crc_check, on_written)
     except BaseException as exc:  # reported by the next save/load or at exit
         with _pending_lock:
             _async_errors.append(exc)
@@ -427,18 +406,20 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     if os.path.isdir(path):
         raise ValueError(f"ckpt_file_name: {path!r} is a directory")
     writer = _write_ckpt if fmt == "ckpt" else _write_safetensors
+    on_written = _after_write.get()
     _wait_async_saves()  # a later save waits for an earlier asynchronous one
     if async_save:
         for e in entries:  # own the bytes: the caller may keep training
             if e.array is not None and not e.array.flags.owndata:
                 e.array = e.array.copy()
-        thread = threading.Thread(target=_async_job, args=(path, writer, entries, crc_check),
+        thread = threading.Thread(target=_async_job,
+                                  args=(path, writer, entries, crc_check, on_written),
                                   name="mscore-async-save", daemon=False)
         with _pending_lock:
             _pending.append(thread)
         thread.start()
         return
-    _atomic_write(path, lambda f: writer(f, entries, crc_check))
+    _write_file(path, writer, entries, crc_check, on_written)
 
 
 # -- load ---------------------------------------------------------------------------------------------
@@ -503,6 +484,18 @@ def _text(path, value, what):
         raise _bad_file(path, f"{what} is not valid UTF-8 text") from None
 
 
+def _check_known_fields(path, message, what):
+    """A ValueError when ``message`` holds fields its schema does not know: the bytes are
+    some other protobuf (a strategy or print file), not checkpoint entries."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+    unknown = sorted({field.field_number for field in UnknownFieldSet(message)})
+    if unknown:
+        hint = (" (a MindSpore MapTensor entry, which mscore does not load)"
+                if what.startswith("entry") and unknown == [3] else "")
+        raise _bad_file(path, f"{what} holds protobuf fields {unknown} that are not part of "
+                              f"a checkpoint{hint}")
+
+
 def _read_ckpt(path, data, crc_check):
     """[(name, numpy array or str)] from the bytes of a .ckpt file."""
     from google.protobuf.message import DecodeError
@@ -513,10 +506,17 @@ def _read_ckpt(path, data, crc_check):
         msg.ParseFromString(body)
     except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
         raise _bad_file(path, f"protobuf parse error ({exc})") from None
+    _check_known_fields(path, msg, "the file")
+    if not msg.value:
+        raise _bad_file(path, "it holds no parameter entries")
     groups = []  # [tag, tensor_type, dims, [content pieces]]
     for value in msg.value:
         tag = _text(path, value.tag, "a tag")
+        if not tag:
+            raise _bad_file(path, "an entry has an empty name")
+        _check_known_fields(path, value, f"entry {tag!r}")
         tensor = value.tensor
+        _check_known_fields(path, tensor, f"the tensor of entry {tag!r}")
         tensor_type = _text(path, tensor.tensor_type, f"the tensor_type of {tag!r}")
         dims = list(tensor.dims)
         content = tensor.tensor_content
@@ -526,8 +526,11 @@ def _read_ckpt(path, data, crc_check):
             groups[-1][3].append(content)
         else:
             groups.append([tag, tensor_type, dims, [content]])
-    out = []
+    out, seen = [], set()
     for tag, tensor_type, dims, pieces in groups:
+        if tag in seen:
+            raise _bad_file(path, f"entry {tag!r} appears twice")
+        seen.add(tag)
         if tag in _SKIPPED_TAGS:
             continue
         content = pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -561,16 +564,21 @@ def _read_safetensors(path, data, crc_check):
         crc_items.append((name, code, shape, raw))
     stored = metadata.get(_ST_CRC_KEY)
     if stored is not None:
-        if f"{_st_crc(crc_items):08x}" != stored:
+        if f"{_st_crc(crc_items, metadata):08x}" != stored:
             raise _bad_file(path, "the CRC check failed (the file is damaged)")
     elif crc_check:
         raise _bad_file(path, "crc_check=True but the file holds no CRC (it was saved without "
                               "crc_check)")
+    tensor_names = {name for name, _ in out}
     for key, value in metadata.items():
         if isinstance(key, str) and key.startswith(_ST_STR_PREFIX):
+            name = key[len(_ST_STR_PREFIX):]
             if not isinstance(value, str):
                 raise _bad_file(path, f"metadata entry {key!r} is not a string")
-            out.append((key[len(_ST_STR_PREFIX):], value))
+            if name in tensor_names:
+                raise _bad_file(path, f"the name {name!r} is both a tensor and a string entry "
+                                      f"(metadata {key!r})")
+            out.append((name, value))
     return out
 
 
@@ -607,8 +615,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     skipped, and so are those for which ``choice_func(name)`` is False. With ``net`` the
     parameters are also loaded into it with :func:`load_param_into_net` (``strict_load``
     applies). The Parameters hold arrays of the active backend, whichever backend wrote the
-    file. A missing, empty, truncated or corrupted file, or one in another format, is a
-    ``ValueError`` naming the file.
+    file. A missing, empty, truncated or corrupted file, one in another format, or one
+    without parameter entries is a ``ValueError`` naming the file; so is a ``filter_prefix``
+    or ``choice_func`` that leaves nothing to load (as in MindSpore).
     """
     from mscore.nn.cell import Cell
     path = _check_path(ckpt_file_name, "ckpt_file_name")
@@ -640,6 +649,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
     except (TypeError, KeyError, IndexError, OverflowError) as exc:
         raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
+    if not entries:
+        raise _bad_file(path, "it holds no parameter entries")
     result = OrderedDict()
     for name, value in entries:
         if any(name.startswith(p) for p in prefixes):
@@ -652,6 +663,10 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         dtype = mdt.from_numpy_dtype(value.dtype)
         _check_backend_dtype(path, name, dtype)
         result[name] = Parameter(Tensor(value), name=name)
+    if not result:
+        given = [n for n, v in (("filter_prefix", prefixes), ("choice_func", choice_func)) if v]
+        raise ValueError(f"load_checkpoint: {' and '.join(given)} left no entry of {path!r} "
+                         f"to load; check {' and '.join(given)}")
     if net is not None:
         load_param_into_net(net, result, strict_load)
     return result

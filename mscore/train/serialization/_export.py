@@ -355,7 +355,8 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     do MindSpore's MINDIR options ``enc_key``, ``dataset``, ``obf_config`` and
     ``custom_func``. The file is written atomically.
     """
-    from mscore.train.serialization._checkpoint import _atomic_write, _check_path
+    from mscore.train.serialization._atomic import atomic_write
+    from mscore.train.serialization._checkpoint import _check_path
     path = _check_path(file_name, "file_name")
     if not isinstance(file_format, str):
         raise TypeError(f"file_format: expected a str, got {type(file_format).__name__}")
@@ -372,7 +373,7 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         path += suffix
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
 
 
 # MindSpore's export options that mscore does not implement (each raises, naming itself).

@@ -311,12 +311,13 @@ def build_mindir_model(net, *inputs):
 def export_mindir(net, *inputs, file_name):
     """Write ``net`` traced on ``inputs`` as a MindIR file; ``.mindir`` is appended to
     ``file_name`` when missing (as MindSpore does). Atomic. Returns the path written."""
-    from mscore.train.serialization._checkpoint import _atomic_write, _check_path
+    from mscore.train.serialization._atomic import atomic_write
+    from mscore.train.serialization._checkpoint import _check_path
     path = _check_path(file_name, "file_name")
     data = build_mindir_model(net, *inputs).SerializeToString(deterministic=True)
     if not path.endswith(".mindir"):
         path += ".mindir"
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
     return path

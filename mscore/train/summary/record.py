@@ -174,7 +174,9 @@ class SummaryRecord:
 
     @property
     def lineage_file(self):
-        """The JSON-lines file that lineage records go to (created on the first one)."""
+        """The JSON-lines file that lineage records go to. It is created (never opened if
+        it exists, never through a symlink) when the first record is written, under the next
+        free name if this one is taken; after that this is the name actually used."""
         return self._writer.lineage_path
 
     # -- API ---------------------------------------------------------------------------
