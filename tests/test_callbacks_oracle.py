@@ -281,9 +281,7 @@ def test_history_matches_mindspore_in_train_and_fit():
         np.testing.assert_allclose(h.history[key], values, rtol=1e-5, err_msg=key)
 
 
-@pytest.mark.parametrize("backend", available_backends())
-def test_learning_rate_scheduler_matches_mindspore(backend):
-    use_backend(backend)
+def test_learning_rate_scheduler_matches_mindspore():
     want = ORACLE["lr_scheduler"]
     m, _ = model(lr=0.1)
     calls, lrs = [], []
@@ -297,6 +295,27 @@ def test_learning_rate_scheduler_matches_mindspore(backend):
             float(rc.original_args().optimizer.learning_rate.asnumpy())))])
     assert calls == want["calls"]
     assert lrs == want["lr_after_each_step"]
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_learning_rate_callbacks_set_the_rate_on_every_backend(backend):
+    """The rate callbacks change the optimizer's Parameter in place on each backend, and the
+    optimizer's next step uses the new rate (checked against w - lr * grad)."""
+    use_backend(backend)
+    net = Net()
+    opt = nn.SGD(net.trainable_params(), 0.1)
+    sched = C.LearningRateScheduler(lambda lr, step: lr * 0.5)
+    sched.on_train_step_end(C.RunContext(_params(optimizer=opt, cur_step_num=1)))
+    assert float(opt.learning_rate.asnumpy()) == np.float32(0.05)
+    plateau = C.ReduceLROnPlateau(patience=0, factor=0.5)
+    for epoch, v in enumerate([1.0, 1.0], 1):
+        plateau.on_train_epoch_end(C.RunContext(_params(optimizer=opt, cur_epoch_num=epoch,
+                                                        eval_results={"eval_loss": v})))
+    assert float(opt.learning_rate.asnumpy()) == np.float32(0.025)
+    w = net.fc.weight.asnumpy().copy()
+    grads = tuple(ms.Tensor(np.ones(p.shape, np.float32)) for p in net.trainable_params())
+    opt(grads)
+    np.testing.assert_allclose(net.fc.weight.asnumpy(), w - np.float32(0.025), rtol=1e-6)
 
 
 def test_time_monitor_lines_match_mindspore(capsys):
@@ -406,3 +425,231 @@ def test_on_request_exit_quiet_run_and_config_file(tmp_path):
         on_eval_step_end=lambda rc: eval_steps.append(rc.original_args().cur_step_num))])
     assert eval_steps == [1]
     assert "Net_eval.ckpt" in os.listdir(os.path.join(d, "rank_0"))
+
+
+# -- CheckpointConfig / ModelCheckpoint ---------------------------------------------------------
+# mscore checks these earlier or more strictly than MindSpore (docs/differences.md)
+CONFIG_DEVIATIONS = {"format='x'": "ValueError", "foo=1": "TypeError",
+                     "enc_key=b'short'": "ValueError", "enc_key and crc_check": "ValueError"}
+CONFIG_SPECIAL = {
+    "all zero": dict(save_checkpoint_steps=0, save_checkpoint_seconds=0, keep_checkpoint_max=0,
+                     keep_checkpoint_per_n_minutes=0),
+    "all None": dict(save_checkpoint_steps=None, save_checkpoint_seconds=None,
+                     keep_checkpoint_max=None, keep_checkpoint_per_n_minutes=None),
+    "steps=0 seconds=5": dict(save_checkpoint_steps=0, save_checkpoint_seconds=5),
+    "format='safetensors', enc_key=b'k'*16": dict(format="safetensors", enc_key=b"k" * 16),
+    "format='safetensors', exception_save=True": dict(format="safetensors",
+                                                      exception_save=True),
+    "format='safetensors', crc_check=True": dict(format="safetensors", crc_check=True),
+    "format='safetensors', enc_mode='AES-CBC'": dict(format="safetensors", enc_mode="AES-CBC"),
+    "enc_key and crc_check": dict(enc_key=b"k" * 16, crc_check=True),
+    "saved_network=1": dict(saved_network=1),
+}
+
+
+def test_checkpoint_config_checks_match_mindspore():
+    checked = 0
+    for label, recorded in ORACLE["arg_checks"]["CheckpointConfig"].items():
+        if label in CONFIG_SPECIAL:
+            kwargs = CONFIG_SPECIAL[label]
+        else:
+            parsed = _parse(label)
+            assert parsed is not None, label
+            kwargs = dict([parsed])
+        expected = recorded if recorded == "ok" else recorded["error"]
+        expected = CONFIG_DEVIATIONS.get(label, expected)
+        got = _outcome(lambda: C.CheckpointConfig(**kwargs))
+        assert got == expected, f"CheckpointConfig({label}): mscore {got}, expected {expected}"
+        checked += 1
+    assert checked == len(ORACLE["arg_checks"]["CheckpointConfig"])
+
+
+def test_model_checkpoint_checks_match_mindspore(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    d = str(tmp_path / "mc")
+    calls = {"prefix=callable": dict(prefix=lambda cb: "p", directory=d),
+             "directory=callable": dict(directory=lambda cb: d)}
+    for label, recorded in ORACLE["arg_checks"]["ModelCheckpoint"].items():
+        if label in calls:
+            kwargs = calls[label]
+        else:
+            name, value = _parse(label)
+            kwargs = {name: value} if name == "directory" else {name: value, "directory": d}
+        expected = recorded if recorded == "ok" else recorded["error"]
+        got = _outcome(lambda: C.ModelCheckpoint(**kwargs))
+        assert got == expected, f"ModelCheckpoint({label}): mscore {got}, expected {expected}"
+
+
+@pytest.mark.parametrize("case", ORACLE["prefix_rename"], ids=lambda c: ",".join(c["existing"]))
+def test_prefix_renaming_rule_matches_mindspore(case, tmp_path):
+    for name in case["existing"]:
+        (tmp_path / name).write_bytes(b"")
+    assert C.ModelCheckpoint(prefix="net", directory=str(tmp_path)).prefix == case["prefix"]
+
+
+def _train_with(tmp_path, label, config, epochs=2, n=6, prefix="net", directory=None, extra=(),
+                **kw):
+    d = directory or str(tmp_path / label)
+    m, net = model()
+    cb = C.ModelCheckpoint(prefix=prefix, directory=d, config=config)
+    m.train(epochs, dataset(n, 2), callbacks=[cb, *extra], **kw)
+    return d, cb, m
+
+
+def _files(d):
+    return sorted(os.listdir(d))
+
+
+def test_checkpoint_files_match_mindspore(tmp_path):
+    want = ORACLE["files"]
+    d, cb, _ = _train_with(tmp_path, "default", None)
+    assert _files(d) == want["default"]["files"]
+    assert os.path.basename(cb.latest_ckpt_file_name) == want["default"]["latest"]
+    d, cb, _ = _train_with(tmp_path, "s2k2", C.CheckpointConfig(save_checkpoint_steps=2,
+                                                                keep_checkpoint_max=2))
+    assert _files(d) == want["steps2_keep2"]["files"]
+    d, cb, _ = _train_with(tmp_path, "s4", C.CheckpointConfig(save_checkpoint_steps=4,
+                                                              keep_checkpoint_max=10))
+    assert _files(d) == want["steps4"]["files"]
+    _, cb2, _ = _train_with(tmp_path, "s4", C.CheckpointConfig(save_checkpoint_steps=4,
+                                                               keep_checkpoint_max=10),
+                            directory=d)
+    assert cb2.prefix == want["steps4_second_run"]["prefix"]
+    assert _files(d) == want["steps4_second_run"]["files"]
+    d, _, _ = _train_with(tmp_path, "initial", C.CheckpointConfig(
+        save_checkpoint_steps=2, keep_checkpoint_max=10), epochs=3, initial_epoch=1)
+    assert _files(d) == want["initial_epoch"]["files"]
+
+
+def test_callable_prefix_and_directory_match_mindspore(tmp_path):
+    want = ORACLE["files"]
+    cfg = C.CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=10)
+    d, cb, _ = _train_with(tmp_path, "p", cfg,
+                           prefix=lambda cb: f"p{cb.cur_epoch_num}x{cb.cur_step_num}")
+    assert _files(d) == want["callable_prefix"]["files"]
+    assert os.path.basename(cb.latest_ckpt_file_name) == want["callable_prefix"]["latest"]
+    base = str(tmp_path / "d")
+    _, cb, _ = _train_with(tmp_path, "d", cfg, directory=lambda cb: os.path.join(
+        base, f"e{cb.cur_epoch_num}"))
+    assert {sub: _files(os.path.join(base, sub)) for sub in _files(base)} == \
+        want["callable_directory"]["tree"]
+    assert os.path.relpath(cb.latest_ckpt_file_name, base) == want["callable_directory"]["latest"]
+    both = str(tmp_path / "both")
+    _train_with(tmp_path, "both", C.CheckpointConfig(save_checkpoint_steps=3,
+                                                     keep_checkpoint_max=1),
+                prefix=lambda cb: f"s{cb.cur_step_num}",
+                directory=lambda cb: os.path.join(both, f"e{cb.cur_epoch_num}"))
+    assert {sub: _files(os.path.join(both, sub)) for sub in _files(both)} == \
+        want["callable_both_keep1"]
+    for key, bad in (("callable_prefix_bad", "a/b"), ("callable_prefix_int", 5)):
+        with pytest.raises(getattr(__import__("builtins"), want[key]["error"]),
+                           match="callable, it must return a string"):
+            _train_with(tmp_path, key, None, epochs=1, n=4, prefix=lambda cb, _b=bad: _b)
+
+
+def _entries(path, names):
+    loaded = ms.load_checkpoint(path)
+    out = {}
+    for k in names & set(loaded):
+        v = loaded[k]
+        if isinstance(v, str):
+            out[k] = {"str": v}
+        else:
+            arr = v.asnumpy()
+            out[k] = {"dtype": str(v.dtype).lower(), "shape": list(arr.shape),
+                      "value": arr.tolist()}
+    return out
+
+
+def _lower_dtypes(entries):
+    return {k: (dict(v, dtype=v["dtype"].lower()) if "dtype" in v else v)
+            for k, v in entries.items()}
+
+
+def test_append_info_and_saved_network_match_mindspore(tmp_path):
+    want = ORACLE["files"]
+    names = {"epoch_num", "step_num", "lr", "name", "flag", "n"}
+    cfg = C.CheckpointConfig(save_checkpoint_steps=3, keep_checkpoint_max=10, append_info=[
+        "epoch_num", "step_num", {"lr": 0.5, "name": "abc", "flag": True, "n": 7}])
+    d, _, _ = _train_with(tmp_path, "append", cfg)
+    assert _files(d) == want["append_info"]["files"]
+    for f, entries in want["append_info"]["entries"].items():
+        assert _entries(os.path.join(d, f), names) == _lower_dtypes(entries), f
+    cfg = C.CheckpointConfig(save_checkpoint_steps=3, keep_checkpoint_max=10,
+                             append_info=[{"epoch_num": 10, "step_num": 100}])
+    d, _, _ = _train_with(tmp_path, "offset", cfg)
+    for f, entries in want["append_offset"].items():
+        assert _entries(os.path.join(d, f), names) == _lower_dtypes(entries), f
+    d, _, _ = _train_with(tmp_path, "saved", C.CheckpointConfig(
+        saved_network=nn.Dense(2, 1), keep_checkpoint_max=1), epochs=1)
+    assert _files(d) == want["saved_network"]["files"]
+    assert sorted(ms.load_checkpoint(os.path.join(d, _files(d)[-1]))) == \
+        want["saved_network"]["names"]
+    d, _, m = _train_with(tmp_path, "train_net", C.CheckpointConfig(keep_checkpoint_max=1),
+                          epochs=1)
+    assert sorted(ms.load_checkpoint(os.path.join(d, _files(d)[-1]))) == \
+        want["train_network_names"]
+
+
+class Boom(C.Callback):
+    def on_train_step_end(self, run_context):
+        cb = run_context.original_args()
+        if cb.cur_epoch_num == 2 and cb.cur_step_num == 5:
+            raise RuntimeError("boom")
+
+
+def test_exception_save_matches_mindspore(tmp_path):
+    want = ORACLE["files"]
+    for flag in (True, False):
+        d = str(tmp_path / f"exc_{flag}")
+        cfg = C.CheckpointConfig(save_checkpoint_steps=100, keep_checkpoint_max=10,
+                                 exception_save=flag, append_info=["epoch_num", "step_num"])
+        with pytest.raises(RuntimeError, match="boom"):
+            _train_with(tmp_path, "", cfg, epochs=3, directory=d, extra=[Boom()])
+        case = want[f"exception_save_{flag}"]
+        assert _files(d) == case["files"]
+        if flag:
+            got = _entries(os.path.join(d, case["files"][0]), {"epoch_num", "step_num"})
+            assert got == _lower_dtypes(case["breakpoint_entries"])
+    d = str(tmp_path / "exc_True")
+    m, _ = model()
+    cb = C.ModelCheckpoint(prefix="net", directory=d, config=C.CheckpointConfig(
+        save_checkpoint_steps=100, keep_checkpoint_max=10, exception_save=True))
+    with pytest.raises(RuntimeError):
+        m.train(3, dataset(6, 2), callbacks=[cb, Boom()])
+    assert _files(d) == want["exception_save_again"]["files"]
+    assert cb.prefix == want["exception_save_again"]["prefix"]
+
+    def fail(run_context):
+        raise ValueError("early")
+
+    for label, stage in (("first_step", "on_train_step_begin"), ("train_begin", "on_train_begin")):
+        d = str(tmp_path / label)
+        cfg = C.CheckpointConfig(save_checkpoint_steps=100, keep_checkpoint_max=10,
+                                 exception_save=True)
+        with pytest.raises(ValueError, match="early"):
+            _train_with(tmp_path, "", cfg, directory=d,
+                        extra=[C.LambdaCallback(**{stage: fail})])
+        assert _files(d) == want[f"exception_save_{label}"]["files"]
+    # evaluation errors and a finished run leave no breakpoint file
+    m, _ = model(metrics={"mae"})
+    d = str(tmp_path / "clean")
+    cb = C.ModelCheckpoint(prefix="net", directory=d, config=C.CheckpointConfig(
+        keep_checkpoint_max=1, exception_save=True))
+    m.train(1, dataset(2, 2), callbacks=[cb])
+    with pytest.raises(ValueError, match="early"):
+        m.eval(dataset(2, 2), callbacks=[cb, C.LambdaCallback(on_eval_begin=fail)])
+    assert _files(d) == ["net-1_1.ckpt"]
+
+
+def test_encrypted_model_checkpoint_loads_with_its_key(tmp_path):
+    cfg = C.CheckpointConfig(keep_checkpoint_max=1, enc_key=b"0123456789abcdef",
+                             enc_mode="AES-CBC", append_info=["step_num"])
+    d, _, m = _train_with(tmp_path, "enc", cfg, epochs=1)
+    path = os.path.join(d, _files(d)[0])
+    with pytest.raises(ValueError, match="encrypted"):
+        ms.load_checkpoint(path)
+    loaded = ms.load_checkpoint(path, dec_key=b"0123456789abcdef", dec_mode="AES-CBC")
+    assert int(loaded["step_num"].asnumpy()) == 3
+    for p in m.train_network.get_parameters():
+        np.testing.assert_array_equal(loaded[p.name].asnumpy(), p.asnumpy())
