@@ -55,8 +55,9 @@ def unique_prefix(directory, prefix, breakpoints=False):
 
 
 def _make_directory(path):
-    """``path`` absolute and created: ``TypeError`` for a non-path, ``ValueError`` for an
-    empty one (MindSpore's checks)."""
+    """``path`` absolute (its ``rank_R`` sub-folder in a job of several processes) and
+    created: ``TypeError`` for a non-path, ``ValueError`` for an empty one (MindSpore's
+    checks)."""
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if not isinstance(path, str):
@@ -65,7 +66,8 @@ def _make_directory(path):
     if not path.strip():
         raise ValueError("For 'ModelCheckpoint', the argument 'directory' is invalid, it "
                          "should be non-blank.")
-    path = os.path.abspath(path)
+    from mscore.communication.management import rank_subdirectory
+    path = rank_subdirectory(os.path.abspath(path))
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -99,7 +101,9 @@ class ModelCheckpoint(Callback):
             ``cb_params`` at every step and returns the whole file name stem: the file is
             ``{prefix(cb_params)}.ckpt``, without epoch and step, and nothing is renamed.
         directory (Union[str, callable]): folder to save in, created if needed (default: the
-            current folder); a callable gets ``cb_params`` at every step and returns it.
+            current folder); a callable gets ``cb_params`` at every step and returns it. In
+            a data-parallel job of several processes each rank saves in its own sub-folder
+            ``rank_R`` of it (call ``mscore.communication.init()`` first).
         config (CheckpointConfig): the policy (default ``CheckpointConfig()``).
 
     With ``config.exception_save`` an exception that ends training first saves the train
@@ -122,10 +126,9 @@ class ModelCheckpoint(Callback):
         self._exception_prefix = prefix
         if self._directory_func is not None:
             self._directory = None
-        elif directory is None:
-            self._directory = os.getcwd()
         else:
-            self._directory = _make_directory(directory)
+            self._directory = _make_directory(directory if directory is not None
+                                              else os.getcwd())
         self._suffix = "." + config.format
         self._prefix = prefix
         if self._prefix_func is None and self._directory_func is None:

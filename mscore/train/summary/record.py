@@ -116,8 +116,9 @@ class SummaryRecord:
     ``{file_prefix}.out.tfevents.{seconds}.{host}{file_suffix}`` so that ``tensorboard
     --logdir LOG_DIR`` shows their scalars, histograms and images; ``max_file_size`` starts a
     new file (same name plus ``.0001``, ``.0002``, ...) before one would grow past it.
-    Lineage data goes to a JSON-lines file beside them. Use it as a context manager, or call
-    :meth:`close`.
+    Lineage data goes to a JSON-lines file beside them. In a data-parallel job of several
+    processes each rank writes into ``log_dir/rank_R`` (TensorBoard shows one run per rank).
+    Use it as a context manager, or call :meth:`close`.
 
     Raises TypeError when ``max_file_size`` is not an int or ``file_prefix``/``file_suffix``
     are not str, ValueError for a malformed prefix/suffix or a non-positive size, and
@@ -132,6 +133,9 @@ class SummaryRecord:
         if network is not None and not _is_cell(network):
             raise TypeError(f"For 'SummaryRecord', network: expected a Cell or None, got "
                             f"{type(network).__name__}")
+        from mscore.communication.management import rank_subdirectory
+        if isinstance(log_dir, str) and log_dir.strip():   # each rank of a job: LOG_DIR/rank_R
+            log_dir = rank_subdirectory(log_dir)
         log_path = make_directory(log_dir, "log_dir", "SummaryRecord")
         self.network = network
         self._mode = "train"
