@@ -10,6 +10,7 @@ _SUBMODULES = {
     "connect_network_with_dataset": "mscore.train.dataset_helper",
     "save_checkpoint": "mscore.train.serialization",
     "load_checkpoint": "mscore.train.serialization",
+    "load_checkpoint_async": "mscore.train.serialization",
     "load_param_into_net": "mscore.train.serialization",
     "merge_sliced_parameter": "mscore.train.serialization",
     "build_searched_strategy": "mscore.train.serialization",
