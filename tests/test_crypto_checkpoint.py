@@ -222,3 +222,14 @@ def test_failed_encrypting_save_keeps_the_old_file(tmp_path, monkeypatch):
         save_checkpoint(obj, path, enc_key=b"k" * 16)
     assert open(path, "rb").read() == before
     assert os.listdir(tmp_path) == ["keep.ckpt"]
+
+
+def test_load_checkpoint_async_returns_a_future():
+    from mscore.train.serialization import load_checkpoint_async
+    path = os.path.join(DATA, "ms_gcm16.ckpt")
+    future = load_checkpoint_async(path, dec_key=key_of("gcm16"))
+    assert record(future.result(timeout=60)) == EXPECTED
+    bad = load_checkpoint_async(path, dec_key=bytes(16))
+    with pytest.raises(ValueError, match="dec_key is wrong"):
+        bad.result(timeout=60)
+    assert ms.load_checkpoint_async is load_checkpoint_async
