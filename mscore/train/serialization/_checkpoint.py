@@ -344,6 +344,12 @@ def wait_async_save():
     _wait_async_saves()
 
 
+def async_ckpt_thread_status():
+    """True while a ``save_checkpoint(..., async_save=True)`` is still writing."""
+    with _pending_lock:
+        return any(t.is_alive() for t in _pending)
+
+
 def _wait_at_exit():
     try:
         _wait_async_saves()
