@@ -2,6 +2,7 @@
 :mod:`._checkpoint_config` and re-exported here)."""
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -12,6 +13,7 @@ from mscore.train.callback._utils import step_in_epoch
 
 __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 
+logger = logging.getLogger("mscore.callback")
 _BREAKPOINT = "_breakpoint.ckpt"
 _CHECKPOINT_SUFFIXES = (".ckpt", ".safetensors")
 
@@ -187,7 +189,11 @@ class ModelCheckpoint(Callback):
     def __exit__(self, exc_type, exc, tb):
         run, self._run = self._run, None
         if exc_type is not None and run is not None and self._config.exception_save:
-            self._save_breakpoint(run)
+            try:
+                self._save_breakpoint(run)
+            except Exception as save_error:  # the training error stays the one raised
+                logger.error("ModelCheckpoint: the exception_save checkpoint could not be "
+                             "written: %s: %s", type(save_error).__name__, save_error)
         return None
 
     # -- names --------------------------------------------------------------------------------
