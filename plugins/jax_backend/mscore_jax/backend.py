@@ -70,7 +70,6 @@ class JaxBackend(Backend):
     """mscore's backend contract over JAX (CPU and GPU)."""
 
     name = "jax"
-    capabilities = frozenset({"native_autodiff", "compile", "donation"})
 
     def __init__(self, precision="highest"):
         super().__init__()

@@ -93,7 +93,6 @@ class TorchBackend(Backend):
     """mscore's primitive op set, fused ops, autodiff and compilation over PyTorch."""
 
     name = "torch"
-    capabilities = frozenset({"native_autodiff", "compile"})
 
     def __init__(self):
         super().__init__()
