@@ -88,10 +88,6 @@ def test_broken_plugins_are_reported_and_others_work(broken_site, run_py):
 
 
 def test_mscore_backends_lists_the_failures(broken_site, run_py):
-    try:
-        import mscore.cli  # noqa: F401
-    except ImportError:
-        pytest.skip("mscore.cli is not there yet")
     both = ("import sys; from mscore.cli import main; main(['backends']); print('@@JSON@@'); "
             "main(['backends', '--json'])")
     proc = run_py(["-c", both], broken_site)

@@ -326,12 +326,12 @@ def pytest_deselected(items):
 def _quick_deselection(items):
     """The kit items ``--mscore-quick`` leaves out. Per test function and target, an item
     (case, dtype) stays when ``(hash(case) + rank(dtype)) % QUICK_STRIDE == 0``: about one in
-    :data:`QUICK_STRIDE` of the cases of each declared dtype, a different third for each
-    dtype, and every declared dtype of every test function keeps at least one case. Items of
-    undeclared dtypes stay (they are skipped with the reason); unparametrized tests and
+    :data:`QUICK_STRIDE` of the cases of each dtype, a different share for each dtype. Every
+    test function keeps at least one item and every declared dtype at least one test. Items
+    of undeclared dtypes stay (they are skipped with the reason); unparametrized tests and
     capability checks stay."""
     from mscore.conformance.harness import stable_seed
-    groups = {}
+    groups, dtypes = {}, {}
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         target = params.get("kit")
@@ -349,19 +349,18 @@ def _quick_deselection(items):
             continue
         key = (target.id, str(item.path), getattr(item, "originalname", item.name))
         groups.setdefault(key, []).append((stable_seed(*key[1:], case), name, item))
+        dtypes.setdefault((target.id, name), []).append(item)
     order = list(_report._DTYPE_ORDER)
-    dropped = set()
+    keep = set()
     for members in groups.values():
-        kept = {}
-        for h, name, item in members:
-            rank = order.index(name) if name in order else len(order)
-            if (h + rank) % QUICK_STRIDE == 0:
-                kept.setdefault(name, []).append(item)
-        for h, name, item in sorted(members, key=lambda m: m[0]):
-            kept.setdefault(name, [item])   # every declared dtype keeps one case
-        keep = {id(i) for group in kept.values() for i in group}
-        dropped.update(item for _, _, item in members if id(item) not in keep)
-    return dropped
+        chosen = [item for h, name, item in members
+                  if (h + (order.index(name) if name in order else len(order))) %
+                  QUICK_STRIDE == 0]
+        keep.update(chosen or [min(members, key=lambda m: m[0])[2]])
+    for (_, name), members in dtypes.items():
+        if name != "-" and not keep.intersection(members):
+            keep.add(members[0])
+    return {item for members in groups.values() for _, _, item in members} - keep
 
 
 # -- the fixture -------------------------------------------------------------------------------

@@ -121,6 +121,55 @@ def test_native_autodiff_is_used(kit):
     kit.assert_tree_close(actual, expected, dtype, "value_and_grad", factor=4.0)
 
 
+@pytest.mark.mscore_needs("native_autodiff")
+def test_value_and_grad_contract(kit):
+    """``Backend.value_and_grad(fn, primals, has_aux)`` as the contract states it: the value,
+    the aux tree untouched, one gradient per primal (zeros of its own dtype for an integer
+    primal, zeros for a primal the value does not use); with ``has_aux=False`` aux is None."""
+    b = kit.backend
+    dtype = kit.widest_float()
+    d = mdt.get_dtype(dtype)
+    x0, w0 = kit.normal((3,)), kit.normal((3,))
+    x, w = kit.native(x0, dtype), kit.native(w0, dtype)
+    k = b.from_numpy(np.array([2, 5, 7], np.int32))
+    unused = kit.native(kit.normal((2,)), dtype)
+
+    def fn(x, k, w, unused):
+        value = b.sum(b.mul(b.mul(x, x), b.cast(k, d)), None, False)
+        return value, [b.mul(x, w), (k,)]
+
+    try:
+        (value, aux), grads = b.value_and_grad(fn, [x, k, w, unused], True)
+        (plain, none), plain_grads = b.value_and_grad(lambda *p: fn(*p)[0], [x, k, w, unused],
+                                                      False)
+    except Exception as exc:
+        raise _declared_without(kit, "native_autodiff", f"value_and_grad raised "
+                                f"{type(exc).__name__}: {exc}") from exc
+    xq = harness.quantize(x0, dtype).astype(np.float64)
+    kk = np.array([2.0, 5.0, 7.0])
+    kit.assert_close(kit.numpy(value), np.sum(xq * xq * kk), dtype, "value", factor=2.0)
+    kit.assert_close(kit.numpy(aux[0]), xq * harness.quantize(w0, dtype), dtype, "aux[0]",
+                     factor=2.0)
+    kit.assert_close(kit.numpy(aux[1][0]), np.array([2, 5, 7], np.int32), None, "aux[1][0]",
+                     tol=harness.EXACT)
+    if len(grads) != 4 or len(plain_grads) != 4:
+        raise harness.ConformanceFailure(f"value_and_grad gave {len(grads)} gradients for 4 "
+                                         f"primals")
+    kit.assert_close(kit.numpy(grads[0]), 2 * xq * kk, dtype, "d value / d x", factor=4.0)
+    kit.assert_dtype(grads[1], "int32", "gradient of an integer primal")
+    kit.assert_close(kit.numpy(grads[1]), np.zeros(3, np.int32), None,
+                     "gradient of an integer primal", tol=harness.EXACT)
+    kit.assert_close(kit.numpy(grads[2]), np.zeros(3), dtype, "gradient of a primal only aux "
+                     "uses", tol=harness.EXACT)
+    kit.assert_close(kit.numpy(grads[3]), np.zeros(2), dtype, "gradient of an unused primal",
+                     tol=harness.EXACT)
+    if none is not None:
+        raise harness.ConformanceFailure(f"value_and_grad(has_aux=False) gave aux {none!r}, "
+                                         f"expected None")
+    kit.assert_close(kit.numpy(plain), np.sum(xq * xq * kk), dtype, "value (has_aux=False)",
+                     factor=2.0)
+
+
 # -- deterministic -----------------------------------------------------------------------------
 def _programs(kit, dtype):
     """name -> numpy-returning program of native ops whose results must not vary."""
