@@ -10,6 +10,7 @@ import math
 import os
 import re
 import shlex
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -110,10 +111,22 @@ def test_runner_rejects_unknown_backend(capsys):
 
 
 # -- the kit over every installed backend -------------------------------------------------------
+# JAX compiles every op for every new shape (most of a kit run on jax); its persistent
+# compilation cache makes a repeated run several times cheaper. A cache folder that outlives
+# the test session (MSCORE_TEST_JAX_CACHE, default: one in the temporary directory) is handed to
+# the kit's processes unless the caller configured JAX's own.
+JAX_CACHE = {"JAX_COMPILATION_CACHE_DIR": os.environ.get(
+                 "MSCORE_TEST_JAX_CACHE",
+                 os.path.join(tempfile.gettempdir(), "mscore-tests-jax-compilation-cache")),
+             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+
 def _run_kit(run_py, tmp_path, backend, *extra, paths=()):
     report = tmp_path / f"report-{backend}.json"
+    env = {} if "JAX_COMPILATION_CACHE_DIR" in os.environ else JAX_CACHE
     proc = run_py(["-m", "mscore.conformance", backend, "--report", str(report), *extra],
-                  *paths, cwd=tmp_path)
+                  *paths, cwd=tmp_path, **env)
     data = json.loads(report.read_text()) if report.exists() else None
     return proc, data
 
