@@ -10,8 +10,8 @@ It only acts on tests that request the ``kit`` fixture, which are the modules in
   reason "... not declared by BACKEND", and every test of a backend that cannot run here;
   any other problem is a failure, never a skip;
 - marks the entries of the backend's expected-failures file as xfail and reports stale ones;
-- with ``--mscore-quick``, runs a deterministic sample of each parametrized test's dtypes
-  (every case and every declared dtype still runs at least once);
+- with ``--mscore-quick``, runs a deterministic sample of each parametrized test's cases
+  (every test function and every declared dtype at least once, every capability check);
 - prints a feature x dtype x device matrix, the coverage of every declared dtype and
   capability (:mod:`mscore.conformance.coverage`) and, for each failure, a one-line command
   that reproduces it; ``--mscore-report PATH`` writes everything as JSON;
@@ -56,8 +56,8 @@ def pytest_addoption(parser):
     group.addoption("--mscore-no-matrix", action="store_true", default=False,
                     help="do not print the conformance matrix")
     group.addoption("--mscore-quick", action="store_true", default=False,
-                    help="run a deterministic sample of the dtypes of each parametrized test "
-                         "(every case and declared dtype at least once); a quick run does "
+                    help="run a deterministic sample of the cases of each parametrized test "
+                         "(every test and declared dtype at least once); a quick run does "
                          "not certify full coverage")
 
 

@@ -38,7 +38,7 @@ def build_parser():
     p.add_argument("--plugin", metavar="MODULE", action="append", default=[],
                    help="register a backend plugin module that is not installed (repeatable)")
     p.add_argument("--quick", action="store_true",
-                   help="a deterministic sample of the dtypes of each test (every case and "
+                   help="a deterministic sample of the cases of each test (every test and "
                         "declared dtype at least once); does not certify full coverage")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
