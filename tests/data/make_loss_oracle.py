@@ -78,6 +78,18 @@ class Half(nn.LossBase):
 out = Half()(T(arr((3, 4), 1), ms.float16), T(arr((3, 4), 2), ms.float16))
 result = [str(out.dtype).lower(), out.asnumpy().astype(np.float32)]
 """)
+case("lossbase_subclass_sets_primitives", """
+class MyMAE(nn.LossBase):
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction)
+        self.abs = ops.Abs()
+        self.mul = ops.Mul()
+        self.reduce_mean = ops.ReduceMean()
+    def construct(self, base, target):
+        x = self.abs(base - target)
+        return self.get_loss(self.mul(x, 2.0))
+result = [MyMAE()(x34, y34).asnumpy(), MyMAE('none')(x34, y34).asnumpy(),
+          nn.LossBase().reduce_mean(x34, (0, 1)).asnumpy()]""")
 case("mse_mean_grad", "result = vg(nn.MSELoss(), x34, y34)")
 case("mse_broadcast", "result = nn.MSELoss('none')(T(arr((3, 1), 1)), T(arr((4,), 2))).asnumpy()")
 case("l1_none_grad", "result = vg(nn.L1Loss('none'), x34, y34)")

@@ -278,6 +278,20 @@ class Plain(nn.Optimizer):
         lr = self.get_lr()
         return self.hyper_map(ops.partial(_opt, lr), gradients, self._parameters)
 result = train(lambda ps: Plain(ps, 0.1))""")
+case("base_custom_optimizer_sets_helpers", """
+class Own(nn.Optimizer):
+    def __init__(self, params, learning_rate):
+        super().__init__(learning_rate, params)
+        self.assignadd = ops.AssignAdd()
+        self.hyper_map = ops.HyperMap()
+        self.global_step_increase_tensor = T(np.array([2], np.int32))
+    def construct(self, gradients):
+        lr = self.get_lr()
+        self.assignadd(self.global_step, self.global_step_increase_tensor)
+        for p, g in zip(self._parameters, gradients):
+            ops.assign(p, p - lr * g)
+        return True
+result = train(lambda ps: Own(ps, [0.1, 0.05, 0.02, 0.01, 0.005]))""")
 
 # -- wrapper cells ---------------------------------------------------------------------------
 case("forward_value_and_grad_weights", """

@@ -46,6 +46,13 @@ class LossBase(Cell):
         self.reduction = check_reduction(reduction, type(self).__name__)
         self.average = reduction != "sum"
         self.reduce = reduction != "none"
+        # MindSpore's LossBase gives subclasses these primitives (plain attributes: a
+        # subclass may replace them)
+        from mscore.ops.primitives import Cast, Mul, ReduceMean, ReduceSum
+        self.reduce_mean = ReduceMean()
+        self.reduce_sum = ReduceSum()
+        self.mul = Mul()
+        self.cast = Cast()
 
     def get_axis(self, x):
         """All axes of ``x``."""
@@ -65,31 +72,6 @@ class LossBase(Cell):
 
     def construct(self, logits, labels):
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
-
-    # -- MindSpore's primitive attributes, for subclasses written against them ---------------
-    @property
-    def reduce_mean(self):
-        """``ops.ReduceMean()``."""
-        from mscore.ops.prim_math import ReduceMean
-        return ReduceMean()
-
-    @property
-    def reduce_sum(self):
-        """``ops.ReduceSum()``."""
-        from mscore.ops.prim_math import ReduceSum
-        return ReduceSum()
-
-    @property
-    def mul(self):
-        """``ops.Mul()``."""
-        from mscore.ops.primitives import Mul
-        return Mul()
-
-    @property
-    def cast(self):
-        """``ops.Cast()``."""
-        from mscore.ops.primitives import Cast
-        return Cast()
 
 
 class MSELoss(LossBase):

@@ -61,6 +61,7 @@ class LARS(Optimizer):
         self.dynamic_lr = optimizer.dynamic_lr
         self._lr_of = optimizer._lr_of
         self._lr_list = optimizer._lr_list
+        self._mindspore_attributes()   # reciprocal_scale, param_length, ... of the wrapped one
         optimizer.exec_weight_decay = False
         optimizer.decay_flags = tuple(False for _ in optimizer.decay_flags)
         optimizer.dynamic_weight_decay = False

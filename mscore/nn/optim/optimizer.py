@@ -118,6 +118,7 @@ class Optimizer(Cell):
             self.group_weight_decay = tuple(decay)
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
+        self._mindspore_attributes()
 
     # -- argument handling ------------------------------------------------------------------
     def _weight_decay_arg(self, wd, name="weight_decay"):
@@ -393,62 +394,32 @@ class Optimizer(Cell):
         return f"params={len(self.parameters)}"
 
     # -- what MindSpore code that subclasses Optimizer uses -------------------------------
+    def _mindspore_attributes(self):
+        """The helpers MindSpore's Optimizer gives its subclasses, as plain attributes (a
+        subclass may replace them): ``assignadd``, ``global_step_increase_tensor``,
+        ``map_``/``map_reverse``, ``hyper_map``/``hyper_map_reverse``, ``reciprocal_scale``,
+        ``param_length`` and ``dynamic_decay_flags``."""
+        from mscore.ops.composite import HyperMap, Map
+        from mscore.ops.prim_nn import AssignAdd
+        self.assignadd = AssignAdd()
+        self.global_step_increase_tensor = Tensor(np.ones((1,), np.int32))
+        self.map_ = Map()
+        self.map_reverse = Map(None, True)
+        self.hyper_map = HyperMap()
+        self.hyper_map_reverse = HyperMap(None, True)
+        self.reciprocal_scale = Tensor(np.float32(1.0 / self.loss_scale))
+        self.param_length = len(self.parameters)
+        self.dynamic_decay_flags = tuple(isinstance(d, Cell) for d in self._decay) \
+            if self.is_group else isinstance(self.weight_decay, Cell)
+
     @property
     def _parameters(self):
         """The updated parameters (MindSpore's name for ``parameters``)."""
         return self.parameters
 
-    @property
-    def param_length(self):
-        """How many parameters this optimizer updates."""
-        return len(self.parameters)
-
-    @property
-    def reciprocal_scale(self):
-        """``1 / loss_scale`` as a float32 Tensor."""
-        return Tensor(np.float32(1.0 / self.loss_scale))
-
-    @property
-    def global_step_increase_tensor(self):
-        """``[1]`` (int32): what a step adds to ``global_step``."""
-        return Tensor(np.ones((1,), np.int32))
-
-    @property
-    def assignadd(self):
-        """``ops.AssignAdd()``, for ``self.assignadd(self.global_step, ...)``."""
-        from mscore.ops.prim_nn import AssignAdd
-        return AssignAdd()
-
-    @property
-    def map_(self):
-        """``ops.Map()``."""
-        from mscore.ops.composite import Map
-        return Map()
-
-    @property
-    def map_reverse(self):
-        """``ops.Map(None, True)``."""
-        from mscore.ops.composite import Map
-        return Map(None, True)
-
-    @property
-    def hyper_map(self):
-        """``ops.HyperMap()``."""
-        from mscore.ops.composite import HyperMap
-        return HyperMap()
-
-    @property
-    def hyper_map_reverse(self):
-        """``ops.HyperMap(None, True)``."""
-        from mscore.ops.composite import HyperMap
-        return HyperMap(None, True)
-
-    @property
-    def dynamic_decay_flags(self):
-        """Per parameter (with groups) or overall: whether the weight decay is a Cell."""
-        if self.is_group:
-            return tuple(isinstance(d, Cell) for d in self._decay)
-        return isinstance(self.weight_decay, Cell)
+    @_parameters.setter
+    def _parameters(self, value):
+        self.parameters = value
 
     @property
     def unique(self):
