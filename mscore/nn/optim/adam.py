@@ -60,19 +60,21 @@ class Adam(Optimizer):
     def construct(self, gradients):
         grads, _, consts = self._prepare(gradients)
         f32 = mdt.float32
-        b1p = call("mul", self.beta1_power._data, consts.get(self.beta1, f32))
-        b2p = call("mul", self.beta2_power._data, consts.get(self.beta2, f32))
+        shape = self._POWER_SHAPE
+        b1p = call("mul", self.beta1_power._data, call("full", shape, self.beta1, f32))
+        b2p = call("mul", self.beta2_power._data, call("full", shape, self.beta2, f32))
         self.beta1_power._assign(b1p)
         self.beta2_power._assign(b2p)
-        one = consts.get(1.0, f32)
+        one = call("full", (), 1.0, f32)
         # lr * sqrt(1 - beta2^t) / (1 - beta1^t), per group, as float32 scalars.
         corr = call("div", call("sqrt", call("sub", one, call("reshape", b2p, ()))),
                     call("sub", one, call("reshape", b1p, ())))
         neg_lrs = [call("neg", call("mul", lr, corr)) for lr in consts.group_lrs]
+        if self.use_amsgrad:
+            return self._amsgrad_update(grads, consts, neg_lrs)
         b1, b2, eps = self.beta1, self.beta2, self.eps
-        vhats = self.vhat if self.use_amsgrad else [None] * len(grads)
-        for k, p, m, v, vh, g in zip(self._lr_of, self.parameters, self.moment1, self.moment2,
-                                     vhats, grads):
+        for k, p, m, v, g in zip(self._lr_of, self.parameters, self.moment1, self.moment2,
+                                 grads):
             dt = p.dtype
             # addcmul(a, b, c) = a + b * c: one fused pass where the backend has it.
             nm = addcmul(m._data, call("sub", g, m._data), consts.get(1.0 - b1, dt))
@@ -80,14 +82,29 @@ class Adam(Optimizer):
                          consts.get(1.0 - b2, dt))
             m._assign(nm)
             v._assign(nv)
-            if vh is not None:
-                nv = call("maximum", vh._data, nv)
-                vh._assign(nv)
             num = nm
             if self.use_nesterov:
                 num = addcmul(call("mul", nm, consts.get(b1, dt)), g, consts.get(1.0 - b1, dt))
             denom = call("add", call("sqrt", nv), consts.get(eps, dt))
             p._assign(addcmul(p._data, call("div", num, denom), consts.cast(neg_lrs[k], dt)))
+        return True
+
+    def _amsgrad_update(self, grads, consts, neg_lrs):
+        """AMSGrad (MindSpore's ApplyAdamWithAmsgradV2): the update divides by
+        ``sqrt(vhat) + eps`` with ``vhat = max(vhat, v)``; no Nesterov term."""
+        b1, b2, eps = self.beta1, self.beta2, self.eps
+        for k, p, m, v, vh, g in zip(self._lr_of, self.parameters, self.moment1, self.moment2,
+                                     self.vhat, grads):
+            dt = p.dtype
+            nm = addcmul(m._data, call("sub", g, m._data), consts.get(1.0 - b1, dt))
+            nv = addcmul(v._data, call("sub", call("mul", g, g), v._data),
+                         consts.get(1.0 - b2, dt))
+            nvh = call("maximum", vh._data, nv)
+            m._assign(nm)
+            v._assign(nv)
+            vh._assign(nvh)
+            denom = call("add", call("sqrt", nvh), consts.get(eps, dt))
+            p._assign(addcmul(p._data, call("div", nm, denom), consts.cast(neg_lrs[k], dt)))
         return True
 
     @property
