@@ -38,15 +38,6 @@ def _float_input(x, cls, name="x"):
     return x
 
 
-class _Elementwise(Cell):
-    """A parameterless activation applying ``_fn`` to a floating input."""
-
-    _fn = None
-
-    def construct(self, x):
-        return type(self)._fn(_float_input(x, type(self).__name__))
-
-
 class ELU(Cell):
     """``x`` above 0, ``alpha * (exp(x) - 1)`` below. MindSpore's kernel supports only
     ``alpha=1.0`` (ValueError otherwise; ``alpha`` must be a float)."""
@@ -98,7 +89,7 @@ class GLU(Cell):
         return NF.glu(x, ax)
 
 
-class HSwish(_Elementwise):
+class HSwish(Cell):
     """Hard swish ``x * relu6(x + 3) / 6``."""
 
     def construct(self, input):  # noqa: A002
@@ -109,7 +100,7 @@ class HSwish(_Elementwise):
         return F.cast(NF.hardswish(F.cast(input, mdt.float32)), input.dtype)
 
 
-class HSigmoid(_Elementwise):
+class HSigmoid(Cell):
     """Hard sigmoid ``relu6(x + 3) / 6``."""
 
     def construct(self, input):  # noqa: A002
@@ -170,42 +161,42 @@ class SoftShrink(Cell):
         return f"lambd={self.lambd}"
 
 
-class LogSigmoid(_Elementwise):
+class LogSigmoid(Cell):
     """``log(sigmoid(x))``, computed stably."""
 
     def construct(self, input_x):
         return NF.logsigmoid(_float_input(input_x, "LogSigmoid", "input_x"))
 
 
-class Mish(_Elementwise):
+class Mish(Cell):
     """``x * tanh(softplus(x))``."""
 
     def construct(self, input_x):
         return NF.mish(_float_input(input_x, "Mish", "input_x"))
 
 
-class SeLU(_Elementwise):
+class SeLU(Cell):
     """Scaled ELU with the self-normalising constants."""
 
     def construct(self, input_x):
         return NF.selu(_float_input(input_x, "SeLU", "input_x"))
 
 
-class Softsign(_Elementwise):
+class Softsign(Cell):
     """``x / (1 + |x|)``."""
 
     def construct(self, x):
         return NF.softsign(_float_input(x, "Softsign"))
 
 
-class FastGelu(_Elementwise):
+class FastGelu(Cell):
     """MindSpore's FastGeLU: ``x / (1 + exp(-1.702 |x|)) * exp(0.851 (x - |x|))``."""
 
     def construct(self, x):
         return NF.fast_gelu(_float_input(x, "FastGelu"))
 
 
-class Tanhshrink(_Elementwise):
+class Tanhshrink(Cell):
     """``x - tanh(x)``."""
 
     def construct(self, x):

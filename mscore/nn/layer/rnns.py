@@ -208,16 +208,21 @@ class _RNNBase(Cell):
         """Run one direction over (T, N, in): outputs (T, N, H) and the final state."""
         w_ih, w_hh, b_ih, b_hh = self._weights(suffix, seq.dtype)
         gi_all = linear(seq, w_ih, b_ih)                     # every step's input projection
+        w_hh_t = F.transpose(w_hh, (1, 0))                    # transposed once, not per step
+
+        def hidden(h):
+            gh = F.matmul(h, w_hh_t)
+            return gh if b_hh is None else F.add(gh, b_hh)
         outs = []
         for t in range(seq.shape[0]):
             gi = gi_all[t]
             if self.is_lstm:
                 h, c = state
-                new = lstm_step(gi, c, linear(h, w_hh, b_hh), self.hidden_size)
+                new = lstm_step(gi, c, hidden(h), self.hidden_size)
                 out = new[0]
             else:
                 h = state
-                gh = linear(h, w_hh, b_hh)
+                gh = hidden(h)
                 new = gru_step(gi, h, gh, self.hidden_size) if self.mode == "GRU" else \
                     rnn_step(gi, h, gh, "tanh" if self.mode == "RNN_TANH" else "relu")
                 out = new
