@@ -1,4 +1,5 @@
-"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``, ``compare``."""
+"""The ``mscore`` command: ``backends``, ``conformance``, ``demo``, ``plot``, ``compare``,
+``run``."""
 from __future__ import annotations
 
 import argparse
@@ -62,6 +63,11 @@ def _cmd_compare(argv):
     return compare(argv)
 
 
+def _cmd_run(argv):
+    from mscore.launch import main as run
+    return run(argv)
+
+
 def main(argv=None):
     """Entry point of the ``mscore`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -77,9 +83,11 @@ def main(argv=None):
                    add_help=False)
     sub.add_parser("compare", help="train one model on several backends and compare them "
                    "step by step", add_help=False)
-    if argv and argv[0] in ("conformance", "demo", "plot", "compare"):
+    sub.add_parser("run", help="start the workers of a data-parallel job (msrun's flags)",
+                   add_help=False)
+    if argv and argv[0] in ("conformance", "demo", "plot", "compare", "run"):
         handler = {"conformance": _cmd_conformance, "demo": _cmd_demo, "plot": _cmd_plot,
-                   "compare": _cmd_compare}
+                   "compare": _cmd_compare, "run": _cmd_run}
         return handler[argv[0]](argv[1:])
     args = parser.parse_args(argv)
     return _cmd_backends(args)

@@ -10,8 +10,14 @@ import os
 
 import numpy as np
 
+from mscore.parallel._context import ParallelMode  # noqa: F401  (mindspore.context has it)
+
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
+# MindSpore's JIT syntax support levels (``set_context(jit_syntax_level=...)``).
+STRICT = 0
+COMPATIBLE = 1
+LAX = 2
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
 
 _context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE}
@@ -82,8 +88,12 @@ def set_context(**kwargs):
         raise
 
 
-def get_context(key):
-    """The value of context key ``key`` (``backend`` resolves the active backend's name)."""
+def get_context(attr_key):
+    """The value of context key ``attr_key`` (``backend`` resolves the active backend's
+    name)."""
+    key = attr_key
+    if not isinstance(key, str):
+        raise TypeError(f"attr_key: expected a str, got {type(key).__name__}")
     if key == "backend":
         return current_backend().name
     if key not in _context:
@@ -115,3 +125,63 @@ def host_rng() -> np.random.Generator:
 def _reset_device_rng(seed):
     from mscore.ops.random import reset_global_state
     reset_global_state(seed)
+
+
+# -- MindSpore 2.x device helpers --------------------------------------------------------------
+def set_device(device_target, device_id=None):
+    """``set_context(device_target=..., device_id=...)`` in MindSpore 2.x's spelling."""
+    if not isinstance(device_target, str):
+        raise TypeError(f"device_target: expected a str, got {type(device_target).__name__}")
+    if device_target not in _DEVICE_TARGETS:
+        raise ValueError(f"device_target: expected one of {list(_DEVICE_TARGETS)}, got "
+                         f"{device_target!r}")
+    kwargs = {"device_target": device_target}
+    if device_id is not None:
+        if not isinstance(device_id, int) or isinstance(device_id, bool):
+            raise TypeError(f"device_id: expected an int, got {type(device_id).__name__}")
+        if device_id < 0:
+            raise ValueError(f"device_id: expected a non-negative int, got {device_id}")
+        kwargs["device_id"] = device_id
+    set_context(**kwargs)
+
+
+def synchronize():
+    """Wait until the active backend has finished the work queued on its device."""
+    current_backend().synchronize()
+
+
+_deterministic = [False]
+
+
+def set_deterministic(deterministic):
+    """Ask for bit-identical results run to run. ``True`` needs a backend that declares the
+    ``deterministic`` capability (the built-in numpy backend does); otherwise it is
+    ``NotImplementedError`` naming the backend, since mscore cannot make it so."""
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic: expected a bool, got {type(deterministic).__name__}")
+    backend = current_backend()
+    if deterministic and "deterministic" not in backend.capabilities:
+        raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
+                                  f"not declare the 'deterministic' capability")
+    _deterministic[0] = deterministic
+
+
+# -- MindSpore 2.x generator functions (one global stream here) -------------------------------
+def manual_seed(seed):
+    """Seed the global random stream (MindSpore's default generator): :func:`set_seed`;
+    negative seeds wrap to 32 bits, as any int seeds MindSpore's generator."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: must be an integer, got {type(seed).__name__}")
+    set_seed(seed % 2 ** 32 if seed < 0 else seed)
+
+
+def initial_seed():
+    """The seed the global stream was last seeded with (0 before any seeding)."""
+    return 0 if _seed is None else _seed
+
+
+def seed():
+    """Seed the global stream with a fresh random 32-bit seed and return it."""
+    fresh = int(np.random.SeedSequence().generate_state(1)[0])
+    set_seed(fresh)
+    return fresh

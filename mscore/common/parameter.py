@@ -57,9 +57,17 @@ class Parameter(Tensor):
                  "_user_named", "__dict__")
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
-                 parallel_optimizer=True):
+                 parallel_optimizer=True, storage_format="", device=None):
+        # Ascend storage formats and host offloading have no meaning for mscore's backends.
+        if storage_format != "":
+            raise NotImplementedError(f"Parameter: storage_format={storage_format!r} is an "
+                                      f"Ascend storage format; only '' is supported")
+        if device is not None:
+            raise NotImplementedError(f"Parameter: device={device!r} (offloading a Parameter "
+                                      f"to another device) is not supported; place the "
+                                      f"network with set_context(device_target=...)")
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
+            raise ValueError(f"name: expected a str or None, got {type(name).__name__}")
         if not isinstance(requires_grad, bool):
             raise TypeError(f"requires_grad: expected a bool, got {type(requires_grad).__name__}")
         self._data = _to_native(default_input)

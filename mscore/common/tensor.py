@@ -320,3 +320,13 @@ def _is_native(obj):
 
 
 from mscore.ops import functional as F  # noqa: E402  (functional imports Tensor)
+
+
+def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, device=None):
+    """``Tensor(input_data, dtype, shape, init, const_arg)`` in MindSpore 2.x's function
+    spelling; ``device`` other than None or 'CPU' is ``NotImplementedError`` (the backend
+    places Tensors: ``set_context(device_target=...)``)."""
+    if device not in (None, "CPU"):
+        raise NotImplementedError(f"tensor: device={device!r} is not supported; select the "
+                                  f"device with set_context(device_target=...)")
+    return Tensor(input_data, dtype, shape, init, const_arg)

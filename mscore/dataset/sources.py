@@ -36,6 +36,8 @@ class _RandomAccessDataset(Dataset):
         self.sampler = sampler
         if (num_shards is None) != (shard_id is None):
             raise ValueError("num_shards and shard_id: give both or neither")
+        if num_shards is None:
+            num_shards, shard_id = _job_shard()
         if num_shards is not None:
             num_shards = _check_int(num_shards, "num_shards", 1)
             shard_id = _check_int(shard_id, "shard_id", 0)
@@ -76,6 +78,21 @@ class _RandomAccessDataset(Dataset):
     def _rows(self, epoch):
         for i in self._indices(epoch):
             yield self._get(int(i))
+
+
+def _job_shard():
+    """``(num_shards, shard_id)`` of this process in a data-parallel job (the communication
+    is initialised, the parallel mode reduces gradients, the dataset strategy is
+    'data_parallel' and full_batch is off), else ``(None, None)``."""
+    from mscore.communication import management
+    from mscore.parallel import _context
+    if not (management.is_initialized() and _context.reduces_gradients()):
+        return None, None
+    if _context.get_auto_parallel_context("full_batch") or \
+            _context.get_auto_parallel_context("dataset_strategy") != "data_parallel":
+        return None, None
+    size = management.get_group_size()
+    return (size, management.get_rank()) if size > 1 else (None, None)
 
 
 def _default_names(n):

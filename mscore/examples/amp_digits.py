@@ -49,8 +49,9 @@ def write_digits_idx(folder, seed=0):
     return len(train), len(test)
 
 
-def datapipe(path, usage, batch_size, shuffle):
-    """The seed-004 pipeline, plus the 8x8 -> 28x28 step for the digits."""
+def datapipe(path, usage, batch_size, shuffle, num_shards=None, shard_id=None):
+    """The seed-004 pipeline, plus the 8x8 -> 28x28 step for the digits (``num_shards`` /
+    ``shard_id`` as MnistDataset's; in a data-parallel job they default to the job's)."""
     import mscore as ms
     from mscore.dataset import MnistDataset, transforms, vision
     image_transforms = [
@@ -60,7 +61,8 @@ def datapipe(path, usage, batch_size, shuffle):
         vision.Normalize(mean=(0.1307,), std=(0.3081,)),
     ]
     label_transform = transforms.TypeCast(ms.int32)
-    dataset = MnistDataset(path, usage=usage, shuffle=shuffle)
+    dataset = MnistDataset(path, usage=usage, shuffle=shuffle, num_shards=num_shards,
+                           shard_id=shard_id)
     dataset = dataset.map(image_transforms, "image")
     dataset = dataset.map(label_transform, "label")
     return dataset.batch(batch_size)

@@ -13,7 +13,7 @@ from mscore.nn.loss import (  # noqa: F401
 from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
 from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
 from mscore.nn.graph import GraphCell  # noqa: F401
-from mscore.nn import learning_rate_schedule as dynamic_lr  # noqa: F401  (MindSpore's module)
+from mscore.nn import dynamic_lr  # noqa: F401
 
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
                      "FixedLossScaleUpdateCell")
@@ -25,12 +25,21 @@ __all__ = ["Cell", "CellList", "SequentialCell", "CellDict", *_layer_all,
            "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell",
+           "DistributedGradReducer"]
 
 
 def __getattr__(name):
     # The loss-scale cells live in mscore.nn.wrap.loss_scale (the amp side), loaded lazily.
+    import importlib
     if name in _LOSS_SCALE_NAMES:
-        import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "metrics":  # mindspore.nn.metrics, the 1.x path of the metrics
+        return importlib.import_module("mscore.nn.metrics")
+    if name == "DistributedGradReducer":   # data parallelism, loaded lazily as well
+        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+        return DistributedGradReducer
+    metrics = importlib.import_module("mscore.train.metrics")
+    if name in metrics.__all__:  # MindSpore's nn re-exports the metrics (nn.Accuracy)
+        return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")

@@ -170,9 +170,10 @@ def zeros(size, dtype=None):
     return _wrap(call("full", _shape_arg(size), 0, mdt.as_dtype(dtype or mdt.float32)))
 
 
-def ones(size, dtype=None):
-    """Ones of ``size`` (float32 by default)."""
-    return _wrap(call("full", _shape_arg(size), 1, mdt.as_dtype(dtype or mdt.float32)))
+def ones(shape, dtype=None):
+    """Ones of ``shape`` (float32 by default)."""
+    return _wrap(call("full", _shape_arg(shape, "shape"), 1,
+                      mdt.as_dtype(dtype or mdt.float32)))
 
 
 def fill(type, shape, value):  # noqa: A002  (MindSpore's argument name)
@@ -180,15 +181,15 @@ def fill(type, shape, value):  # noqa: A002  (MindSpore's argument name)
     return full(shape, value, type)
 
 
-def zeros_like(x, dtype=None):
-    """Zeros with the shape (and dtype) of ``x``."""
-    x = _check_tensor(x, "input")
+def zeros_like(input, *, dtype=None):  # noqa: A002
+    """Zeros with the shape (and dtype) of ``input``."""
+    x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 0, mdt.as_dtype(dtype) if dtype else x.dtype))
 
 
-def ones_like(x, dtype=None):
-    """Ones with the shape (and dtype) of ``x``."""
-    x = _check_tensor(x, "input")
+def ones_like(input, *, dtype=None):  # noqa: A002
+    """Ones with the shape (and dtype) of ``input``."""
+    x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 1, mdt.as_dtype(dtype) if dtype else x.dtype))
 
 
@@ -204,9 +205,10 @@ def arange(start=0, end=None, step=1, dtype=None):
     return _wrap(call("arange", start, end, step, mdt.as_dtype(dtype)))
 
 
-def eye(n, m=None, dtype=mdt.float32):
-    """The ``n`` x ``m`` identity matrix."""
+def eye(n, m=None, dtype=None):
+    """The ``n`` x ``m`` identity matrix (float32 unless ``dtype``)."""
     m = n if m is None else m
+    dtype = mdt.float32 if dtype is None else dtype
     rows = call("arange", 0, n, 1, mdt.int64)
     cols = call("arange", 0, m, 1, mdt.int64)
     hit = call("equal", call("reshape", rows, (n, 1)), call("reshape", cols, (1, m)))
@@ -214,15 +216,15 @@ def eye(n, m=None, dtype=mdt.float32):
 
 
 # -- casts and gradient control ---------------------------------------------------------------
-def cast(x, dtype):
-    """``x`` converted to ``dtype``; differentiable for float targets."""
-    x = _check_tensor(x, "input_x")
+def cast(input, dtype):  # noqa: A002
+    """``input`` converted to ``dtype``; differentiable for float targets."""
+    x = _check_tensor(input, "input")
     return _wrap(call("cast", x._data, mdt.as_dtype(dtype)))
 
 
-def stop_gradient(x):
-    """``x`` with no gradient flowing back through it."""
-    x = _check_tensor(x, "input")
+def stop_gradient(value):
+    """``value`` with no gradient flowing back through it."""
+    x = _check_tensor(value, "value")
     from mscore.autodiff.tracer import unwrap
     return _wrap(call("stop_gradient", unwrap(x._data)))
 
@@ -254,8 +256,22 @@ def greater(input, other): return _binary("greater", input, other)     # noqa: A
 def greater_equal(input, other): return _binary("greater_equal", input, other)  # noqa: A002,E704
 
 
-def div(input, other):  # noqa: A002
-    """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``."""
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``.
+    ``rounding_mode`` 'floor' rounds the quotient down, 'trunc' toward zero (both keep an
+    integer input's dtype)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        ra, rb = _operands(input, other)
+        dt = dispatch.dtype(ra)
+        work = dt if dt.is_floating else mdt.float64
+        q = call("div", call("cast", ra, work), call("cast", rb, work))
+        q = call("mul", call("sign", q), call("floor", call("abs", q)))
+        return _wrap(q if work is dt else call("cast", q, dt))
+    if rounding_mode is not None:
+        raise ValueError(f"rounding_mode: expected None, 'floor' or 'trunc', got "
+                         f"{rounding_mode!r}")
     ra, rb = _operands(input, other)
     if not dispatch.dtype(ra).is_floating:
         ra, rb = call("cast", ra, mdt.float32), call("cast", rb, mdt.float32)
@@ -307,7 +323,7 @@ def _float_unary(name, x):
 
 def exp(input): return _float_unary("exp", input)    # noqa: A002,E704
 def log(input): return _float_unary("log", input)    # noqa: A002,E704
-def sqrt(input): return _float_unary("sqrt", input)  # noqa: A002,E704
+def sqrt(x): return _float_unary("sqrt", x)          # noqa: E704
 def sin(input): return _float_unary("sin", input)    # noqa: A002,E704
 def cos(input): return _float_unary("cos", input)    # noqa: A002,E704
 def tanh(input): return _float_unary("tanh", input)  # noqa: A002,E704
@@ -371,10 +387,11 @@ def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
     return _wrap(native_addcmul(*raw))
 
 
-def where(condition, x, y):
-    """``x`` where ``condition`` else ``y`` (numbers take the other operand's dtype)."""
+def where(condition, input, other):  # noqa: A002
+    """``input`` where ``condition`` else ``other`` (numbers take the other operand's
+    dtype)."""
     cond = _bool(condition)
-    rx, ry = _operands(x, y)
+    rx, ry = _operands(input, other)
     return _wrap(call("where", cond, rx, ry))
 
 
@@ -393,18 +410,28 @@ def clip_by_value(x, clip_value_min=None, clip_value_max=None):
     return x
 
 
-clamp = clip_by_value
+def clamp(input, min=None, max=None):  # noqa: A001,A002
+    """``input`` limited to [min, max] elementwise (either bound may be None)."""
+    if min is None and max is None:
+        raise ValueError("clamp: give min, max or both")
+    return clip_by_value(input, min, max)
+
+
+clip = clamp
 
 
 # -- activations -----------------------------------------------------------------------------------
-def relu(input):  # noqa: A002
-    """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch."""
+def relu(input, inplace=False):  # noqa: A002
+    """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch. ``inplace`` writes the
+    result into ``input`` and returns it."""
     x = _check_tensor(input, "input")
     fused = dispatch.fused("relu")
     if fused is not None:
-        return _wrap(fused(x._data))
-    zero = call("full", (), 0, x.dtype)
-    return _wrap(call("where", call("greater", x._data, zero), x._data, zero))
+        out = _wrap(fused(x._data))
+    else:
+        zero = call("full", (), 0, x.dtype)
+        out = _wrap(call("where", call("greater", x._data, zero), x._data, zero))
+    return x.assign_value(out) if inplace else out
 
 
 def relu6(x):
@@ -438,9 +465,9 @@ def softplus(input, beta=1, threshold=20):  # noqa: A002
     return where(greater(bx, float(threshold)), x, soft)
 
 
-def gelu(input_x, approximate="none"):
+def gelu(input, approximate="none"):  # noqa: A002
     """Gaussian error linear unit; ``approximate`` is 'none' (erf) or 'tanh'."""
-    x = _float_input(input_x, "input_x")
+    x = _float_input(input, "input")
     if approximate == "none":
         return mul(mul(x, 0.5), add(erf(mul(x, 1.0 / math.sqrt(2.0))), 1.0))
     if approximate == "tanh":
@@ -449,18 +476,18 @@ def gelu(input_x, approximate="none"):
     raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
 
 
-def prelu(x, weight):
+def prelu(input, weight):  # noqa: A002
     """x where x > 0 else weight * x (weight broadcast over the channel axis 1)."""
-    x = _check_tensor(x, "x")
+    x = _check_tensor(input, "input")
     weight = _check_tensor(weight, "weight")
     if x.ndim >= 2 and weight.ndim == 1 and weight.shape[0] > 1:
         weight = reshape(weight, (1, weight.shape[0]) + (1,) * (x.ndim - 2))
     return where(greater(x, 0.0), x, mul(x, weight))
 
 
-def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``."""
-    x = _float_input(x, "x")
+def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
+    """exp(x) / sum(exp(x)) along ``axis`` (of ``input`` cast to ``dtype`` when given)."""
+    x = _float_input(input if dtype is None else cast(input, dtype), "input")
     ax = _axis1(axis, x.ndim)
     fused = dispatch.fused("softmax")
     if fused is not None:
@@ -481,12 +508,12 @@ def log_softmax(logits, axis=-1):
     return sub(shifted, log(sum(exp(shifted), ax, True)))
 
 
-def logsumexp(input, axis, keep_dims=False):  # noqa: A002
-    """log(sum(exp(x))) along ``axis``, computed stably."""
+def logsumexp(input, dim, keepdim=False):  # noqa: A002
+    """log(sum(exp(x))) along ``dim``, computed stably."""
     x = _float_input(input)
-    m = stop_gradient(amax(x, axis, True))
-    out = add(log(sum(exp(sub(x, m)), axis, True)), m)
-    return out if keep_dims else squeeze(out, _axes(axis, x.ndim))
+    m = stop_gradient(amax(x, dim, True))
+    out = add(log(sum(exp(sub(x, m)), dim, True)), m)
+    return out if keepdim else squeeze(out, _axes(dim, x.ndim))
 
 
 # -- reductions --------------------------------------------------------------------------------------
@@ -530,55 +557,76 @@ def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     return div(sum(mul(d, d), axes, keepdims), float(builtins.max(count - ddof, 1)))
 
 
-def amax(input, axis=None, keepdims=False):  # noqa: A002
-    """Largest value over ``axis``."""
+def _masked_extreme(x, where, initial):
+    """``x`` with the positions ``where`` excludes replaced by ``initial`` (required then),
+    for amax/amin's ``where``/``initial`` arguments."""
+    if where is None:
+        return x
+    if initial is None:
+        raise ValueError("where: a reduction with 'where' needs 'initial' for the excluded "
+                         "elements")
+    return _wrap(call("where", _bool(where), x._data, _scalar_array(initial, x.dtype)))
+
+
+def _reduce_extreme(op, input, axis, keepdims, initial, where):  # noqa: A002
     x = _check_tensor(input, "input")
-    return _wrap(call("max", x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+    x = _masked_extreme(x, where, initial)
+    out = _wrap(call(op, x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+    if initial is not None:
+        out = (maximum if op == "max" else minimum)(out, initial)
+    return out
 
 
-def amin(input, axis=None, keepdims=False):  # noqa: A002
-    """Smallest value over ``axis``."""
-    x = _check_tensor(input, "input")
-    return _wrap(call("min", x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    """Largest value over ``axis``; ``initial`` takes part in the comparison and
+    ``where`` (a mask) limits it to the selected elements."""
+    return _reduce_extreme("max", input, axis, keepdims, initial, where)
 
 
-def max(input, axis=None, keepdims=False):  # noqa: A001,A002
-    """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``; the overall maximum
-    and its flat index when ``axis`` is None."""
-    x = _check_tensor(input, "input")
+def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    """Smallest value over ``axis`` (``initial``/``where`` as in :func:`amax`)."""
+    return _reduce_extreme("min", input, axis, keepdims, initial, where)
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``; when ``axis`` is
+    None the overall maximum and, as MindSpore 2.10 returns it, index 0."""
+    x = _masked_extreme(_check_tensor(input, "input"), where, initial)
     if axis is None:
         flat = reshape(x, (-1,))
-        return amax(flat, 0, False), argmax(flat, 0)
-    return amax(x, axis, keepdims), argmax(x, axis, keepdims)
+        return amax(flat, 0, False, initial=initial), zeros((), mdt.int64)
+    return amax(x, axis, keepdims, initial=initial), argmax(x, axis, keepdims)
 
 
-def min(input, axis=None, keepdims=False):  # noqa: A001,A002
-    """MindSpore 2.x ``ops.min``: ``(values, indices)``."""
-    x = _check_tensor(input, "input")
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x ``ops.min``: ``(values, indices)`` (index 0 when ``axis`` is None,
+    as in MindSpore 2.10)."""
+    x = _masked_extreme(_check_tensor(input, "input"), where, initial)
     if axis is None:
         flat = reshape(x, (-1,))
-        return amin(flat, 0, False), argmin(flat, 0)
-    return amin(x, axis, keepdims), argmin(x, axis, keepdims)
+        return amin(flat, 0, False, initial=initial), zeros((), mdt.int64)
+    return amin(x, axis, keepdims, initial=initial), cast(argmin(x, axis, keepdims),
+                                                          mdt.int64)
+
+
+def _arg_extreme(op, x, dim, keepdim, name):
+    if dim is None:
+        return _wrap(call(op, call("reshape", x._data, (-1,)), axis=0))
+    ax = _axis1(dim, x.ndim, name)
+    out = _wrap(call(op, x._data, axis=ax))
+    return expand_dims(out, ax) if keepdim else out
 
 
 def argmax(input, dim=None, keepdim=False):  # noqa: A002
     """Index of the first maximum along ``dim`` (of the flattened input when None)."""
-    x = _check_tensor(input, "input")
-    if dim is None:
-        return _wrap(call("argmax", call("reshape", x._data, (-1,)), axis=0))
-    ax = _axis1(dim, x.ndim, "dim")
-    out = _wrap(call("argmax", x._data, axis=ax))
-    return expand_dims(out, ax) if keepdim else out
+    return _arg_extreme("argmax", _check_tensor(input, "input"), dim, keepdim, "dim")
 
 
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
-    """Index of the first minimum along ``dim`` (of the flattened input when None)."""
-    x = _check_tensor(input, "input")
-    if dim is None:
-        return _wrap(call("argmin", call("reshape", x._data, (-1,)), axis=0))
-    ax = _axis1(dim, x.ndim, "dim")
-    out = _wrap(call("argmin", x._data, axis=ax))
-    return expand_dims(out, ax) if keepdim else out
+def argmin(input, axis=None, keepdims=False):  # noqa: A002
+    """Index (int32, as in MindSpore) of the first minimum along ``axis`` (of the
+    flattened input when None)."""
+    out = _arg_extreme("argmin", _check_tensor(input, "input"), axis, keepdims, "axis")
+    return cast(out, mdt.int32)
 
 
 def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
@@ -593,11 +641,12 @@ def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
     return _wrap(call("any", _bool(x), axis=_axes(axis, x.ndim), keepdims=bool(keep_dims)))
 
 
-def norm(A, ord=None, dim=None, keepdim=False):  # noqa: A002,N803
-    """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError."""
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N803
+    """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError.
+    ``dtype`` casts the input first."""
     if ord not in (None, 2, "fro"):
         raise ValueError(f"ord: only the 2-norm is supported, got {ord!r}")
-    x = _float_input(A, "A")
+    x = _float_input(A if dtype is None else cast(A, dtype), "A")
     return sqrt(sum(mul(x, x), dim, keepdim))
 
 
@@ -625,17 +674,21 @@ def reshape(input, shape):  # noqa: A002
     return _wrap(call("reshape", x._data, shape))
 
 
-def transpose(input, input_perm):  # noqa: A002
-    """Axes permuted by ``input_perm``."""
+def transpose(input, dims):  # noqa: A002
+    """Axes permuted by ``dims``."""
     x = _check_tensor(input, "input")
-    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in input_perm)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
+    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in dims)
     if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"input_perm: expected a permutation of {x.ndim} axes, got "
-                         f"{tuple(input_perm)}")
+        raise ValueError(f"dims: expected a permutation of {x.ndim} axes, got "
+                         f"{tuple(dims)}")
     return _wrap(call("transpose", x._data, perm))
 
 
-permute = transpose
+def permute(input, axis):  # noqa: A002
+    """Axes permuted by ``axis`` (MindSpore's name for the permutation here)."""
+    return transpose(input, axis)
 
 
 def swapaxes(input, axis0, axis1):  # noqa: A002
@@ -761,10 +814,14 @@ def split(tensor, split_size_or_sections, axis=0):
     return tuple(out)
 
 
-def tile(input, multiples):  # noqa: A002
-    """``input`` repeated ``multiples`` times along each axis."""
+def tile(input, dims):  # noqa: A002
+    """``input`` repeated ``dims[i]`` times along axis i (leading axes added as needed)."""
     x = _check_tensor(input, "input")
-    multiples = tuple(multiples)
+    if not isinstance(dims, (tuple, list)) or not builtins.all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+            for d in dims):
+        raise ValueError(f"dims: expected a tuple of non-negative ints, got {dims!r}")
+    multiples = tuple(int(d) for d in dims)
     if len(multiples) < x.ndim:
         multiples = (1,) * (x.ndim - len(multiples)) + multiples
     x = reshape(x, (1,) * (len(multiples) - x.ndim) + x.shape)
@@ -1068,9 +1125,9 @@ def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, nd=
 
 
 def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=0):
     """2-d average pooling."""
-    if ceil_mode or divisor_override is not None:
+    if ceil_mode or divisor_override:
         raise ValueError("avg_pool2d: ceil_mode and divisor_override are not supported")
     return avg_pool(input_x, kernel_size, stride, padding, count_include_pad, 2)
 
@@ -1297,13 +1354,13 @@ def _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing):
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(logits, label, weight=None, pos_weight=None,
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,  # noqa: A002
                                      reduction="mean"):
     """Sigmoid cross entropy, computed as max(x,0) - x*y + log(1 + exp(-|x|))."""
-    x = _float_input(logits, "logits")
-    y = cast(_check_tensor(label, "label"), x.dtype)
+    x = _float_input(input, "input")
+    y = cast(_check_tensor(target, "target"), x.dtype)
     if x.shape != y.shape:
-        raise ValueError(f"label: expected shape {x.shape}, got {y.shape}")
+        raise ValueError(f"target: expected shape {x.shape}, got {y.shape}")
     log_term = log(add(exp(neg(abs(x))), 1.0))
     if pos_weight is not None:
         lw = add(mul(sub(pos_weight, 1.0), y), 1.0)
@@ -1410,6 +1467,7 @@ __all__ = [
     "select",
     "clip_by_value",
     "clamp",
+    "clip",
     "relu",
     "relu6",
     "leaky_relu",
@@ -1483,3 +1541,21 @@ __all__ = [
     "l1_loss",
     "scaled_dot_product_attention",
 ]
+
+
+# MindSpore's ``ops.functional`` also holds the functions of the modules below and the
+# Primitive instances of ``functional_extra``; they are looked up on first use (those
+# modules build on this one).
+_EXTRA_MODULES = ("mscore.ops.math_func", "mscore.ops.array_func", "mscore.ops.nn_func",
+                  "mscore.ops.functional_extra", "mscore.ops.grad")
+_GRAD_NAMES = ("grad", "value_and_grad", "vjp", "get_grad")
+
+
+def __getattr__(name):
+    import importlib
+    for module_name in _EXTRA_MODULES:
+        module = importlib.import_module(module_name)
+        names = _GRAD_NAMES if module_name == "mscore.ops.grad" else module.__all__
+        if name in names:
+            return getattr(module, name)
+    raise AttributeError(f"module 'mscore.ops.functional' has no attribute {name!r}")

@@ -55,3 +55,26 @@ def draw(kind, shape, dtype, seed=None):
     values, new_state = dispatch.call(op, param._data, tuple(shape), dtype)
     param._assign(new_state)
     return values
+
+
+def park_global_state():
+    """Move the global stream's state to the host and forget the device copy (an engine that
+    restarts its runtime, such as ``jax.distributed``, may not keep device arrays alive);
+    returns what :func:`restore_global_state` needs, or None when no stream exists yet."""
+    param = _holder["param"]
+    if param is None:
+        return None
+    host = param.asnumpy()
+    _holder["param"] = None
+    _holder["backend"] = None
+    return host
+
+
+def restore_global_state(host):
+    """Rebuild the global stream from :func:`park_global_state`'s host copy."""
+    if host is None:
+        return
+    from mscore.common.parameter import Parameter
+    from mscore.common.tensor import Tensor
+    _holder["param"] = Parameter(Tensor(host), name="global_rng_state", requires_grad=False)
+    _holder["backend"] = dispatch.backend()

@@ -174,6 +174,12 @@ class Registry:
         if compile_fn is not None:
             backend.compile = compile_fn
 
+    def collectives_factory(self, name):
+        """The ``factory(backend) -> Collectives`` a plugin provides for backend ``name``
+        (``mscore_collectives_impl``), or None."""
+        self.load()
+        return self.pm.hook.mscore_collectives_impl(backend_name=name)
+
     def amp_cast_list_additions(self, name):
         """The amp cast-list additions every plugin recommends for backend ``name``."""
         self.load()

@@ -14,17 +14,25 @@ _SUBMODULES = {
     "merge_sliced_parameter": "mscore.train.serialization",
     "build_searched_strategy": "mscore.train.serialization",
     "parse_print": "mscore.train.serialization",
+    "load_distributed_checkpoint": "mscore.train.serialization",
     "export": "mscore.train.serialization",
     "load": "mscore.train.serialization",
     "SummaryRecord": "mscore.train.summary",
     "SummaryCollector": "mscore.train.summary",
+    "LossScaleManager": "mscore.amp",
+    "FixedLossScaleManager": "mscore.amp",
+    "DynamicLossScaleManager": "mscore.amp",
+    "build_train_network": "mscore.amp",
 }
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
               "History", "ProgressBar")
-_METRICS = ("Metric", "Accuracy", "Loss", "Precision", "Recall", "F1", "MAE", "MSE",
-            "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-            "get_metric_fn", "names")
+_METRICS = ("Metric", "rearrange_inputs", "Accuracy", "Loss", "Precision", "Recall", "Fbeta",
+            "F1", "MAE", "MSE", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
+            "Top5CategoricalAccuracy", "ConfusionMatrix", "ConfusionMatrixMetric", "ROC", "auc",
+            "BleuScore", "CosineSimilarity", "Dice", "HausdorffDistance", "MeanSurfaceDistance",
+            "RootMeanSquareDistance", "OcclusionSensitivity", "Perplexity", "get_metric_fn",
+            "names")
 
 
 def __getattr__(name):
@@ -36,7 +44,10 @@ def __getattr__(name):
         return getattr(importlib.import_module("mscore.train.metrics"), name)
     if name in ("callback", "metrics", "serialization", "summary", "model", "amp",
                 "loss_scale_manager", "dataset_helper", "quant"):
-        if name in ("amp", "loss_scale_manager"):
-            return importlib.import_module("mscore.amp")
         return importlib.import_module(f"mscore.train.{name}")
+    # Callbacks and metrics added to their packages later are reachable here too.
+    for package in ("mscore.train.callback", "mscore.train.metrics"):
+        module = importlib.import_module(package)
+        if name in getattr(module, "__all__", ()):
+            return getattr(module, name)
     raise AttributeError(f"module 'mscore.train' has no attribute {name!r}")

@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from mscore.dataset.engine import as_dataset
+from mscore.parallel import _context as _parallel
 from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
     _flatten_callbacks
 from mscore.train.dataset_helper import DatasetHelper
@@ -248,8 +249,10 @@ class Model:
             train_network=self._train_network, network=self._network,
             eval_network=self._eval_network, epoch_num=epoch - initial_epoch,
             initial_epoch=initial_epoch, batch_num=batch_num, mode="train",
-            loss_fn=self._loss_fn, optimizer=self._optimizer, parallel_mode="stand_alone",
-            device_number=1, train_dataset=train_dataset, list_callback=cb_list,
+            loss_fn=self._loss_fn, optimizer=self._optimizer,
+            parallel_mode=_parallel.parallel_mode(),
+            device_number=_parallel.effective_device_num(), train_dataset=train_dataset,
+            list_callback=cb_list,
             train_dataset_element=None, net_outputs=None, last_save_ckpt_step=None,
             latest_ckpt_file=None, loss_scale_manager=self._loss_scale_manager,
             dataset_sink_mode=sink, cur_epoch_num=initial_epoch,

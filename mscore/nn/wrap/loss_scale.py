@@ -4,7 +4,9 @@
 ``loss * scale``, divides the gradients by the scale (so the optimizer, and any gradient
 clipping in it, sees true gradients), checks them for inf/nan, lets the update cell adjust the
 scale, skips the optimizer step on overflow, and returns ``(loss, overflow, scale)`` where
-``scale`` is the value this step used.
+``scale`` is the value this step used. In DATA_PARALLEL mode the unscaled gradients are
+all-reduced before the check, and the overflow flag is agreed across ranks, so every rank
+skips the same steps.
 """
 from __future__ import annotations
 
@@ -130,6 +132,10 @@ class TrainOneStepWithLossScaleCell(Cell):
         self._calls = 0
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
+        from mscore.nn.wrap.grad_reducer import train_cell_reducer
+        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        self.reducer_flag = reducer is not None
+        self.grad_reducer = reducer if reducer is not None else (lambda grads: grads)
 
     def set_sense_scale(self, sens):
         """Replace the scale value (a Tensor of shape () or (1,))."""
@@ -146,8 +152,12 @@ class TrainOneStepWithLossScaleCell(Cell):
         scale = Tensor._wrap(self.scale_sense._data)
         (_, loss), grads = self._grad_fn(*inputs)
         grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
+        grads = self.grad_reducer(grads)
         from mscore.amp.loss_scale import all_finite
         overflow = F.logical_not(all_finite(grads))
+        if self.reducer_flag:  # every rank skips when any rank overflowed
+            from mscore.nn.wrap.grad_reducer import agree_overflow
+            overflow = agree_overflow(overflow)
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
         streak = self.overflow_streak
@@ -169,6 +179,8 @@ class TrainOneStepWithLossScaleCell(Cell):
                                   Tensor._wrap(new))._data)
 
     def __call__(self, *inputs):
+        if self.reducer_flag:  # every rank starts from rank 0's parameters
+            self.grad_reducer.broadcast_once(self)
         out = super().__call__(*inputs)
         self._calls += 1
         compiled = context.get_context("mode") == context.GRAPH_MODE

@@ -187,6 +187,8 @@ class ModelCheckpoint(Callback):
         prefix (str): file name prefix, no ``/`` (default ``"CKP"``). If files of this prefix
             are already in the directory, ``_1``, ``_2``, ... is appended, as in MindSpore.
         directory (str): folder to save in, created if needed (default: current folder).
+            In a data-parallel job of several processes each rank saves in its own
+            sub-folder ``rank_R`` (call ``mscore.communication.init()`` first).
         config (CheckpointConfig): the policy (default ``CheckpointConfig()``).
     """
 
@@ -205,8 +207,9 @@ class ModelCheckpoint(Callback):
             raise TypeError(f"For 'ModelCheckpoint', the type of argument 'config' should be "
                             f"'CheckpointConfig', but got {type(config).__name__}.")
         self._config = config
-        self._directory = os.path.abspath(os.fspath(directory) if directory is not None
-                                          else os.getcwd())
+        from mscore.communication.management import rank_subdirectory
+        self._directory = rank_subdirectory(os.path.abspath(
+            os.fspath(directory) if directory is not None else os.getcwd()))
         os.makedirs(self._directory, exist_ok=True)
         self._suffix = "." + config.format
         self._prefix = _unique_prefix(self._directory, prefix, self._suffix)

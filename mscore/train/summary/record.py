@@ -161,10 +161,12 @@ class SummaryRecord:
     --logdir LOG_DIR`` shows their scalars, histograms and images; ``max_file_size`` starts a
     new file (same name plus ``.0001``, ``.0002``, ...) before one would grow past it (a
     negative or zero size means no limit, as in MindSpore). Lineage data goes to a JSON-lines
-    file beside them. ``export_options={'tensor_format': 'npy'}`` also saves every
-    TensorSummary value as ``export_<seconds>/tensor/<quoted tag>_<step>.npy`` under
-    ``log_dir``. ``num_process`` is accepted (one writer thread does the work);
-    ``raise_exception`` is checked, and write failures are always raised (never dropped).
+    file beside them. In a data-parallel job of several processes each rank writes into
+    ``log_dir/rank_R`` (TensorBoard shows one run per rank).
+    ``export_options={'tensor_format': 'npy'}`` also saves every TensorSummary value as
+    ``export_<seconds>/tensor/<quoted tag>_<step>.npy`` under ``log_dir``. ``num_process``
+    is accepted (one writer thread does the work); ``raise_exception`` is checked, and write
+    failures are always raised (never dropped).
     Use it as a context manager, or call :meth:`close`.
 
     Argument checks follow MindSpore: TypeError when ``log_dir`` is not a str,
@@ -177,6 +179,9 @@ class SummaryRecord:
     def __init__(self, log_dir, file_prefix="events", file_suffix="_MS", num_process=32,
                  network=None, max_file_size=None, raise_exception=False,
                  export_options=None):
+        from mscore.communication.management import rank_subdirectory
+        if isinstance(log_dir, str) and log_dir.strip():   # each rank of a job: LOG_DIR/rank_R
+            log_dir = rank_subdirectory(log_dir)
         log_path = make_directory(log_dir, "log_dir", "SummaryRecord")
         if max_file_size is not None and not isinstance(max_file_size, int):
             raise TypeError(f"For 'SummaryRecord', max_file_size: expected an int or None, got "

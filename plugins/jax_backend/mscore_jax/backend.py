@@ -71,7 +71,7 @@ class JaxBackend(Backend):
     """mscore's backend contract over JAX (CPU and GPU)."""
 
     name = "jax"
-    capabilities = frozenset({"native_autodiff", "compile", "donation"})
+    capabilities = frozenset({"native_autodiff", "compile", "donation", "collectives"})
 
     def __init__(self, precision="highest"):
         super().__init__()
@@ -101,8 +101,8 @@ class JaxBackend(Backend):
             raise ValueError(f"device_target: backend 'jax' supports 'CPU' and 'GPU', got "
                              f"{device_target!r}")
         platform = "cpu" if device_target == "CPU" else "gpu"
-        try:
-            devices = jax.devices(platform)
+        try:  # this process's own devices (in a jax.distributed job, not the others')
+            devices = jax.local_devices(backend=platform)
         except RuntimeError:
             devices = []
         if not devices:
@@ -129,7 +129,7 @@ class JaxBackend(Backend):
 
     def memory_stats(self):
         """``Device.memory_stats()`` of the current device (empty on CPU)."""
-        dev = self._jax_device or jax.devices()[0]
+        dev = self._jax_device or jax.local_devices()[0]
         stats = dev.memory_stats()
         return dict(stats) if stats else {}
 
@@ -430,8 +430,12 @@ class JaxBackend(Backend):
         mode = os.environ.get("MSCORE_JAX_DONATE", "always")
         if mode not in ("always", "never"):
             raise ValueError(f"MSCORE_JAX_DONATE: expected 'always' or 'never', got {mode!r}")
-        donate = mode == "always"
-        return jax.jit(fn, donate_argnums=tuple(donate_argnums) if donate else ())
+        donate = tuple(donate_argnums) if mode == "always" else ()
+        from mscore_jax import collectives
+        job = collectives.active()
+        if job is not None:  # in a multi-process job: over the job's mesh when needed
+            return job.compile(fn, donate_argnums=donate)
+        return jax.jit(fn, donate_argnums=donate)
 
 
 def _pairs(padding):

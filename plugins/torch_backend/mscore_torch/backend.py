@@ -93,7 +93,7 @@ class TorchBackend(Backend):
     """mscore's primitive op set, fused ops, autodiff and compilation over PyTorch."""
 
     name = "torch"
-    capabilities = frozenset({"native_autodiff", "compile"})
+    capabilities = frozenset({"native_autodiff", "compile", "collectives"})
 
     def __init__(self):
         super().__init__()
