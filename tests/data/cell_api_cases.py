@@ -9,12 +9,23 @@ compares. The cases use only the public API both frameworks share.
 import numpy as np
 
 
+# The recorder writes the exception's own type name. The tests set this to True: they write
+# every built-in exception type the error is an instance of ("raises:TypeError|AttributeError"),
+# and an expected type matches when it is one of them (mscore raises a clear error that is also
+# an instance of the type MindSpore happens to raise).
+ALL_BUILTIN_BASES = False
+
+
 def attempt(fn):
     """``fn()``'s value, or ``"raises:<type>"`` when it raises."""
     try:
         return fn()
     except Exception as exc:  # the type is the observation
-        return f"raises:{type(exc).__name__}"
+        if not ALL_BUILTIN_BASES:
+            return f"raises:{type(exc).__name__}"
+        names = [c.__name__ for c in type(exc).__mro__
+                 if c.__module__ == "builtins" and c not in (Exception, BaseException, object)]
+        return "raises:" + "|".join(names)
 
 
 def arr(t):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, abc
 
+from mscore.common._errors import TypeAttributeError
 from mscore.nn.cell import Cell
 
 
@@ -191,8 +192,8 @@ class CellList(Cell):
         index = _check_index(len(self), index, "CellList")
         if not isinstance(cell, Cell):
             # MindSpore fails here renaming the value's parameters: AttributeError.
-            raise AttributeError(f"For 'CellList', the value stored at index {index} must be "
-                                 f"a Cell, but got {type(cell).__name__}")
+            raise TypeAttributeError(f"For 'CellList', the value stored at index {index} must "
+                                     f"be a Cell, but got {type(cell).__name__}")
         if self._auto_prefix:
             prefix, _ = _name_prefix(self._cells)
             cell.update_parameters_name(prefix + str(index) + ".")
