@@ -15,8 +15,8 @@ import sys
 import pytest
 
 import mscore as ms
-from _helpers import available_backends, use_backend
-from test_cell_api import _same
+from _helpers import use_backend
+from test_cell_api import _same, computing_params
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)
@@ -110,8 +110,9 @@ def test_model_checks_match_mindspore(name):
     _run(name)
 
 
-@pytest.mark.parametrize("backend", available_backends())
-@pytest.mark.parametrize("name", COMPUTING)
+# jax by default on the user dataset case only (see test_cell_api)
+@pytest.mark.parametrize("name,backend",
+                         computing_params(COMPUTING, ("user_dataset",)))
 def test_model_training_matches_mindspore(name, backend):
     use_backend(backend)
     try:
