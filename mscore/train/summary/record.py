@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import json
 import logging
-import numbers
 import os
 import re
 import time
 import warnings
 
-import numpy as np
 
 from mscore.common.tensor import Tensor
 from mscore.train.summary import summary_ops as _ops
