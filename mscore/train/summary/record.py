@@ -8,7 +8,6 @@ import re
 import time
 import warnings
 
-
 from mscore.common.tensor import Tensor
 from mscore.train.summary import summary_ops as _ops
 from mscore.train.summary.writer import EventWriter, SummaryWriteError
