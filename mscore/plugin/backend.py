@@ -295,6 +295,9 @@ class Backend:
     #     fn maps native arrays to (scalar value, aux); grads has one native array per primal.
     #     Leave as None to use mscore.autodiff.
     # compile(fn, donate_argnums=()) -> compiled fn with the same signature (jit).
+    # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
+    #     vjp(cotangents, needed) -> one cotangent per input (None where needed[i] is False).
+    #     Needed with native autodiff for cells' backward hooks (mscore.autodiff.boundary).
 
 
 # Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).
