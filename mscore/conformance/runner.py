@@ -1,20 +1,20 @@
 """``mscore conformance BACKEND``: run the kit against one installed backend.
 
 ``main(argv) -> int`` is the CLI entry (the exit status of pytest: 0 when everything passed
-or was skipped/expected to fail, 1 when a test failed, 2-4 for usage errors).
+or was skipped/expected to fail, 1 when a test failed, 2 for a usage error: one line on
+stderr, see :mod:`mscore.commands`; pytest's own 2-5 pass through).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-USAGE_ERROR = 4
+from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command
 
 
 def build_parser():
     """The argument parser of ``mscore conformance``."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore conformance",
         description="Run the mscore conformance kit against an installed backend and write "
                     "a JSON report.")
@@ -80,6 +80,7 @@ def _plugin_autoloaded():
     return False
 
 
+@command("mscore conformance")
 def main(argv=None) -> int:
     """Run the kit; returns the exit status (0: conformant)."""
     parser = build_parser()
@@ -98,17 +99,14 @@ def main(argv=None) -> int:
                                          name or module_name.rsplit(".", 1)[-1])
         installed = registry.names()
     except Exception as exc:
-        print(f"mscore conformance: cannot load the backends: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return USAGE_ERROR
+        raise CommandError(f"cannot load the backends: {type(exc).__name__}: {exc}") from None
     if ns.backend != "all":
-        missing = [n for n in ns.backend.split(",") if n.strip() and n.strip() not in installed]
+        missing = [n.strip() for n in ns.backend.split(",") if n.strip() and
+                   n.strip() not in installed]
         if missing:
-            print(f"mscore conformance: backend {', '.join(missing)} is not installed; "
-                  f"installed backends: {', '.join(installed)}. Install a plugin with "
-                  f"'pip install mscore-NAME' (or 'pip install -e plugins/NAME_backend').",
-                  file=sys.stderr)
-            return USAGE_ERROR
+            from mscore.plugin.hints import unknown_backend_detail
+            raise CommandError("BACKEND: " + "; ".join(unknown_backend_detail(n, installed)
+                                                       for n in missing))
     import pytest
     return int(pytest.main(pytest_args(ns)))
 

@@ -8,6 +8,7 @@ import numpy as np
 from mscore.dataset.engine import as_dataset
 from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
     _flatten_callbacks
+from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
 
@@ -256,7 +257,8 @@ class Model:
             cur_step_num=initial_epoch * max(batch_num, 0))
         run_context = RunContext(cb_params)
         try:
-            with CallbackList(cb_list) as list_callback:
+            # A progress bar on a terminal unless one was given (not in list_callback).
+            with CallbackList(cb_list + default_progress_bars(cb_list)) as list_callback:
                 list_callback.on_train_begin(run_context)
                 for i in range(initial_epoch, epoch):
                     cb_params.cur_epoch_num = i + 1
