@@ -53,7 +53,9 @@ KNOWN_CAPABILITIES = frozenset({
     "compile",           # compile() turns a pure step function into one compiled program
     "donation",          # compile() honours donate_argnums
     "collectives",       # all_reduce for data parallelism
-    "deterministic",     # the same program gives bit-identical results run to run
+    "deterministic",     # the same program gives bit-identical results run to run (same
+                         # machine, library versions and thread settings: BLAS thread
+                         # counts change float rounding)
 })
 
 
