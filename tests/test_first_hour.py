@@ -60,13 +60,6 @@ def test_mscore_cli_errors_and_help(capsys):
         assert name in text
 
 
-def test_mscore_help_in_a_fresh_process_is_plain_text():
-    proc = subprocess.run([sys.executable, "-m", "mscore.cli", "--help"], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
-    assert "``" not in proc.stdout and "usage: mscore" in proc.stdout
-
-
 # -- the backend name: closest match, its source, install hints that exist ----------------------
 @pytest.mark.parametrize("typed, meant", [("Torch", "torch"), ("TORCH", "torch"),
                                           ("pytorch", "torch"), ("jaxx", "jax"),
