@@ -236,6 +236,21 @@ def test_progress_bar_can_be_turned_off_and_is_not_doubled(monkeypatch):
         ProgressBar(show="yes")
 
 
+def test_prints_go_above_the_bar_and_stdout_is_restored(monkeypatch):
+    pytest.importorskip("tqdm")
+    from mscore.train import LossMonitor
+    monkeypatch.delenv("MSCORE_PROGRESS", raising=False)
+    out, err = _Terminal(), _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    _tiny_training([LossMonitor(1)])
+    assert sys.stdout is out                       # the redirection ended with training
+    lines = [line for line in "".join(out.text).splitlines() if line.startswith("epoch:")]
+    assert [line.split(",")[0] for line in lines] == [
+        "epoch: 1 step: 1", "epoch: 1 step: 2", "epoch: 1 step: 3"]
+    assert "epoch 1/1" in "".join(err.text)
+
+
 # -- the demo's host threads; the numpy backend's determinism -------------------------------------
 def test_demo_limits_the_host_blas_threads():
     pytest.importorskip("threadpoolctl")
