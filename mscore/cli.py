@@ -14,7 +14,7 @@ COMMANDS = {
     "conformance": ("mscore.conformance.runner",
                     "run the conformance kit against a backend: mscore conformance BACKEND"),
     "demo": ("mscore.examples.amp_digits",
-             "train the seed-004 network on handwritten digits with amp O2"),
+             "train MindSpore's amp tutorial network on handwritten digits (amp O2)"),
     "plot": ("mscore.train.summary.plot",
              "draw the loss curves of every summary run in a folder into a PNG"),
 }

@@ -1,4 +1,5 @@
-"""The main job: the seed-004 mixed-precision example on real handwritten digits.
+"""The main job: MindSpore's *Automatic Mix Precision* tutorial example (seed-004 of the
+project's reference pages) on real handwritten digits.
 
 It trains the seed's network (Flatten, Dense 784-512-512-10 with ReLU) with
 ``Model(..., amp_level="O2", loss_scale_manager=FixedLossScaleManager())``, ``LossMonitor`` and
@@ -61,7 +62,7 @@ def write_digits_idx(folder, seed=0):
 
 
 def datapipe(path, usage, batch_size, shuffle):
-    """The seed-004 pipeline, plus the 8x8 -> 28x28 step for the digits."""
+    """The tutorial's pipeline, plus the 8x8 -> 28x28 step for the digits."""
     import mscore as ms
     from mscore.dataset import MnistDataset, transforms, vision
     image_transforms = [
@@ -78,7 +79,7 @@ def datapipe(path, usage, batch_size, shuffle):
 
 
 def build_network():
-    """The seed-004 network."""
+    """The tutorial's network: Flatten, Dense 784-512-512-10 with ReLU."""
     from mscore import nn
 
     class Network(nn.Cell):
