@@ -280,7 +280,7 @@ class ArrayModuleBackend(Backend):
 
     def expected_overflow(self):
         """numpy's floating-point warnings off (overflow, invalid, divide) for the block;
-        ``errstate`` is per thread (a context variable), so other threads keep theirs."""
+        numpy keeps that state per thread, so other threads keep theirs."""
         errstate = getattr(self.xp, "errstate", None)
         if errstate is None:  # an array module without numpy's error states (CuPy)
             return super().expected_overflow()

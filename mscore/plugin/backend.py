@@ -15,7 +15,6 @@ primitives when a backend leaves them as ``None``.
 from __future__ import annotations
 
 import contextlib
-
 from dataclasses import dataclass, field
 from typing import Callable
 
