@@ -14,6 +14,7 @@ primitives when a backend leaves them as ``None``.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -51,7 +52,9 @@ KNOWN_CAPABILITIES = frozenset({
     "compile",           # compile() turns a pure step function into one compiled program
     "donation",          # compile() honours donate_argnums
     "collectives",       # all_reduce for data parallelism
-    "deterministic",     # the same program gives bit-identical results run to run
+    "deterministic",     # the same program gives bit-identical results run to run (same
+                         # machine, library versions and thread settings: BLAS thread
+                         # counts change float rounding)
 })
 
 
@@ -289,6 +292,12 @@ class Backend:
     def all_finite(self, arrays) -> bool:
         """True when no array holds inf or nan: one pass, at most one host synchronisation."""
         raise NotImplementedError
+
+    def expected_overflow(self):
+        """A context manager around a loss-scaled step, whose inf and nan are expected (the
+        overflow check after it is their point): a library that warns on floating-point
+        overflow keeps quiet inside it. The default does nothing."""
+        return contextlib.nullcontext()
 
     # -- optional hooks, documented here for the reader -----------------------------------
     # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads)

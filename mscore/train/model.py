@@ -11,6 +11,7 @@ from mscore.dataset.user import UserDataset
 from mscore.parallel import _context as _parallel
 from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
     _flatten_callbacks
+from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
 
@@ -294,7 +295,8 @@ class Model:
         cb_params.loss_scale_mananger = self._loss_scale_manager  # MindSpore's spelling
         run_context = RunContext(cb_params)
         try:
-            with CallbackList(cb_list) as list_callback:
+            # A progress bar on a terminal unless one was given (not in list_callback).
+            with CallbackList(cb_list + default_progress_bars(cb_list)) as list_callback:
                 list_callback.on_train_begin(run_context)
                 for i in range(initial_epoch, epoch):
                     cb_params.cur_epoch_num = i + 1
