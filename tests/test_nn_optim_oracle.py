@@ -131,3 +131,37 @@ def test_submodule_paths():
     assert Vjp is nn.Vjp
     from mscore.nn.dynamic_lr import natural_exp_decay_lr
     assert natural_exp_decay_lr is nn.natural_exp_decay_lr
+    from mscore.nn.grad import Jvp
+    assert Jvp is nn.Jvp
+
+
+# -- nn.Jvp against central differences, on every backend --------------------------------------
+@pytest.mark.parametrize("backend", available_backends())
+def test_jvp_matches_central_differences(backend):
+    use_backend(backend)
+    rng = np.random.default_rng(0)
+    x, y, vx, vy = (rng.standard_normal((2, 3)) for _ in range(4))
+
+    def f(a, b):
+        return ops.tanh(a) * b + a * a, (a * b).sum()
+
+    out, tangent = nn.Jvp(f)(ms.Tensor(x, ms.float64), ms.Tensor(y, ms.float64),
+                             (ms.Tensor(vx, ms.float64), ms.Tensor(vy, ms.float64)))
+
+    def f_np(a, b):
+        return np.tanh(a) * b + a * a, (a * b).sum()
+
+    eps = 1e-6
+    hi, lo = f_np(x + eps * vx, y + eps * vy), f_np(x - eps * vx, y - eps * vy)
+    for got_out, got_t, want_out, h, l in zip(out, tangent, f_np(x, y), hi, lo):
+        np.testing.assert_allclose(got_out.asnumpy(), want_out, rtol=1e-10)
+        np.testing.assert_allclose(got_t.asnumpy(), (np.asarray(h) - np.asarray(l)) / (2 * eps),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_jvp_checks_the_tangents():
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        nn.Jvp(lambda a: a * a)(x, ms.Tensor(np.ones((3, 2), np.float32)))
+    with pytest.raises(TypeError, match="'v'"):
+        nn.Jvp(lambda a, b: a * b)(x, x, (x,))

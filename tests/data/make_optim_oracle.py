@@ -364,6 +364,28 @@ def twice_exp(x):
     return ops.exp(x) * 2.0
 out, g = nn.Vjp(twice_exp)(T(arr((2, 3), 1)), T(arr((2, 3), 3)))
 result = [out.asnumpy(), g.asnumpy()]""")
+case("jvp", """
+fn = lambda x, y: x * x * y
+out, t = nn.Jvp(fn)(T(arr((2, 3), 1)), T(arr((2, 3), 2)), (T(arr((2, 3), 3)), T(arr((2, 3), 4))))
+result = [out.asnumpy(), t.asnumpy()]""")
+case("jvp_single_input", """
+def twice_exp(x):
+    return ops.exp(x) * 2.0
+out, t = nn.Jvp(twice_exp)(T(arr((2, 3), 1)), T(arr((2, 3), 3)))
+result = [out.asnumpy(), t.asnumpy()]""")
+case("jvp_tuple_output", """
+class Pair(nn.Cell):
+    def construct(self, x):
+        return x * x, ops.sin(x).sum()
+out, t = nn.Jvp(Pair())(T(arr((2, 3), 1)), T(arr((2, 3), 5)))
+result = [o.asnumpy() for o in out] + [v.asnumpy() for v in t]""")
+case("jvp_cell_with_weights", """
+dense = nn.Dense(3, 2, weight_init=T(arr((2, 3), 1)), bias_init=T(arr((2,), 2)), activation="tanh")
+out, t = nn.Jvp(dense)(T(arr((4, 3), 3)), T(arr((4, 3), 6)))
+result = [out.asnumpy(), t.asnumpy(), dense.weight.asnumpy()]""")
+case("jvp_tangent_count", """
+fn = lambda x, y: x * y
+nn.Jvp(fn)(T(arr((2, 3), 1)), T(arr((2, 3), 2)), T(arr((2, 3), 3)))""")
 
 # -- learning-rate lists (nn.dynamic_lr) -----------------------------------------------------
 LR_CASES = {

@@ -1,5 +1,4 @@
-"""``mindspore.nn.grad``: the ``Vjp`` cell (``Jvp``, forward mode, is not provided: the
-reference autodiff is reverse-mode)."""
-from mscore.nn.grad.cell_grad import Vjp  # noqa: F401
+"""``mindspore.nn.grad``: the ``Vjp`` and ``Jvp`` cells."""
+from mscore.nn.grad.cell_grad import Jvp, Vjp  # noqa: F401
 
-__all__ = ["Vjp"]
+__all__ = ["Jvp", "Vjp"]
