@@ -122,7 +122,8 @@ def test_submodule_paths():
                          ("adamax", "AdaMax"), ("asgd", "ASGD"), ("ftrl", "FTRL"), ("lamb", "Lamb"),
                          ("lars", "LARS"), ("lazyadam", "LazyAdam"), ("rprop", "Rprop"),
                          ("proximal_ada_grad", "ProximalAdagrad"), ("sgd", "SGD"),
-                         ("momentum", "Momentum"), ("adam", "Adam"), ("optimizer", "Optimizer")]:
+                         ("momentum", "Momentum"), ("adam", "Adam"), ("adam", "AdamOffload"),
+                         ("optimizer", "Optimizer")]:
         mod = importlib.import_module(f"mscore.nn.optim.{module}")
         assert getattr(mod, name) is getattr(nn, name), module
     from mscore.nn.wrap.cell_wrapper import ForwardValueAndGrad, WithGradCell

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -363,7 +364,18 @@ def _exec(code, ns, filename):
 
 
 def run_cases(cases, prelude, names):
-    """Every case run with ``names`` bound: its result or its exception."""
+    """Every case run with ``names`` bound: its result or its exception. The cases run in a
+    scratch directory: MindSpore writes graph dumps (``rank_0/``) where it runs."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        try:
+            return _run_cases(cases, prelude, names)
+        finally:
+            os.chdir(here)
+
+
+def _run_cases(cases, prelude, names):
     out = {}
     for i, (name, spec) in enumerate(cases.items()):
         ns = _module_namespace(f"oracle_case_{i}", names)

@@ -1,4 +1,5 @@
-"""``nn.Adam``, ``nn.AdamWeightDecay`` and ``nn.LazyAdam``."""
+"""``nn.Adam``, ``nn.AdamWeightDecay`` and ``nn.AdamOffload`` (``nn.LazyAdam`` is in
+``lazyadam``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.nn.optim._args import check_bool
+from mscore.nn.optim._args import check_bool, non_negative
 from mscore.nn.optim.adamax import check_betas
 from mscore.nn.optim.optimizer import Optimizer
 from mscore.ops.functional import native_addcmul as addcmul
@@ -153,3 +154,22 @@ class AdamWeightDecay(Optimizer):
                 update = self._decayed(i, p, update, consts)
             p._assign(addcmul(p._data, update, consts.negated(lr)))
         return True
+
+
+class AdamOffload(Adam):
+    """Adam with MindSpore's AdamOffload arguments: MindSpore runs the update on the host
+    to save device memory (and deprecates it); here the backend decides, the update is Adam's.
+
+    ``AdamOffload(params, learning_rate=0.001, beta1=0.9, beta2=0.999, eps=1e-8,
+    use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0)``; the weight
+    decay must be a non-negative float; states ``beta1_power``, ``beta2_power`` (shape (1,)),
+    ``moment1``, ``moment2``.
+    """
+
+    _POWER_SHAPE = (1,)
+
+    def __init__(self, params, learning_rate=0.001, beta1=0.9, beta2=0.999, eps=1e-08,
+                 use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0):
+        super().__init__(params, learning_rate, beta1, beta2, eps, use_locking, use_nesterov,
+                         weight_decay, loss_scale)
+        non_negative(weight_decay, "weight_decay", "AdamOffload")
