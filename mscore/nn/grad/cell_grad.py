@@ -2,6 +2,8 @@
 Jacobian-vector products."""
 from __future__ import annotations
 
+import numpy as np
+
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops.grad import grad, value_and_grad
@@ -84,7 +86,6 @@ def _describe(v):
 def _jacobian_rows(fn, inputs, outs):
     """For each output, for each of its elements (row-major): the gradients of that element
     with respect to every input (one backward pass with a one-hot cotangent)."""
-    import numpy as np
     positions = tuple(range(len(inputs)))
     backward = grad(fn, positions, sens_param=True)
     zeros = [np.zeros(tuple(o.shape), dtype=np.float32) for o in outs]
@@ -103,5 +104,4 @@ def _jacobian_rows(fn, inputs, outs):
 
 
 def _reshape(values, like):
-    import numpy as np
     return np.asarray(values, dtype=np.float64).reshape(tuple(like.shape))
