@@ -96,7 +96,8 @@ def test_padded_and_bucketed_batches_against_numpy():
         chunk = seqs[4 * k:4 * k + 4]
         width = max(len(s) for s in chunk)
         assert batch == [list(s) + [-1] * (width - len(s)) for s in chunk]
-    bucketed = _col(ds.GeneratorDataset(gen, ["s"]).bucket_batch_by_length(["s"], [3, 5], [2, 2, 2]))
+    bucketed = _col(ds.GeneratorDataset(gen, ["s"]).bucket_batch_by_length(["s"], [3, 5],
+                                                                            [2, 2, 2]))
     lengths = [len(s) for s in seqs]
     seen = sorted(tuple(v for v in row if v != 0) for b in bucketed for row in b)
     assert seen == sorted(tuple(s) for s in seqs)
@@ -118,7 +119,7 @@ def test_zip_concat_and_skip_take_against_numpy():
     assert _col(joined.skip(2).take(3)) == [2, 10, 11]
 
 
-# -- dataset callbacks ------------------------------------------------------------------------------
+# -- dataset callbacks -----------------------------------------------------------------------------
 class _Steps(ds.DSCallback):
     def __init__(self, step_size=1):
         super().__init__(step_size)
@@ -179,7 +180,7 @@ def test_callback_without_overrides_fails_when_the_pipeline_runs():
         _col(d)
 
 
-# -- data_sink and the device queue ------------------------------------------------------------------
+# -- data_sink and the device queue ----------------------------------------------------------------
 def test_data_sink_runs_sink_size_steps_per_call_across_epochs():
     seen = []
 
@@ -216,7 +217,7 @@ def test_device_queue_gives_device_batches_each_epoch():
     queue.release()
 
 
-# -- through Model.train on every backend -------------------------------------------------------------
+# -- through Model.train on every backend ----------------------------------------------------------
 def _cifar_like(folder, n=24):
     rng = np.random.default_rng(1)
     labels = rng.integers(0, 3, n).astype(np.uint8)

@@ -24,7 +24,7 @@ def _rows(d):
             for r in d.create_tuple_iterator(output_numpy=True, num_epochs=1)]
 
 
-# -- CIFAR -------------------------------------------------------------------------------------------
+# -- CIFAR -----------------------------------------------------------------------------------------
 def _cifar_file(path, images_chw, *label_columns):
     labels = np.stack(label_columns, 1).astype(np.uint8)
     records = np.concatenate([labels, images_chw.reshape(len(images_chw), -1)], 1)
@@ -122,7 +122,7 @@ def test_without_pillow_decoding_names_the_missing_package(tmp_path, monkeypatch
     assert len(_rows(ds.ImageFolderDataset(str(tmp_path)))) == 3   # raw bytes need no Pillow
 
 
-# -- IDX kin -------------------------------------------------------------------------------------------
+# -- IDX kin ---------------------------------------------------------------------------------------
 def test_fashion_and_kmnist_read_the_mnist_layout(tmp_path):
     imgs = np.arange(3 * 2 * 2, dtype=np.uint8).reshape(3, 2, 2)
     ds.write_idx(str(tmp_path / "train-images-idx3-ubyte"), imgs)
@@ -218,7 +218,8 @@ def test_schema_files_round_trip_and_bad_files(tmp_path):
 def test_padded_dataset_values(tmp_path):
     d = ds.PaddedDataset([{"a": np.arange(2), "b": "x"}, {"a": np.arange(2) + 5, "b": "y"}])
     rows = _rows(d)
-    assert [r[0].tolist() for r in rows] == [[0, 1], [5, 6]] and [str(r[1]) for r in rows] == ["x", "y"]
+    assert [r[0].tolist() for r in rows] == [[0, 1], [5, 6]]
+    assert [str(r[1]) for r in rows] == ["x", "y"]
     bad = ds.PaddedDataset([{"a": 1}, {"b": 2}])
     with pytest.raises(RuntimeError, match="columns"):
         bad.get_col_names()

@@ -44,7 +44,8 @@ def test_random_crop_offsets_are_uniform():
     outs = _mapped(vision.RandomCrop((3, 4)), n=700)
     tops, lefts = [], []
     for o in outs:
-        hit = [(y, x) for y in range(6) for x in range(7) if np.array_equal(IMG[y:y + 3, x:x + 4], o)]
+        hit = [(y, x) for y in range(6) for x in range(7)
+               if np.array_equal(IMG[y:y + 3, x:x + 4], o)]
         tops.append(hit[0][0])
         lefts.append(hit[0][1])
     for values, k in ((tops, 6), (lefts, 7)):
