@@ -942,6 +942,8 @@ case("horizontal_vertical_flip", "result = [vision.HorizontalFlip()(IMG), vision
 case("crop", "result = vision.Crop((1, 2), (2, 3))(IMG)")
 case("rotate_nearest", "result = [vision.Rotate(30)(IMG8), vision.Rotate(90)(IMG8), "
      "vision.Rotate(45, expand=True)(IMG8).shape]")
+case("rotate_bilinear", "result = [vision.Rotate(30, vision.Inter.BILINEAR)(IMG8), "
+     "vision.Rotate(-20, vision.Inter.BILINEAR, center=(2, 3), fill_value=(1, 2, 3))(IMG8)]", tol=4)
 case("random_horizontal_flip_stream", """
 ds.config.set_seed(5)
 imgs = np.stack([IMG8] * 20)
