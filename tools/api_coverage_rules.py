@@ -243,6 +243,10 @@ ABSENT = (
                              r"sync_wait_for_dataset|validator)$",
      "internals of MindSpore's C++ pipeline engine (pipeline serialisation, debug hooks, "
      "sync_wait between pipeline and network)"),
+    (r"mindspore\.nn$", r"^(MatDet|MatInverse)$",
+     "Cholesky-based determinant and inverse of symmetric positive-definite matrices "
+     "(GPU-only in MindSpore 2.10): mscore's primitive set has no matrix decomposition; "
+     "linear algebra is outside the training core"),
     (r"mindspore\.dataset$", _ALL,
      "another image corpus with its own annotation format (COCO, VOC, CelebA, ...): parse it and "
      "wrap it in GeneratorDataset, or lay it out for ImageFolderDataset"),

@@ -18,7 +18,7 @@ from mscore.dataset.engine.datasets_user_defined import (  # noqa: F401
 from mscore.dataset.engine.datasets_vision import (  # noqa: F401
     Cifar10Dataset, Cifar100Dataset, FakeImageDataset, FashionMnistDataset, ImageFolderDataset,
     KMnistDataset, MnistDataset)
-from mscore.dataset.engine.iterable import IterableDataset, as_dataset  # noqa: F401
+from mscore.dataset.engine.iterable import IterableDataset, _raw_row, as_dataset  # noqa: F401
 from mscore.dataset.engine.iterators import (  # noqa: F401
     DictIterator, TupleIterator, to_tensor)
 from mscore.dataset.engine.mappable import MappableDataset  # noqa: F401
