@@ -244,6 +244,7 @@ def test_cifar_pipeline_trains_through_model(backend, tmp_path):
     ds.config.set_seed(0)
     data = ds.Cifar10Dataset(str(tmp_path), sampler=ds.RandomSampler())
     data = data.map([vision.Resize((4, 4)), vision.RandomHorizontalFlip(),
+                     vision.RandomColorAdjust(brightness=0.1, contrast=0.1),
                      vision.Rescale(1 / 255, 0), vision.Normalize([0.5] * 3, [0.25] * 3),
                      vision.HWC2CHW()], "image")
     data = data.map(transforms.TypeCast(ms.int32), "label").batch(8, drop_remainder=True)

@@ -999,6 +999,100 @@ case("random_crop_size_zero", "vision.RandomCrop(0)")
 case("random_flip_prob", "vision.RandomHorizontalFlip(1.5)")
 
 
+# -- colour and tone adjustments, image facts -----------------------------------------------------
+case("adjust_brightness", "result = [vision.AdjustBrightness(0.5)(IMG8), "
+     "vision.AdjustBrightness(1.7)(IMG8), vision.AdjustBrightness(0.0)(IMG8)]")
+case("adjust_brightness_float", "result = vision.AdjustBrightness(1.3)("
+     "IMG8.astype(np.float32) / 255)")
+case("adjust_brightness_negative", "vision.AdjustBrightness(-1.0)")
+case("adjust_contrast", "result = [vision.AdjustContrast(0.5)(IMG8), "
+     "vision.AdjustContrast(1.8)(IMG8), vision.AdjustContrast(0.0)(IMG8)]")
+case("adjust_saturation", "result = [vision.AdjustSaturation(0.3)(IMG8), "
+     "vision.AdjustSaturation(2.0)(IMG8), vision.AdjustSaturation(0.0)(IMG8)]")
+case("adjust_saturation_gray_input", "vision.AdjustSaturation(0.5)(RAMP)")
+case("adjust_gamma", "result = [vision.AdjustGamma(0.5)(IMG8), vision.AdjustGamma(2.0, 1.5)(IMG8), "
+     "vision.AdjustGamma(2.2)(RAMP)]")
+case("adjust_gamma_float", "result = vision.AdjustGamma(0.5, 2.0)(IMG8.astype(np.float32) / 255)")
+case("adjust_gamma_negative", "vision.AdjustGamma(-0.5)")
+case("adjust_hue", "result = [vision.AdjustHue(0.2)(IMG8), vision.AdjustHue(-0.4)(IMG8), "
+     "vision.AdjustHue(0.0)(IMG8)]", tol=5)  # see differences.md (AdjustHue)
+case("adjust_hue_out_of_range", "vision.AdjustHue(0.7)")
+case("invert", "result = [vision.Invert()(IMG8), vision.Invert()(IMG)]")
+case("posterize", "result = [vision.Posterize(3)(IMG8), vision.Posterize(0)(IMG8), "
+     "vision.Posterize(8)(RAMP)]")
+case("posterize_bits_out_of_range", "vision.Posterize(9)")
+case("solarize", "result = [vision.Solarize(100)(IMG8), vision.Solarize((50, 150))(IMG8), "
+     "vision.Solarize(0)(RAMP)]")
+case("solarize_bad_range", "vision.Solarize((200, 100))")
+case("auto_contrast", "result = [vision.AutoContrast()(IMG8), vision.AutoContrast(10.0)(IMG8), "
+     "vision.AutoContrast(ignore=[0, 7])(IMG8), vision.AutoContrast()(RAMP)]")
+case("auto_contrast_bad_cutoff", "vision.AutoContrast(50.0)")
+case("equalize", "result = [vision.Equalize()(IMG8), vision.Equalize()(RAMP)]")
+case("image_size_and_channels", "result = [vision.get_image_size(IMG8), "
+     "vision.get_image_num_channels(IMG8), vision.get_image_size(RAMP), "
+     "vision.get_image_num_channels(RAMP)]")
+case("to_numpy_of_pil", """
+from PIL import Image
+result = vision.ToNumpy()(Image.fromarray(IMG8))
+""")
+case("mask_default_dtype", "result = transforms.Mask(transforms.Relational.GT, 30)(RAMP)")
+case("random_color_adjust_identity", "result = vision.RandomColorAdjust()(IMG8)")
+case("random_color_adjust_stream", """
+ds.config.set_seed(3)
+out = col(ds.NumpySlicesDataset(np.stack([IMG8] * 4), shuffle=False).map(
+    vision.RandomColorAdjust(brightness=(0.5, 1.5), contrast=(0.6, 1.4),
+                             saturation=(0.2, 1.8)), num_parallel_workers=1))
+result = out
+""", tol=1)
+case("random_color_adjust_fixed_factor", """
+ds.config.set_seed(4)
+result = col(ds.NumpySlicesDataset(np.stack([IMG8] * 4), shuffle=False).map(
+    vision.RandomColorAdjust(brightness=(1.2, 1.2), saturation=(0.5, 1.5), hue=0.1),
+    num_parallel_workers=1))
+""", tol=8)  # the hue: see differences.md
+case("random_color_adjust_bad_hue", "vision.RandomColorAdjust(hue=(0.0, 0.6))")
+case("random_crop_decode_resize_stream", """
+import io
+from PIL import Image
+buf = io.BytesIO(); Image.fromarray(IMG8).save(buf, format="PNG")
+enc = np.frombuffer(buf.getvalue(), np.uint8)
+ds.config.set_seed(5)
+result = col(ds.NumpySlicesDataset([enc] * 4, shuffle=False).map(
+    vision.RandomCropDecodeResize((4, 5)), num_parallel_workers=1))
+""", tol=1)
+case("cutout_stream", """
+ds.config.set_seed(7)
+result = col(ds.NumpySlicesDataset(np.stack([IMG8] * 4), shuffle=False).map(
+    vision.CutOut(3, num_patches=2), num_parallel_workers=1))
+""")
+case("cutout_chw", """
+ds.config.set_seed(7)
+result = col(ds.NumpySlicesDataset(np.stack([IMG8.transpose(2, 0, 1)] * 2), shuffle=False).map(
+    vision.CutOut(4, is_hwc=False), num_parallel_workers=1))
+""")
+case("cutout_bad_length", "vision.CutOut(0)")
+
+case("resized_crop", "result = [vision.ResizedCrop(1, 2, 4, 6, (3, 5))(IMG8), "
+     "vision.ResizedCrop(0, 0, 8, 10, 4, vision.Inter.NEAREST)(IMG8)]")
+case("resized_crop_out_of_image", "vision.ResizedCrop(6, 0, 4, 4, 2)(IMG8)")
+case("resized_crop_negative_top", "vision.ResizedCrop(-1, 0, 4, 4, 2)")
+case("random_invert_equalize_autocontrast_stream", """
+ds.config.set_seed(11)
+def d():
+    return ds.NumpySlicesDataset(np.stack([IMG8] * 6), shuffle=False)
+result = [col(d().map(vision.RandomInvert(0.5), num_parallel_workers=1)),
+          col(d().map(vision.RandomEqualize(0.4), num_parallel_workers=1)),
+          col(d().map(vision.RandomAutoContrast(5.0, prob=0.6), num_parallel_workers=1))]
+""")
+case("random_invert_bad_prob", "vision.RandomInvert(1.5)")
+case("not_random_marks_a_function", """
+def f(x):
+    return x
+g = transforms.not_random(f)
+h = vision.not_random(f)
+result = [g is f, getattr(g, "random", None), getattr(h, "random", None)]
+""")
+
 # MindSpore's C++ engine is left in a broken state by an out-of-range label (the next eager
 # operation aborts the process), so this runs last; a negative label (a row of zeros in
 # MindSpore, checked by hand) breaks it the same way and is tested in test_dataset_transforms.

@@ -3,8 +3,8 @@
 from mscore.dataset.transforms import transforms  # noqa: F401
 from mscore.dataset.transforms.transforms import (  # noqa: F401
     Compose, Concatenate, Duplicate, Fill, Mask, OneHot, PadEnd, PyTensorOperation, RandomApply,
-    RandomChoice, RandomOrder, Relational, Slice, TensorOperation, TypeCast)
+    RandomChoice, RandomOrder, Relational, Slice, TensorOperation, TypeCast, not_random)
 
 __all__ = ["TypeCast", "Compose", "OneHot", "Fill", "Duplicate", "Concatenate", "Slice", "Mask",
            "PadEnd", "Relational", "RandomApply", "RandomChoice", "RandomOrder",
-           "PyTensorOperation", "TensorOperation"]
+           "PyTensorOperation", "TensorOperation", "not_random"]

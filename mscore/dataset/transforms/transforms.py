@@ -12,12 +12,20 @@ import numbers
 
 import numpy as np
 
+from mscore.common import dtype as mstype
 from mscore.dataset.engine._stdrandom import std_shuffle
 from mscore.dataset.engine.op_random import generator_for
 
 __all__ = ["PyTensorOperation", "TensorOperation", "TypeCast", "Compose", "OneHot", "Fill",
            "Duplicate", "Concatenate", "Slice", "Mask", "PadEnd", "Relational", "RandomApply",
-           "RandomChoice", "RandomOrder", "np_dtype"]
+           "RandomChoice", "RandomOrder", "np_dtype", "not_random"]
+
+
+def not_random(function):
+    """Mark a user's ``map`` function as deterministic (``function.random = False``) and
+    return it."""
+    function.random = False
+    return function
 
 
 class PyTensorOperation:
@@ -254,7 +262,7 @@ _COMPARE = {Relational.EQ: np.equal, Relational.NE: np.not_equal, Relational.GT:
 class Mask(PyTensorOperation):
     """``data <operator> constant`` element-wise, as ``dtype`` (default bool)."""
 
-    def __init__(self, operator, constant, dtype=None):
+    def __init__(self, operator, constant, dtype=mstype.bool_):
         if not isinstance(operator, Relational):
             raise TypeError(f"operator: expected a Relational, got {operator!r}")
         if not isinstance(constant, (str, float, bool, int, bytes)):

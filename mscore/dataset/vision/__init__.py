@@ -1,9 +1,13 @@
 """Image transforms (MindSpore's ``mindspore.dataset.vision``); the MindSpore 1.x paths
 ``vision.c_transforms`` and ``vision.py_transforms`` give the same classes."""
 from mscore.dataset.vision import transforms, utils  # noqa: F401
+from mscore.dataset.vision.adjust import (  # noqa: F401
+    AdjustBrightness, AdjustContrast, AdjustGamma, AdjustHue, AdjustSaturation, AutoContrast,
+    CutOut, Equalize, Invert, Posterize, RandomAutoContrast, RandomColorAdjust, RandomEqualize,
+    RandomInvert, ResizedCrop, Solarize, ToNumpy, get_image_num_channels, get_image_size)
 from mscore.dataset.vision.random_transforms import (  # noqa: F401
-    RandomCrop, RandomGrayscale, RandomHorizontalFlip, RandomResizedCrop, RandomRotation,
-    RandomVerticalFlip)
+    RandomCrop, RandomCropDecodeResize, RandomGrayscale, RandomHorizontalFlip, RandomResizedCrop,
+    RandomRotation, RandomVerticalFlip, not_random)
 from mscore.dataset.vision.transforms import (  # noqa: F401
     CenterCrop, ConvertColor, Crop, Decode, Grayscale, HorizontalFlip, HWC2CHW, Normalize, Pad,
     Rescale, Resize, Rotate, ToPIL, ToTensor, ToType, VerticalFlip)
@@ -13,4 +17,8 @@ __all__ = ["Inter", "Border", "ConvertMode", "ImageBatchFormat", "Decode", "Resi
            "Normalize", "HWC2CHW", "CenterCrop", "Crop", "Pad", "ToTensor", "ToType", "ToPIL",
            "Grayscale", "ConvertColor", "HorizontalFlip", "VerticalFlip", "Rotate",
            "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
-           "RandomRotation", "RandomGrayscale"]
+           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "AdjustBrightness",
+           "AdjustContrast", "AdjustSaturation", "AdjustHue", "AdjustGamma", "Invert",
+           "Posterize", "Solarize", "AutoContrast", "Equalize", "RandomColorAdjust", "CutOut",
+           "ToNumpy", "get_image_size", "get_image_num_channels", "RandomInvert",
+           "RandomEqualize", "RandomAutoContrast", "ResizedCrop", "not_random"]

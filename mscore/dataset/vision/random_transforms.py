@@ -22,7 +22,14 @@ from mscore.dataset.vision.transforms import (
 from mscore.dataset.vision.utils import Border, Inter
 
 __all__ = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop",
-           "RandomRotation", "RandomGrayscale"]
+           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "not_random"]
+
+
+def not_random(func):
+    """Mark a user's image function as deterministic (``func.random = False``) and return
+    it."""
+    func.random = False
+    return func
 
 
 def _check_prob(prob):
@@ -189,3 +196,12 @@ class RandomGrayscale(PyTensorOperation):
         return Grayscale(3 if channels == 3 else 1)(arr)
 
 
+
+
+class RandomCropDecodeResize(RandomResizedCrop):
+    """``Decode`` then ``RandomResizedCrop`` with the same arguments, in one operation (the
+    random region is drawn as ``RandomResizedCrop`` draws it)."""
+
+    def __call__(self, img):
+        from mscore.dataset.vision.transforms import Decode
+        return super().__call__(Decode()(img))

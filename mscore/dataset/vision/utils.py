@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["Inter", "Border", "ConvertMode", "ImageBatchFormat", "resize", "warp_affine"]
 
 
-class Inter(enum.Enum):
+class Inter(enum.IntEnum):
     """Interpolation modes."""
     NEAREST = 0
     ANTIALIAS = 1
@@ -34,7 +34,7 @@ class Border(str, enum.Enum):
     SYMMETRIC = "symmetric"
 
 
-class ConvertMode(enum.Enum):
+class ConvertMode(enum.IntEnum):
     """The colour conversions of ``ConvertColor``."""
     COLOR_BGR2BGRA = 0
     COLOR_BGRA2BGR = 1
@@ -54,7 +54,7 @@ class ConvertMode(enum.Enum):
     COLOR_GRAY2RGBA = COLOR_GRAY2BGRA
 
 
-class ImageBatchFormat(enum.Enum):
+class ImageBatchFormat(enum.IntEnum):
     """Layouts of a batch of images."""
     NHWC = 0
     NCHW = 1
