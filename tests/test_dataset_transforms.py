@@ -163,3 +163,13 @@ def test_mindspore_import_paths(path, names):
     module = importlib.import_module(path)
     for name in names:
         assert callable(getattr(module, name)), f"{path}.{name}"
+
+
+def test_vision_transforms_module_holds_every_vision_transform():
+    # MindSpore's mindspore.dataset.vision.transforms defines all of them (user code imports
+    # from that path as well as from mindspore.dataset.vision).
+    from mscore.dataset.vision import transforms as vt
+    for name in vision.__all__:
+        assert getattr(vt, name) is getattr(vision, name), name
+    with pytest.raises(AttributeError, match="NoSuchTransform"):
+        vt.NoSuchTransform  # noqa: B018

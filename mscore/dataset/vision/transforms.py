@@ -469,3 +469,14 @@ class Rotate(PyTensorOperation):
         arr = image_array(img)
         return rotate(arr, self.degrees, self.resample, self.expand, self.center,
                       self.fill_value)
+
+
+def __getattr__(name):
+    """MindSpore's ``vision.transforms`` module also holds the random and colour transforms:
+    ``from mscore.dataset.vision.transforms import RandomCrop`` finds them in their modules
+    (bound late: those modules build on this one)."""
+    from mscore.dataset.vision import adjust, random_transforms
+    for module in (random_transforms, adjust, utils):
+        if name in module.__all__:
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
