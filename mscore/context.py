@@ -10,7 +10,9 @@ import os
 
 import numpy as np
 
-from mscore.parallel._context import ParallelMode  # noqa: F401  (mindspore.context has it)
+from mscore.parallel._context import (  # noqa: F401  (mindspore.context has them)
+    ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
+    set_auto_parallel_context)
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1

@@ -339,12 +339,14 @@ def test_batchnorm_train_and_eval_statistics(cls, shape):
     bn = cls(3, momentum=0.8, gamma_init=T(np.array([1.0, 2.0, 0.5], np.float32)),
              beta_init=T(np.array([0.0, 0.1, -0.2], np.float32)))
     names = [p.name for p in bn.get_parameters()]
-    assert names == ["moving_mean", "moving_variance", "gamma", "beta"]
-    assert [p.name for p in bn.trainable_params()] == ["gamma", "beta"]
+    prefix = "bn2d." if cls is nn.BatchNorm3d else ""   # MindSpore's names
+    assert names == [prefix + n for n in ("moving_mean", "moving_variance", "gamma", "beta")]
+    assert [p.name for p in bn.trainable_params()] == [prefix + "gamma", prefix + "beta"]
+    stats = bn.bn2d if cls is nn.BatchNorm3d else bn
     x = rand(*shape, seed=1).astype(np.float32) * 2 + 1
     axes = (0,) + tuple(range(2, len(shape)))
     bshape = (1, 3) + (1,) * (len(shape) - 2)
-    g, b = bn.gamma.asnumpy().reshape(bshape), bn.beta.asnumpy().reshape(bshape)
+    g, b = stats.gamma.asnumpy().reshape(bshape), stats.beta.asnumpy().reshape(bshape)
     bn.set_train(True)
     out = bn(T(x)).asnumpy()
     mean, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
@@ -353,15 +355,15 @@ def test_batchnorm_train_and_eval_statistics(cls, shape):
     n = x.size // 3
     rm = 0.8 * 0 + 0.2 * mean.reshape(3)
     rv = 0.8 * 1 + 0.2 * var.reshape(3) * n / (n - 1)
-    np.testing.assert_allclose(bn.moving_mean.asnumpy(), rm, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(bn.moving_variance.asnumpy(), rv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stats.moving_mean.asnumpy(), rm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stats.moving_variance.asnumpy(), rv, rtol=1e-5, atol=1e-6)
     bn.set_train(False)
     x2 = rand(*shape, seed=2).astype(np.float32)
     out2 = bn(T(x2)).asnumpy()
     want2 = (x2 - rm.reshape(bshape)) / np.sqrt(rv.reshape(bshape) + 1e-5) * g + b
     np.testing.assert_allclose(out2, want2, rtol=1e-4, atol=1e-5)
     # eval leaves the statistics alone
-    np.testing.assert_allclose(bn.moving_mean.asnumpy(), rm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stats.moving_mean.asnumpy(), rm, rtol=1e-5, atol=1e-6)
 
 
 def test_batchnorm_use_batch_statistics_overrides_mode():
@@ -675,7 +677,7 @@ def test_softmax_cross_entropy_with_logits():
 def test_cross_entropy_loss_weight_ignore_index_smoothing():
     z = rand(5, 4, seed=31)
     y = np.array([0, 3, -100, 1, 3])
-    w = np.array([1.0, 2.0, 0.5, 3.0])
+    w = np.array([1.0, 2.0, 0.5, 3.0], np.float32)   # MindSpore takes float16/float32 weights
     logp = _log_softmax(z)
     valid = y != -100
     ys = np.where(valid, y, 0)

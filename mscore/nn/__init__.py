@@ -40,7 +40,7 @@ def __getattr__(name):
         from mscore.nn.wrap.grad_reducer import DistributedGradReducer
         return DistributedGradReducer
     metrics = importlib.import_module("mscore.train.metrics")
-    if name in metrics.__all__:  # MindSpore's nn re-exports the metrics (nn.Accuracy)
+    if name in metrics.__all__ or name == "get_metrics":  # as MindSpore's nn re-exports them
         return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
 

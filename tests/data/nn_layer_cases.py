@@ -238,6 +238,14 @@ _OTHER = [
                    "out = net(T(A1.reshape(1, 3, 5)), T(A2.reshape(1, 3, 4)))"),
     ("EmbeddingLookup", "net = setp(nn.EmbeddingLookup(5, 3))\nout = net(T(IDS))"),
     ("Dropout2d.eval", "nn.Dropout2d(0.5)(T(X4))"),
+    ("Dropout.default_keep_prob", "nn.Dropout().keep_prob"),
+    ("Embedding.defaults", "e = nn.Embedding(5, 3)\n"
+                           "out = [e.embedding_table.dtype == ms.float32, e(T(IDS)).shape]"),
+    ("Embedding.float16_dtype", "nn.Embedding(5, 3, dtype=ms.float16).embedding_table.dtype "
+                                "== ms.float32"),
+    ("get_activation.prim_name", "type(nn.get_activation('prelu', prim_name='Dense')).__name__"),
+    ("BatchNorm3d.positional", "names(nn.BatchNorm3d(2, 1e-5, 0.9, True, 'ones', 'zeros', "
+                               "'zeros', 'ones', None, ms.float32))"),
     ("Dropout1d.p0", "d = nn.Dropout1d(0.0)\nd.set_train()\nout = d(T(X3))"),
     ("Dropout3d.p1", "d = nn.Dropout3d(1.0)\nd.set_train()\nout = d(T(X5))"),
     ("Unflatten", "nn.Unflatten(1, (2, 2))(T(X4))"),
@@ -384,6 +392,8 @@ ERROR_CASES = [
     ("EmbeddingLookup.target", "nn.EmbeddingLookup(5, 3, target='GPU')"),
     ("EmbeddingLookup.sparse", "nn.EmbeddingLookup(5, 3, sparse=False)"),
     ("Dropout1d.p_int", "nn.Dropout1d(1)"),
+    ("Embedding.bool_dtype", "nn.Embedding(5, 3, dtype=ms.bool_)"),
+    ("get_activation.unknown", "nn.get_activation('swishy', 'Dense')"),
     ("Dropout2d.p_big", "nn.Dropout2d(1.5)"),
     ("Dropout2d.rank", "d = nn.Dropout2d(0.5)\nd.set_train()\nout = d(T(X3))"),
     ("Dropout1d.rank", "d = nn.Dropout1d(0.5)\nd.set_train()\nout = d(T(X4))"),

@@ -170,19 +170,17 @@ _ACTIVATIONS = {
 }
 
 
-def get_activation(name, prelu_para_size=1):
-    """The activation cell for ``name`` ('relu', 'gelu', 'sigmoid', ...); None for None."""
+def get_activation(name, prim_name=None):
+    """The activation cell for ``name`` ('relu', 'gelu', 'sigmoid', ...); None for None.
+    ``prim_name`` names the caller in the error message, as in MindSpore."""
+    who = f"For '{prim_name}', the" if prim_name else "The"
     if name is None:
         return None
     if not isinstance(name, str):
-        raise TypeError(f"For 'get_activation', 'name' must be a str, got "
-                        f"{type(name).__name__}")
+        raise TypeError(f"{who} 'name' must be a str, got {type(name).__name__}")
     key = name.lower()
     if key not in _ACTIVATIONS:
-        raise KeyError(f"For 'get_activation', unknown activation {name!r}; expected one of "
-                       f"{sorted(_ACTIVATIONS)}")
-    if key == "prelu":
-        return PReLU(prelu_para_size)
+        raise KeyError(f"{who} 'name' must be in {sorted(_ACTIVATIONS)}, but got {name}")
     return _ACTIVATIONS[key]()
 
 

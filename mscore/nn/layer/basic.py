@@ -136,20 +136,18 @@ class Dropout(Cell):
     """Zero each element with probability ``p`` in training mode and scale the rest by
     ``1/(1-p)``; identity in eval mode.
 
-    ``Dropout(keep_prob=None, p=None, dtype=float32)``: ``p`` wins over the deprecated
-    ``keep_prob`` (``p = 1 - keep_prob``); with neither, ``p = 0.5``.
+    ``Dropout(keep_prob=0.5, p=None, dtype=float32)``: ``p`` wins over the deprecated
+    ``keep_prob`` (``p = 1 - keep_prob``, so 0.5 when neither is given).
     """
 
-    def __init__(self, keep_prob=None, p=None, dtype=mdt.float32):
+    def __init__(self, keep_prob=0.5, p=None, dtype=mdt.float32):
         super().__init__()
         if p is not None:
             p = check_number(p, "p", "Dropout", 0.0, 1.0, high_inclusive=False)
-        elif keep_prob is not None:
+        else:
             keep_prob = check_number(keep_prob, "keep_prob", "Dropout", 0.0, 1.0,
                                      low_inclusive=False)
             p = 1.0 - keep_prob
-        else:
-            p = 0.5
         self.p = p
         self.keep_prob = 1.0 - p
 

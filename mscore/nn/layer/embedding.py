@@ -20,20 +20,22 @@ class Embedding(Cell):
     output has shape ``ids.shape + (embedding_size,)``.
 
     ``Embedding(vocab_size, embedding_size, use_one_hot=False, embedding_table='normal',
-    dtype=int32, padding_idx=None)``: ``dtype`` is the ids' dtype; ``use_one_hot`` computes
-    ``one_hot(ids) @ table`` instead of a gather; the ``padding_idx`` row starts at zero.
+    dtype=float32, padding_idx=None)``: ``dtype`` (a number type) is the dtype of the one-hot
+    values MindSpore multiplies with the table; the table is float32 whatever it is (as in
+    MindSpore 2.10). ``use_one_hot`` computes ``one_hot(ids) @ table`` instead of a gather; the
+    ``padding_idx`` row starts at zero.
     """
 
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
-                 dtype=mdt.int32, padding_idx=None):
+                 dtype=mdt.float32, padding_idx=None):
         super().__init__()
         cls = "Embedding"
         self.vocab_size = check_positive_int(vocab_size, "vocab_size", cls)
         self.embedding_size = check_positive_int(embedding_size, "embedding_size", cls)
         self.use_one_hot = check_bool(use_one_hot, "use_one_hot", cls)
         self.dtype = check_dtype(dtype, "dtype", cls, floating=False)
-        if self.dtype.is_floating or self.dtype.is_bool:
-            raise TypeError(f"For '{cls}', 'dtype' must be an integer dtype, got {self.dtype}")
+        if self.dtype.is_bool:
+            raise TypeError(f"For '{cls}', 'dtype' must be a number type, got {self.dtype}")
         if padding_idx is not None:
             if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
                 raise TypeError(f"For '{cls}', 'padding_idx' must be an int or None, got "

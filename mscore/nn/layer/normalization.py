@@ -43,7 +43,7 @@ class _BatchNorm(Cell):
         if use_batch_statistics is not None:
             use_batch_statistics = check_bool(use_batch_statistics, "use_batch_statistics", cls)
         self.use_batch_statistics = use_batch_statistics
-        if data_format not in ("NCHW", "NCDHW"):
+        if data_format != "NCHW":
             raise ValueError(f"For '{cls}', 'data_format' must be 'NCHW' (channels last is not "
                              f"supported), got {data_format!r}")
         self.format = data_format
@@ -176,17 +176,27 @@ class BatchNorm1d(_BatchNorm):
                          dtype)
 
 
-class BatchNorm3d(_BatchNorm):
-    """Batch normalisation of (N, C, D, H, W) inputs."""
-
-    _ndims = (5,)
+class BatchNorm3d(Cell):
+    """Batch normalisation of (N, C, D, H, W) inputs: a ``BatchNorm2d`` named ``bn2d`` over
+    the (N, C, D*H, W) view, as MindSpore builds it, so its parameters are named
+    ``bn2d.gamma``, ``bn2d.moving_mean``, ... in checkpoints (MindSpore's names)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
                  beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
-                 use_batch_statistics=None, data_format="NCDHW", dtype=mdt.float32):
-        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
-                         moving_mean_init, moving_var_init, use_batch_statistics, data_format,
-                         dtype)
+                 use_batch_statistics=None, dtype=mdt.float32):
+        super().__init__()
+        self.bn2d = BatchNorm2d(num_features, eps, momentum, affine, gamma_init, beta_init,
+                                moving_mean_init, moving_var_init, use_batch_statistics,
+                                dtype=dtype)
+
+    def construct(self, x):
+        check_tensor(x, "x", "BatchNorm3d")
+        if x.ndim != 5:
+            raise ValueError(f"For 'BatchNorm3d', 'x' must be 5-d (N, C, D, H, W), got "
+                             f"{x.ndim}-d")
+        n, c, d, h, w = x.shape
+        out = self.bn2d(F.reshape(x, (n, c, d * h, w)))
+        return F.reshape(out, (n, c, d, h, w))
 
 
 class LayerNorm(Cell):
