@@ -25,17 +25,19 @@ active_depth = 0
 
 
 class Node:
-    """How a tracer was computed: op name, parent tracers, input values, attributes."""
+    """How a tracer was computed: op name, parent tracers, input values, attributes, and
+    the VJP rule when it is not the primitive's (a fused op's, see :func:`record_fused`)."""
 
-    __slots__ = ("op", "parents", "inputs", "attrs", "index", "list_arity")
+    __slots__ = ("op", "parents", "inputs", "attrs", "index", "list_arity", "rule")
 
-    def __init__(self, op, parents, inputs, attrs, list_arity):
+    def __init__(self, op, parents, inputs, attrs, list_arity, rule=None):
         self.op = op
         self.parents = parents
         self.inputs = inputs
         self.attrs = attrs
         self.index = next(_counter)
         self.list_arity = list_arity
+        self.rule = rule
 
 
 class Tracer:
@@ -87,10 +89,21 @@ def record(backend, name, args, attrs):
     return Tracer(out, Node(name, parents, inputs, attrs, list_arity))
 
 
+def record_fused(name, args, out, rule, saved):
+    """A tracer of ``out``, computed from ``args`` (native arrays, tracers or None) by a
+    fused op whose VJP is ``rule(g, out, *inputs, needs=..., **saved)``; ``out`` itself
+    when no argument is traced."""
+    if not any(isinstance(a, Tracer) for a in args):
+        return out
+    parents = [a if isinstance(a, Tracer) else None for a in args]
+    inputs = [unwrap(a) for a in args]
+    return Tracer(out, Node(name, parents, inputs, saved, None, rule))
+
+
 def backward(root, seed):
     """Gradients ``{id(leaf tracer): grad}`` of ``root`` (a Tracer) given the cotangent
     ``seed`` (a native array of root's shape)."""
-    from .rules import VJP_RULES
+    from .rules import NEEDS_AWARE, VJP_RULES
 
     grads = {id(root): seed}
     keep = {id(root): root}
@@ -112,10 +125,19 @@ def backward(root, seed):
         if g is None:
             continue
         node = t.node
-        rule = VJP_RULES.get(node.op)
-        if rule is None:
-            raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
-        input_grads = rule(g, t.value, *node.inputs, **node.attrs)
+        rule = node.rule
+        if rule is not None:  # a fused op: its rule computes only the grads asked for
+            needs = tuple(p is not None for p in node.parents)
+            input_grads = rule(g, t.value, *node.inputs, needs=needs, **node.attrs)
+        else:
+            rule = VJP_RULES.get(node.op)
+            if rule is None:
+                raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
+            if node.op in NEEDS_AWARE:  # skip the input grads nobody reads
+                needs = tuple(p is not None for p in node.parents)
+                input_grads = rule(g, t.value, *node.inputs, needs=needs, **node.attrs)
+            else:
+                input_grads = rule(g, t.value, *node.inputs, **node.attrs)
         for parent, ig in zip(node.parents, input_grads):
             if parent is None or ig is None:
                 continue

@@ -974,6 +974,9 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
                          f"input has {x.shape[1]}")
     pads = conv_padding_pairs(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
     rx, rw = _operands(x, w)
+    fused = dispatch.fused("conv_bias") if isinstance(bias, Tensor) else None
+    if fused is not None and bias.dtype is dispatch.dtype(rx) and bias.shape == w.shape[:1]:
+        return _wrap(fused(rx, rw, bias._data, stride, pads, dilation, groups))
     out = _wrap(call("conv", rx, rw, stride=stride, padding=pads, dilation=dilation,
                      groups=groups))
     if bias is not None:
@@ -1238,12 +1241,18 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if fused is not None and weight is None and not t.dtype.is_floating and x.ndim == 2:
         return _wrap(fused(x._data, t._data, ignore_index=int(ignore_index),
                            reduction=reduction, label_smoothing=float(label_smoothing)))
+    if t.dtype.is_floating and t.shape != x.shape:
+        raise ValueError(f"target: probabilities must have the input's shape {x.shape}, "
+                         f"got {t.shape}")
+    general = dispatch.fused("softmax_cross_entropy")  # the reference autodiff's, if tracing
+    if general is not None and reduction in ("mean", "sum", "none") and x.ndim >= 2 and (
+            t.dtype.is_floating or t.shape == x.shape[:1] + x.shape[2:]) and (
+            weight is None or (isinstance(weight, Tensor) and weight.shape == x.shape[1:2])):
+        return _wrap(general(x._data, t._data, None if weight is None else weight._data,
+                             int(ignore_index), reduction, float(label_smoothing)))
     logp = log_softmax(x, 1)
     if not t.dtype.is_floating:
         return nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
-    if t.shape != x.shape:
-        raise ValueError(f"target: probabilities must have the input's shape {x.shape}, "
-                         f"got {t.shape}")
     c = x.shape[1]
     if label_smoothing:
         t = add(mul(t, 1.0 - label_smoothing), label_smoothing / c)
