@@ -8,6 +8,8 @@ function differentiated primitive by primitive under ``composite_gradients()``).
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,8 @@ import mscore as ms
 from mscore import nn, ops
 from mscore.autodiff import fused
 from mscore.common.parameter import Parameter
+
+from _helpers import available_backends, use_backend
 
 R = np.random.default_rng(20261122)
 
@@ -50,10 +54,12 @@ def _bn_train(affine):
 
 
 class Case:
-    """``fn(*Tensors)`` on ``inputs``; ``op`` is the fused op that must record the node."""
+    """``fn(*Tensors)`` on ``inputs``; ``op`` is the fused op that must record the node;
+    ``diff``: the differentiated positions (default: every float64 input)."""
 
-    def __init__(self, op, label, inputs, fn):
+    def __init__(self, op, label, inputs, fn, diff=None):
         self.op, self.label, self.inputs, self.fn = op, label, inputs, fn
+        self.diff = diff
 
     @property
     def id(self):
@@ -109,9 +115,10 @@ CASES = [
          lambda x: ops.layer_norm(x, (4, 6), None, None, 1e-5)),
     Case("batch_norm", "train_affine", [n(4, 3, 2, 2), n(3), n(3)], _bn_train(True)),
     Case("batch_norm", "train_plain", [n(5, 3)], _bn_train(False)),
-    Case("batch_norm", "eval_all_inputs",
+    Case("batch_norm", "eval",
          [n(4, 3, 2, 2), n(3), n(3), n(3), R.uniform(0.5, 2.0, 3)],
-         lambda x, w, b, m, v: ops.batch_norm(x, m, v, w, b, training=False, eps=1e-5)),
+         lambda x, w, b, m, v: ops.batch_norm(x, m, v, w, b, training=False, eps=1e-5),
+         diff=(0, 1, 2)),
     Case("conv_bias", "ops_stride_groups", [n(2, 4, 5, 5), n(6, 2, 3, 3), n(6)],
          lambda x, w, b: ops.conv2d(x, w, b, stride=(2, 1), pad_mode="pad", padding=1,
                                     groups=2)),
@@ -179,7 +186,7 @@ def _finite_difference(case, positions, k, idx, h=1e-6):
 def test_fused_rule(case, monkeypatch):
     """The fused rule records the op, and its gradient equals finite differences and the
     composite's gradient."""
-    positions = _float_positions(case.inputs)
+    positions = case.diff or _float_positions(case.inputs)
     calls = []
     original = fused.OPS[case.op]
 
@@ -210,6 +217,31 @@ def test_fused_rule(case, monkeypatch):
 def test_every_fused_op_is_checked():
     """A new fused op needs a case here."""
     assert set(fused.OPS) == {c.op for c in CASES}
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_batch_norm_eval_gradients_match_mindspore(backend):
+    """In inference the running statistics get zero gradients, the other inputs MindSpore's
+    (tests/data/batch_norm_eval_grad.json, recorded by make_batch_norm_eval_grad.py)."""
+    import json
+    from pathlib import Path
+    use_backend(backend)
+    record = json.loads((Path(__file__).parent / "data" / "batch_norm_eval_grad.json")
+                        .read_text())
+    names = ("x", "running_mean", "running_var", "weight", "bias")
+    args = [ms.Tensor(np.asarray(record["inputs"][k], np.float32)) for k in names]
+    cot = ms.Tensor(np.asarray(record["cotangent"], np.float32))
+
+    def loss(x, m, v, w, b):
+        return ops.sum(ops.batch_norm(x, m, v, w, b, training=False, eps=1e-5) * cot)
+    for ctx in (contextlib.nullcontext, fused.composite_gradients):
+        with ctx():
+            grads = ms.grad(loss, (0, 1, 2, 3, 4))(*args)
+        for k, g in zip(names, grads):
+            want = np.asarray(record["grads"][k], np.float32)
+            np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-4,
+                                       atol=1e-5 * max(1.0, float(np.abs(want).max())),
+                                       err_msg=f"{backend}: grad of {k}")
 
 
 def test_batch_norm_statistics_match_composite():

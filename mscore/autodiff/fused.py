@@ -503,30 +503,21 @@ def _batch_norm_train_vjp(g, out, x, rm, rv, weight, bias, needs, d, rstd, scale
 
 
 def _batch_norm_eval_vjp(g, out, x, rm, rv, weight, bias, needs, xc, rstd, scale, bshape, w):
+    # The running statistics get no gradient, as in MindSpore (BatchNorm's bprop gives zeros).
     cdt = dtype_of(xc)
     g = _to(g, cdt)
     axes = (0,) + tuple(range(2, len(shape_of(xc))))
     grads = [None] * 5
     if needs[0]:
         grads[0] = _grad_as(call("mul", g, scale), x)
-    sum_g = call("sum", g, axis=axes, keepdims=True)
-    if any(needs[1:]):
-        rmb = call("reshape", _to(rm, cdt), bshape)
-        # sum(g * (x - rm)) per channel
+    need_w = weight is not None and needs[3]
+    sum_g = call("sum", g, axis=axes, keepdims=True) if need_w or needs[4] else None
+    if need_w:
+        # sum(g * (x - rm)) * rstd per channel
         sum_gc = call("sub", call("sum", call("mul", g, xc), axis=axes, keepdims=True),
-                      call("mul", rmb, sum_g))
-        if needs[1]:
-            grads[1] = _grad_as(call("reshape", call("neg", call("mul", scale, sum_g)),
-                                     shape_of(rm)), rm)
-        if needs[2]:
-            wr3 = call("mul", call("mul", rstd, rstd), rstd)
-            if w is not None:
-                wr3 = call("mul", wr3, w)
-            grv = call("mul", call("mul", wr3, sum_gc), const(-0.5, cdt))
-            grads[2] = _grad_as(call("reshape", grv, shape_of(rv)), rv)
-        if weight is not None and needs[3]:
-            grads[3] = _grad_as(call("reshape", call("mul", sum_gc, rstd), shape_of(weight)),
-                                weight)
+                      call("mul", call("reshape", _to(rm, cdt), bshape), sum_g))
+        grads[3] = _grad_as(call("reshape", call("mul", sum_gc, rstd), shape_of(weight)),
+                            weight)
     if bias is not None and needs[4]:
         grads[4] = _grad_as(call("reshape", sum_g, shape_of(bias)), bias)
     return grads

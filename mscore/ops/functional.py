@@ -1138,9 +1138,9 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
             running_mean._assign(call("cast", new_mean._data, running_mean.dtype))
             running_var._assign(call("cast", new_var._data, running_var.dtype))
         out = mul(d, rsqrt(add(v, float(eps))))
-    else:
-        out = mul(sub(x, reshape(running_mean, bshape)),
-                  rsqrt(add(reshape(running_var, bshape), float(eps))))
+    else:  # the running statistics get no gradient, as in MindSpore
+        out = mul(sub(x, reshape(stop_gradient(running_mean), bshape)),
+                  rsqrt(add(reshape(stop_gradient(running_var), bshape), float(eps))))
     if weight is not None:
         out = mul(out, reshape(weight, bshape))
     if bias is not None:

@@ -110,8 +110,9 @@ class _BatchNorm(Cell):
             out = call("add", call("mul", d, call("mul", gamma, inv_std)), beta)
             self._update_moving(mean, var, n)
         else:
-            rm = call("reshape", self._param_as(self.moving_mean, cdt), bshape)
-            rv = call("reshape", self._param_as(self.moving_variance, cdt), bshape)
+            # The moving statistics get no gradient, as in MindSpore.
+            rm = call("reshape", _stopped(self._param_as(self.moving_mean, cdt)), bshape)
+            rv = call("reshape", _stopped(self._param_as(self.moving_variance, cdt)), bshape)
             scale = call("div", gamma, call("sqrt", call("add", rv,
                                                          call("full", (), self.eps, cdt))))
             shift = call("sub", beta, call("mul", rm, scale))
@@ -146,6 +147,11 @@ class _BatchNorm(Cell):
 def _raw(a):
     from mscore.autodiff.tracer import unwrap
     return unwrap(a)
+
+
+def _stopped(a):
+    """``a`` cut from the gradient (its plain value, detached)."""
+    return call("stop_gradient", _raw(a))
 
 
 def _dtype(a):

@@ -545,9 +545,10 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
             new_var = (running_var * (1.0 - momentum) + bv.astype(running_var.dtype) *
                        momentum).astype(running_var.dtype)
         out = d * lax.rsqrt(v + jnp.asarray(eps, acc))
-    else:
-        out = (xc - running_mean.reshape(bshape).astype(acc)) * \
-            lax.rsqrt(running_var.reshape(bshape).astype(acc) + jnp.asarray(eps, acc))
+    else:  # the running statistics get no gradient, as in MindSpore
+        rm, rv = lax.stop_gradient(running_mean), lax.stop_gradient(running_var)
+        out = (xc - rm.reshape(bshape).astype(acc)) * \
+            lax.rsqrt(rv.reshape(bshape).astype(acc) + jnp.asarray(eps, acc))
     if weight is not None:
         out = out * weight.reshape(bshape).astype(acc)
     if bias is not None:
