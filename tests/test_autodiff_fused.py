@@ -79,6 +79,8 @@ def _conv_layer(x):
 CASES = [
     Case("relu", "ops", [away(3, 4)], ops.relu),
     Case("relu", "cell", [away(2, 5)], lambda x: nn.ReLU()(x)),
+    Case("gelu", "erf", [n(3, 4, scale=2.0)], lambda x: ops.gelu(x, "none")),
+    Case("gelu", "tanh_cell", [n(3, 4, scale=2.0)], lambda x: nn.GELU()(x)),
     Case("dense", "3d_bias", [n(2, 3, 4), n(5, 4), n(5)], ops.dense),
     Case("dense", "1d_no_bias", [n(4), n(3, 4)], ops.dense),
     Case("softmax", "axis1", [n(2, 5, 3, scale=2.0)], lambda x: ops.softmax(x, 1)),

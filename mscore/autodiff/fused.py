@@ -121,6 +121,49 @@ def _relu_vjp(g, out, x, needs, mask):
     return [call("where", mask, g, const(0, dtype_of(g)))]
 
 
+# -- gelu ---------------------------------------------------------------------------------------
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def gelu(x, approximate):
+    """x * Phi(x) ("none", with erf) or its tanh approximation ("tanh")."""
+    xv = unwrap(x)
+    dt = dtype_of(xv)
+    half = const(0.5, dt)
+    if approximate == "tanh":
+        x2 = call("mul", xv, xv)
+        inner = call("mul", call("add", const(1.0, dt), call("mul", x2, const(_GELU_CUBIC, dt))),
+                     const(_SQRT_2_OVER_PI, dt))
+        t = call("tanh", call("mul", xv, inner))
+        hx = call("mul", xv, half)
+        out = call("add", hx, call("mul", hx, t))
+        saved = {"approximate": approximate, "t": t, "x2": x2}
+    else:
+        cdf = call("mul", call("add", call("erf", call("mul", xv, const(math.sqrt(0.5), dt))),
+                               const(1.0, dt)), half)
+        out = call("mul", xv, cdf)
+        saved = {"approximate": approximate, "t": cdf, "x2": None}
+    return record_fused("gelu", [x], out, _gelu_vjp, saved)
+
+
+def _gelu_vjp(g, out, x, needs, approximate, t, x2):
+    dt = dtype_of(x)
+    one = const(1.0, dt)
+    if approximate == "tanh":
+        # 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 c x^2)
+        du = call("mul", call("add", one, call("mul", x2, const(3.0 * _GELU_CUBIC, dt))),
+                  const(0.5 * _SQRT_2_OVER_PI, dt))
+        dt_term = call("mul", call("mul", x, call("sub", one, call("mul", t, t))), du)
+        deriv = call("add", call("mul", call("add", one, t), const(0.5, dt)), dt_term)
+    else:
+        # Phi(x) + x phi(x)
+        pdf = call("mul", call("exp", call("mul", call("mul", x, x), const(-0.5, dt))),
+                   const(1.0 / math.sqrt(2.0 * math.pi), dt))
+        deriv = call("add", t, call("mul", x, pdf))
+    return [call("mul", g, deriv)]
+
+
 # -- dense ----------------------------------------------------------------------------------------
 def dense(x, w, b):
     """``x @ w.T + b`` with x (..., in), w (out, in), b (out,) or None."""
@@ -608,6 +651,7 @@ def _attention_vjp(g, out, q, k, v, mask, needs, p, scale):
 
 OPS = {
     "relu": relu,
+    "gelu": gelu,
     "dense": dense,
     "softmax": softmax,
     "log_softmax": log_softmax,

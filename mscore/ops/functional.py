@@ -440,6 +440,9 @@ def softplus(input, beta=1, threshold=20):  # noqa: A002
 def gelu(input_x, approximate="none"):
     """Gaussian error linear unit; ``approximate`` is 'none' (erf) or 'tanh'."""
     x = _float_input(input_x, "input_x")
+    fused = dispatch.fused("gelu") if approximate in ("none", "tanh") else None
+    if fused is not None:
+        return _wrap(fused(x._data, approximate))
     if approximate == "none":
         return mul(mul(x, 0.5), add(erf(mul(x, 1.0 / math.sqrt(2.0))), 1.0))
     if approximate == "tanh":

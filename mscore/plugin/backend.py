@@ -43,7 +43,7 @@ PRIMITIVE_OPS = (
 )
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
-             "attention", "addcmul", "relu", "dense")
+             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -112,6 +112,10 @@ class Backend:
     # each (the composites cost 2-3 kernels forward and backward).
     relu = None
     dense = None
+    # gelu(x, approximate) with approximate "none" (erf) or "tanh"; conv_bias(x, w, b, stride,
+    # padding, dilation, groups) -> conv(x, w, ...) + b over the channel axis (b: (O,)).
+    gelu = None
+    conv_bias = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

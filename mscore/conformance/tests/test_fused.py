@@ -117,6 +117,14 @@ CASES += [
               _batch_norm_eval, factor=4.0),
 ]
 
+CASES += [
+    FusedCase("gelu", "erf", "gelu", _x((3, 5)), lambda x: ops.gelu(x, "none")),
+    FusedCase("gelu", "tanh", "gelu", _x((3, 5)), lambda x: ops.gelu(x, "tanh")),
+    FusedCase("conv_bias", "stride_pad_groups", "conv_bias", _x((2, 4, 5, 6), (6, 2, 3, 3), (6,)),
+              lambda x, w, b: ops.conv2d(x, w, b, stride=(2, 1), pad_mode="pad",
+                                         padding=(1, 0, 2, 1), groups=2), factor=4.0),
+]
+
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
           for c in CASES for path in ("fused", "composite") for d in FLOATS]
 

@@ -80,6 +80,8 @@ def _attn_bool_mask(kit):
 
 CASES = [
     FusedGradCase("relu", _away_from_zero((3, 4)), ops.relu),
+    FusedGradCase("gelu_erf", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "none")),
+    FusedGradCase("gelu_tanh", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "tanh")),
     FusedGradCase("dense_bias", _n((2, 3, 4), (5, 4), (5,)), ops.dense),
     FusedGradCase("softmax_axis1", _n((2, 5, 3), scale=2.0), lambda x: ops.softmax(x, 1)),
     FusedGradCase("log_softmax", _n((4, 6), scale=2.0), lambda x: ops.log_softmax(x, -1)),

@@ -366,6 +366,10 @@ class JaxBackend(Backend):
         """``a + b * c`` as one XLA program."""
         return _addcmul(a, b, c)
 
+    def gelu(self, x, approximate):
+        """``jax.nn.gelu`` (``approximate`` "tanh") or the exact erf form ("none")."""
+        return _gelu(x, approximate == "tanh")
+
     # -- native autodiff and compilation -------------------------------------------------------
     def value_and_grad(self, fn, primals, has_aux=True):
         """``jax.value_and_grad`` of ``fn(*primals) -> (value, aux)`` over every floating
@@ -559,6 +563,11 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
 @jax.jit
 def _addcmul(a, b, c):
     return a + b * c
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _gelu(x, approximate):
+    return jax.nn.gelu(x, approximate=approximate)
 
 
 def _all_finite_traced(arrays):

@@ -368,16 +368,19 @@ class TorchBackend(Backend):
 
     def conv(self, x, w, stride, padding, dilation, groups):
         """N-d cross-correlation (N = 1, 2, 3) with torch's convolution kernels."""
+        return self._convolve("conv", x, w, None, stride, padding, dilation, groups)
+
+    def _convolve(self, op, x, w, b, stride, padding, dilation, groups):
         nd = w.ndim - 2
         fn = _CONV.get(nd)
         if fn is None:
-            raise ValueError(f"conv: backend 'torch' supports 1-, 2- and 3-d convolution, got "
+            raise ValueError(f"{op}: backend 'torch' supports 1-, 2- and 3-d convolution, got "
                              f"{nd}-d")
         sym = _symmetric(padding)
         if sym is None:
             x = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), 0)
             sym = (0,) * nd
-        return fn(x, w, None, tuple(stride), sym, tuple(dilation), groups)
+        return fn(x, w, b, tuple(stride), sym, tuple(dilation), groups)
 
     def conv_transpose(self, x, w, stride, padding, output_padding, dilation, groups):
         """N-d transposed convolution (the input-gradient of :meth:`conv`)."""
@@ -448,6 +451,11 @@ class TorchBackend(Backend):
     def addcmul(self, a, b, c): return torch.addcmul(a, b, c)          # noqa: E704
     def relu(self, x): return torch.relu(x)                             # noqa: E704
     def dense(self, x, w, b): return tnf.linear(x, w, b)                # noqa: E704
+    def gelu(self, x, approximate): return tnf.gelu(x, approximate=approximate)  # noqa: E704
+
+    def conv_bias(self, x, w, b, stride, padding, dilation, groups):
+        """``conv`` with the bias added by the convolution kernel itself."""
+        return self._convolve("conv_bias", x, w, b, stride, padding, dilation, groups)
     def softmax(self, x, axis): return torch.softmax(x, axis)           # noqa: E704
     def log_softmax(self, x, axis): return torch.log_softmax(x, axis)   # noqa: E704
 
