@@ -239,7 +239,7 @@ class Cell:
     def _run(self, args, kwargs):
         dtype = self._compute_dtype
         if dtype is not None:
-            args = tuple(_cast_input(a, dtype) for a in args)
+            args = self._cast_inputs(args, dtype)
         for hook in list(self._forward_pre_hooks.values()):
             new = hook(self, args)
             if new is not None:
@@ -250,6 +250,11 @@ class Cell:
             if new is not None:
                 out = new
         return out
+
+    def _cast_inputs(self, args, dtype):
+        """The call's arguments as ``construct`` sees them in compute dtype ``dtype``:
+        floating Tensors cast to it (a layer that handles other dtypes itself overrides)."""
+        return tuple(_cast_input(a, dtype) for a in args)
 
     # -- display --------------------------------------------------------------------------------
     def extend_repr(self):
