@@ -274,6 +274,25 @@ class ArrayModuleBackend(Backend):
         values = self._generator(state).standard_normal(tuple(shape), dtype=np.float64)
         return self.from_numpy(values, dtype), self._next(state)
 
+    # -- multi-array updates -------------------------------------------------------------
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov):
+        """Momentum SGD per parameter in four passes and two new arrays (in-place ufuncs on
+        the fresh results): ``v = momentum * v + g``, ``p = p - lr * v``."""
+        xp = self.xp
+        new_params, new_moments = [], []
+        for p, v, g in zip(params, moments, grads):
+            nv = xp.multiply(v, momentum)
+            xp.add(nv, g, out=nv)
+            if nesterov:
+                step = xp.multiply(nv, momentum)
+                xp.add(step, g, out=step)
+                xp.multiply(step, lr, out=step)
+            else:
+                step = xp.multiply(nv, lr)
+            new_moments.append(nv)
+            new_params.append(xp.subtract(p, step, out=step))
+        return new_params, new_moments
+
     # -- overflow check ------------------------------------------------------------------
     def all_finite(self, arrays):
         return all(bool(self.xp.isfinite(a).all()) for a in arrays)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from mscore import context
+from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import Parameter, ParameterTuple
@@ -201,10 +202,13 @@ class Cell:
         return self._compute_dtype
 
     def cast_param(self, param):
-        """``param`` in this cell's compute dtype (unchanged when none is set)."""
+        """``param`` in this cell's compute dtype (unchanged when none is set); a Parameter's
+        copy is made once per value (see :mod:`mscore.common.cast_cache`)."""
         dtype = self._compute_dtype
         if dtype is None or not param.dtype.is_floating or param.dtype is dtype:
             return param
+        if isinstance(param, Parameter):
+            return cast_cache.cast_param(param, dtype, lambda: F.cast(param, dtype))
         return F.cast(param, dtype)
 
     # -- hooks ----------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ PRIMITIVE_OPS = (
 )
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
-             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias")
+             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_mul",
+             "momentum_update")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -116,6 +117,12 @@ class Backend:
     # padding, dilation, groups) -> conv(x, w, ...) + b over the channel axis (b: (O,)).
     gelu = None
     conv_bias = None
+    # Over lists of arrays, returning new ones (multi-tensor passes: no Python loop per array):
+    # foreach_mul(arrays, scalar) -> [a * scalar] with a 0-d scalar (results keep each dtype);
+    # momentum_update(params, moments, grads, lr, momentum, nesterov) -> (params, moments),
+    # one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov: lr * (g + m v)).
+    foreach_mul = None
+    momentum_update = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

@@ -18,6 +18,8 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
+from mscore.ops.multi_tensor import scale_all
+from mscore import dispatch
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -128,6 +130,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         self.overflow_streak = Parameter(Tensor(0, mdt.int32), name="overflow_streak",
                                          requires_grad=False)
         self._calls = 0
+        self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
 
@@ -145,19 +148,39 @@ class TrainOneStepWithLossScaleCell(Cell):
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
         (_, loss), grads = self._grad_fn(*inputs)
-        grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
+        inverse = F.div(1.0, scale)._data
+        grads = tuple(Tensor._wrap(g) for g in scale_all([g._data for g in grads], inverse))
         from mscore.amp.loss_scale import all_finite
-        overflow = F.logical_not(all_finite(grads))
+        if graph.in_compiled():
+            host_overflow = None
+            overflow = F.logical_not(all_finite(grads))
+        else:  # the step's one host synchronisation
+            host_overflow = not dispatch.backend().all_finite([g._data for g in grads])
+            overflow = Tensor(host_overflow)
+        checked = overflow
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
-        streak = self.overflow_streak
-        streak.assign_value(F.where(overflow, F.add(streak, 1), 0))
-        self._apply_unless(overflow, grads)
+            if overflow is not checked:  # an update cell that decides otherwise: read it
+                host_overflow = None
+        if host_overflow is None and not graph.in_compiled():
+            host_overflow = bool(overflow)
+        self._count_streak(overflow, host_overflow)
+        self._apply_unless(overflow, grads, host_overflow)
         return loss, overflow, scale
 
-    def _apply_unless(self, overflow, grads):
+    def _count_streak(self, overflow, host_overflow):
+        streak = self.overflow_streak
+        if host_overflow is None or self._host_streak is None:  # compiled: on the device
+            streak.assign_value(F.where(overflow, F.add(streak, 1), 0))
+            return
+        previous = self._host_streak
+        self._host_streak = previous + 1 if host_overflow else 0
+        if self._host_streak != previous:   # written only when it changes: no work per step
+            streak.assign_value(Tensor(self._host_streak, mdt.int32))
+
+    def _apply_unless(self, overflow, grads, host_overflow=None):
         if not graph.in_compiled():
-            if not bool(overflow):
+            if not host_overflow:
                 self.optimizer(grads)
             return
         # One compiled program has no branches on values: update, then select per state.
@@ -169,11 +192,16 @@ class TrainOneStepWithLossScaleCell(Cell):
                                   Tensor._wrap(new))._data)
 
     def __call__(self, *inputs):
+        if context.get_context("mode") == context.GRAPH_MODE:
+            self._host_streak = None       # the compiled step counts on the device only
+        elif self._host_streak is None:
+            self._host_streak = self.consecutive_overflows   # read once after GRAPH_MODE
         out = super().__call__(*inputs)
         self._calls += 1
-        compiled = context.get_context("mode") == context.GRAPH_MODE
-        if not compiled or self._calls % self.GRAPH_CHECK_INTERVAL == 0:
-            self._check_streak()
+        if self._host_streak is not None:  # PYNATIVE: the step knew its overflow on the host
+            self._check_streak(self._host_streak)
+        elif self._calls % self.GRAPH_CHECK_INTERVAL == 0:
+            self._check_streak(self.consecutive_overflows)
         return out
 
     @property
@@ -181,8 +209,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         """How many steps in a row have overflowed (read from the device)."""
         return int(self.overflow_streak.asnumpy())
 
-    def _check_streak(self):
-        streak = self.consecutive_overflows
+    def _check_streak(self, streak):
         if streak >= self.max_consecutive_overflows:
             raise RuntimeError(
                 f"TrainOneStepWithLossScaleCell: {streak} consecutive steps overflowed (loss "

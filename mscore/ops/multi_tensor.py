@@ -1,0 +1,52 @@
+"""Updates of many arrays at once: gradient scaling and the momentum optimizers' step.
+
+Each helper uses the backend's list op when it has one (``foreach_mul``, ``momentum_update``:
+``torch._foreach_*`` multi-tensor calls, one fused kernel per parameter on CuPy) and a loop
+over the core's per-array ops otherwise, so the Python work per parameter stays in the
+backend where it can be batched. Everything works on native arrays and returns new ones.
+"""
+from __future__ import annotations
+
+from mscore import dispatch
+from mscore.dispatch import call
+
+
+def scale_all(arrays, scalar):
+    """``[a * scalar for a in arrays]``; ``scalar`` is a 0-d native array (any floating
+    dtype: each result keeps its array's dtype)."""
+    arrays = list(arrays)
+    if not arrays:
+        return []
+    fused = dispatch.fused("foreach_mul")
+    if fused is not None:
+        return list(fused(arrays, scalar))
+    as_dtype = {}
+    out = []
+    for a in arrays:
+        dt = dispatch.dtype(a)
+        s = as_dtype.get(dt)
+        if s is None:
+            s = as_dtype[dt] = scalar if dispatch.dtype(scalar) is dt else \
+                call("cast", scalar, dt)
+        out.append(call("mul", a, s))
+    return out
+
+
+def momentum_update(params, moments, grads, lr, momentum, nesterov):
+    """``(new params, new moments)`` of momentum SGD over lists of one dtype:
+    ``v = momentum * v + g``; ``p -= lr * v`` (Nesterov: ``p -= lr * (g + momentum * v)``).
+    ``lr`` and ``momentum`` are 0-d native arrays of the parameters' dtype."""
+    fused = dispatch.fused("momentum_update")
+    if fused is not None:
+        new_params, new_moments = fused(list(params), list(moments), list(grads), lr, momentum,
+                                        bool(nesterov))
+        return list(new_params), list(new_moments)
+    from mscore.ops.functional import native_addcmul
+    neg_lr = call("neg", lr)
+    new_params, new_moments = [], []
+    for p, v, g in zip(params, moments, grads):
+        nv = native_addcmul(g, v, momentum)   # one fused pass where the backend has addcmul
+        step = native_addcmul(g, nv, momentum) if nesterov else nv
+        new_moments.append(nv)
+        new_params.append(native_addcmul(p, step, neg_lr))
+    return new_params, new_moments
