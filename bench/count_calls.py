@@ -7,14 +7,16 @@ the count is the kernel count the issue's "110 kernels per step against 35" refe
 torch and jax it counts the core's calls into the plugin (autograd's and XLA's own kernels
 are not seen).
 
-    python bench/count_calls.py [--backend numpy|torch|jax|cupy_sim] [--model mlp|cnn|all]
-                                [--amp O0,O2] [--steps 3] [--by-op]
+    python bench/count_calls.py [--backend numpy|torch|jax|cupy] [--model mlp|cnn|all]
+                                [--amp O0,O2] [--optimizer momentum|sgd] [--steps 3]
+                                [--by-op] [--plugin mscore_cupy.standin]
 
 prints, per model and amp level, the calls of one steady-state train step (the median over
 ``--steps`` steps after a warm-up step): all calls, array ops (calls that produce or read
 array data: everything but ``shape``/``dtype``/``native_dtype``), views (reshape, transpose,
 broadcast_to, stop_gradient), host synchronisations (``to_numpy``, ``all_finite``,
-``synchronize``) and the biggest op counts.
+``synchronize``), the kernel launches that makes on CuPy (an estimate: the array ops that
+are neither views nor syncs, a list op counted once per array) and the biggest op counts.
 
 Library use::
 
@@ -35,6 +37,9 @@ import numpy as np
 METADATA = frozenset({"shape", "dtype", "native_dtype"})
 VIEWS = frozenset({"reshape", "transpose", "broadcast_to", "stop_gradient"})
 HOST_SYNCS = frozenset({"to_numpy", "all_finite", "synchronize"})
+# Ops over lists of arrays: one call, one kernel per array on CuPy (a multi-tensor launch on
+# torch's CUDA).
+LIST_OPS = frozenset({"foreach_div", "momentum_update"})
 
 
 class CountingBackend:
@@ -53,9 +58,15 @@ class CountingBackend:
         if wrapped is None or wrapped[0] is not value:
             counts = self.counts
 
-            def counted(*args, **kwargs):
-                counts[name] += 1
-                return value(*args, **kwargs)
+            if name in LIST_OPS:
+                def counted(*args, **kwargs):
+                    counts[name] += 1
+                    counts[name + "[arrays]"] += len(args[0])
+                    return value(*args, **kwargs)
+            else:
+                def counted(*args, **kwargs):
+                    counts[name] += 1
+                    return value(*args, **kwargs)
             wrapped = self._wrapped[name] = (value, counted)
         return wrapped[1]
 
@@ -68,12 +79,18 @@ class CountingBackend:
 
 
 def summarize(counts):
-    """``{'all', 'array_ops', 'views', 'host_syncs'}`` of a Counter of op names."""
-    total = sum(counts.values())
-    meta = sum(v for k, v in counts.items() if k in METADATA)
-    views = sum(v for k, v in counts.items() if k in VIEWS)
-    syncs = sum(v for k, v in counts.items() if k in HOST_SYNCS)
-    return {"all": total, "array_ops": total - meta, "views": views, "host_syncs": syncs}
+    """``{'all', 'array_ops', 'views', 'host_syncs', 'kernels'}`` of a Counter of op names:
+    ``kernels`` estimates the launches on CuPy (array ops that are not views, list ops
+    counted once per array)."""
+    calls = {k: v for k, v in counts.items() if not k.endswith("[arrays]")}
+    total = sum(calls.values())
+    meta = sum(v for k, v in calls.items() if k in METADATA)
+    views = sum(v for k, v in calls.items() if k in VIEWS)
+    syncs = sum(v for k, v in calls.items() if k in HOST_SYNCS)
+    lists = sum(v for k, v in calls.items() if k in LIST_OPS)
+    items = sum(counts[k + "[arrays]"] for k in LIST_OPS)
+    return {"all": total, "array_ops": total - meta, "views": views, "host_syncs": syncs,
+            "kernels": total - meta - views - syncs - lists + items}
 
 
 @contextlib.contextmanager
@@ -107,11 +124,13 @@ def cnn():
 MODELS = {"mlp": mlp, "cnn": cnn}
 
 
-def train_step(net, level, lr=0.01):
+def train_step(net, level, lr=0.01, optimizer="momentum"):
     """``nn.TrainOneStepCell`` (O0) or ``amp.build_train_network`` at ``level`` with a
-    dynamic loss scale, momentum SGD, cross entropy."""
+    dynamic loss scale, cross entropy, momentum SGD (``optimizer="sgd"``: plain SGD, as
+    bench/cupy_vs_native.py's hand-written step)."""
     from mscore import amp, nn
-    opt = nn.Momentum(net.trainable_params(), lr, 0.9)
+    opt = nn.Momentum(net.trainable_params(), lr, 0.9) if optimizer == "momentum" else \
+        nn.SGD(net.trainable_params(), lr)
     if level == "O0":
         step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), opt)
     else:
@@ -142,6 +161,7 @@ def main(argv=None):
     p.add_argument("--model", choices=tuple(MODELS) + ("all",), default="all")
     p.add_argument("--amp", default="O0,O2", help="comma-separated amp levels")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--optimizer", choices=("momentum", "sgd"), default="momentum")
     p.add_argument("--by-op", action="store_true", help="print every op's count")
     p.add_argument("--plugin", action="append", default=[],
                    help="extra plugin module to register (e.g. mscore_cupy.standin)")
@@ -161,12 +181,15 @@ def main(argv=None):
             rng = np.random.default_rng(0)
             x = ms.Tensor(rng.standard_normal(shape).astype(np.float32))
             y = ms.Tensor(rng.integers(0, 10, shape[0]).astype(np.int32))
-            summary, counts = count_step(train_step(net, level), (x, y), args.steps)
+            summary, counts = count_step(train_step(net, level, optimizer=args.optimizer),
+                                         (x, y), args.steps)
             top = ", ".join(f"{k} {v}" for k, v in counts.most_common(None if args.by_op
-                                                                      else 8))
+                                                                      else 8)
+                            if not k.endswith("[arrays]"))
             print(f"{args.backend} {name} {level}: {summary['all']} calls, "
                   f"{summary['array_ops']} array ops ({summary['views']} views), "
-                  f"{summary['host_syncs']} host syncs | {top}")
+                  f"{summary['host_syncs']} host syncs, ~{summary['kernels']} kernels on "
+                  f"CuPy | {top}")
     return 0
 
 

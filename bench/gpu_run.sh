@@ -26,3 +26,18 @@ for s in torch_vs_native jax_vs_native cupy_vs_native dispatch_overhead; do
   timeout 90 $PY "bench/$s.py" --device GPU > "$OUT/$s.txt" 2>&1 || timeout 90 $PY "bench/$s.py" > "$OUT/$s.txt" 2>&1
   echo "== $s"; tail -15 "$OUT/$s.txt"
 done
+# Backend calls (kernels on CuPy) per train step, then the realistic models: mscore vs native
+# torch and jax at O0 / O2 (float16, dynamic loss scale) / bf16, with TFLOP/s and the O2/O0
+# speedup. Without a GPU (a dry run) they run on the CPU at toy sizes.
+for b in numpy cupy torch; do
+  timeout 120 $PY bench/count_calls.py --backend "$b" > "$OUT/count_calls-$b.txt" 2>&1
+  echo "== count_calls $b: exit $?"; tail -4 "$OUT/count_calls-$b.txt"
+done
+TOY_resnet="--width 4 --batch 8 --rounds 1 --steps 1 --warmup 1"
+TOY_gpt="--width 32 --seq 16 --batch 4 --vocab 64 --rounds 1 --steps 1 --warmup 1"
+for s in resnet gpt; do
+  toy="TOY_$s"
+  timeout 600 $PY "bench/$s.py" --device GPU --threads 0 --rounds 5 --steps 10 --warmup 3 \
+      > "$OUT/$s.txt" 2>&1 || timeout 300 $PY "bench/$s.py" ${!toy} > "$OUT/$s.txt" 2>&1
+  echo "== $s: exit $?"; tail -24 "$OUT/$s.txt"
+done

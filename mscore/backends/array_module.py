@@ -275,13 +275,14 @@ class ArrayModuleBackend(Backend):
         return self.from_numpy(values, dtype), self._next(state)
 
     # -- multi-array updates -------------------------------------------------------------
-    def momentum_update(self, params, moments, grads, lr, momentum, nesterov):
-        """Momentum SGD per parameter in four passes and two new arrays (in-place ufuncs on
-        the fresh results): ``v = momentum * v + g``, ``p = p - lr * v``."""
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
+        """Momentum SGD per parameter in four passes: ``v = momentum * v + g``,
+        ``p = p - lr * v``; with ``inplace`` into the given arrays (no allocation), otherwise
+        into two new arrays per parameter."""
         xp = self.xp
         new_params, new_moments = [], []
         for p, v, g in zip(params, moments, grads):
-            nv = xp.multiply(v, momentum)
+            nv = xp.multiply(v, momentum, out=v if inplace else None)
             xp.add(nv, g, out=nv)
             if nesterov:
                 step = xp.multiply(nv, momentum)
@@ -290,7 +291,7 @@ class ArrayModuleBackend(Backend):
             else:
                 step = xp.multiply(nv, lr)
             new_moments.append(nv)
-            new_params.append(xp.subtract(p, step, out=step))
+            new_params.append(xp.subtract(p, step, out=p if inplace else step))
         return new_params, new_moments
 
     # -- overflow check ------------------------------------------------------------------

@@ -23,7 +23,12 @@ _ATTR = "_cast_copy"   # Parameter._assign deletes it
 
 @contextlib.contextmanager
 def differentiated_call():
-    """Casts made in the block are cached for the block only."""
+    """Casts made in the block are cached for the block only (nothing is cached inside a
+    compiled program, where the program itself holds each cast once)."""
+    from mscore.common import graph
+    if graph.in_compiled():
+        yield
+        return
     token = _call_copies.set({})
     try:
         yield

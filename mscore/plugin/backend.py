@@ -43,7 +43,7 @@ PRIMITIVE_OPS = (
 )
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
-             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_mul",
+             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
              "momentum_update")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
@@ -118,10 +118,11 @@ class Backend:
     gelu = None
     conv_bias = None
     # Over lists of arrays, returning new ones (multi-tensor passes: no Python loop per array):
-    # foreach_mul(arrays, scalar) -> [a * scalar] with a 0-d scalar (results keep each dtype);
-    # momentum_update(params, moments, grads, lr, momentum, nesterov) -> (params, moments),
-    # one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov: lr * (g + m v)).
-    foreach_mul = None
+    # foreach_div(arrays, scalar) -> [a / scalar] with a 0-d scalar (results keep each dtype);
+    # momentum_update(params, moments, grads, lr, momentum, nesterov, inplace) -> (params,
+    # moments), one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov:
+    # lr * (g + m v)); with inplace=True the results may be written into params and moments.
+    foreach_div = None
     momentum_update = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).

@@ -1,5 +1,6 @@
-"""Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul
-and batch_norm through ``mscore.ops``, once with the backend's fused op (when it provides one) and
+"""Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
+batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, foreach_div)
+through ``mscore.ops``, once with the backend's fused op (when it provides one) and
 once with the core's composite from primitives, both against the numpy reference."""
 from __future__ import annotations
 
@@ -123,6 +124,35 @@ CASES += [
     FusedCase("conv_bias", "stride_pad_groups", "conv_bias", _x((2, 4, 5, 6), (6, 2, 3, 3), (6,)),
               lambda x, w, b: ops.conv2d(x, w, b, stride=(2, 1), pad_mode="pad",
                                          padding=(1, 0, 2, 1), groups=2), factor=4.0),
+]
+
+def _momentum(nesterov, inplace):
+    def fn(p1, v1, g1, p2, v2, g2):
+        from mscore.common.tensor import Tensor
+        from mscore.dispatch import call
+        from mscore.ops.multi_tensor import momentum_update
+        lr, m = (call("full", (), value, p1.dtype) for value in (0.1, 0.9))
+        new_p, new_v = momentum_update([p1._data, p2._data], [v1._data, v2._data],
+                                       [g1._data, g2._data], lr, m, nesterov, inplace)
+        return {"params": [Tensor._wrap(x) for x in new_p],
+                "moments": [Tensor._wrap(x) for x in new_v]}
+    return fn
+
+
+def _divide_all(a, b, s):
+    from mscore.common.tensor import Tensor
+    from mscore.ops.multi_tensor import divide_all
+    return [Tensor._wrap(x) for x in divide_all([a._data, b._data], s._data)]
+
+
+CASES += [
+    FusedCase("momentum_update", "plain", "momentum_update",
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False)),
+    FusedCase("momentum_update", "nesterov_inplace", "momentum_update",
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(True, True)),
+    FusedCase("foreach_div", "two_arrays", "foreach_div",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _divide_all),
 ]
 
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore.common import graph
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.layer._checks import check_bool, check_number
 from mscore.nn.optim.optimizer import Optimizer
 from mscore.ops.functional import native_addcmul
-from mscore.ops.multi_tensor import momentum_update
+from mscore.ops.multi_tensor import momentum_update, solely_owned
 
 
 def _negated(lr, cache):
@@ -28,10 +29,12 @@ def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
     for i, (p, lr) in enumerate(zip(params, lrs)):
         groups.setdefault(id(lr), (lr, p.dtype, []))[2].append(i)
     for lr, dt, idx in groups.values():
+        inplace = not graph.in_compiled() and solely_owned(*(params[i] for i in idx),
+                                                           *(moments[i] for i in idx))
         new_p, new_v = momentum_update([params[i]._data for i in idx],
                                        [moments[i]._data for i in idx],
                                        [grads[i] for i in idx], lr, consts.cast(momentum, dt),
-                                       nesterov)
+                                       nesterov, inplace)
         for i, p, v in zip(idx, new_p, new_v):
             moments[i]._assign(v)
             params[i]._assign(p)

@@ -33,7 +33,7 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
 from mscore.ops.functional import native_addcmul
-from mscore.ops.multi_tensor import scale_all
+from mscore.ops.multi_tensor import divide_all
 
 _wrap = Tensor._wrap
 
@@ -326,7 +326,7 @@ class Optimizer(Cell):
         consts.group_lrs = lrs
         consts.wd_now = wd_now
         if self.need_scale:
-            grads = scale_all(grads, consts.get(1.0 / self.loss_scale, mdt.float32))
+            grads = divide_all(grads, consts.get(self.loss_scale, mdt.float32))
         if self.exec_weight_decay and self._decay_in_grads:
             grads = [self._decayed(i, p, g, consts) for i, (p, g) in
                      enumerate(zip(self.parameters, grads))]

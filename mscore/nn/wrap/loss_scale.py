@@ -18,7 +18,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
-from mscore.ops.multi_tensor import scale_all
+from mscore.ops.multi_tensor import divide_all
 from mscore import dispatch
 
 
@@ -148,8 +148,8 @@ class TrainOneStepWithLossScaleCell(Cell):
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
         (_, loss), grads = self._grad_fn(*inputs)
-        inverse = F.div(1.0, scale)._data
-        grads = tuple(Tensor._wrap(g) for g in scale_all([g._data for g in grads], inverse))
+        grads = tuple(Tensor._wrap(g) for g in divide_all([g._data for g in grads],
+                                                          scale._data))
         from mscore.amp.loss_scale import all_finite
         if graph.in_compiled():
             host_overflow = None

@@ -330,20 +330,22 @@ class CupyBackend(ArrayModuleBackend):
         return self._addcmul_kernel(a, b, c)
 
     # -- multi-array updates ---------------------------------------------------------------------
-    def momentum_update(self, params, moments, grads, lr, momentum, nesterov):
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
         """Momentum SGD with one fused elementwise kernel per parameter (both results in one
-        launch); the numpy stand-in and dtypes the kernel does not cover take the inherited
-        four-pass version."""
+        launch, written over the inputs with ``inplace``); the numpy stand-in and dtypes the
+        kernel does not cover take the inherited four-pass version."""
         params, moments, grads = list(params), list(moments), list(grads)
         if self._host or not params or params[0].dtype not in _MOMENTUM_DTYPES:
-            return super().momentum_update(params, moments, grads, lr, momentum, nesterov)
+            return super().momentum_update(params, moments, grads, lr, momentum, nesterov,
+                                           inplace)
         if self._momentum_kernel is None:
             self._momentum_kernel = self.xp.ElementwiseKernel(
                 "T p, T v, T g, T lr, T m, bool nesterov", "T p_out, T v_out",
                 _MOMENTUM_KERNEL_BODY, "mscore_momentum_update")
         new_params, new_moments = [], []
         for p, v, g in zip(params, moments, grads):
-            p_out, v_out = self._momentum_kernel(p, v, g, lr, momentum, bool(nesterov))
+            outs = (p, v) if inplace else ()   # each element is read before it is written
+            p_out, v_out = self._momentum_kernel(p, v, g, lr, momentum, bool(nesterov), *outs)
             new_params.append(p_out)
             new_moments.append(v_out)
         return new_params, new_moments

@@ -453,21 +453,32 @@ class TorchBackend(Backend):
     def dense(self, x, w, b): return tnf.linear(x, w, b)                # noqa: E704
     def gelu(self, x, approximate): return tnf.gelu(x, approximate=approximate)  # noqa: E704
 
-    def foreach_mul(self, arrays, scalar):
-        """``[a * scalar]`` in one multi-tensor call (``torch._foreach_mul``)."""
-        return list(torch._foreach_mul(list(arrays), scalar))
+    def foreach_div(self, arrays, scalar):
+        """``[a / scalar]`` in one multi-tensor call (``torch._foreach_div``)."""
+        return list(torch._foreach_div(list(arrays), scalar))
 
-    def momentum_update(self, params, moments, grads, lr, momentum, nesterov):
-        """Momentum SGD over lists in a few multi-tensor calls (``torch._foreach_*``), out of
-        place: ``v = momentum * v + g``, ``p = p - lr * v`` (Nesterov: ``g + momentum * v``)."""
-        new_moments = torch._foreach_mul(list(moments), momentum)
-        torch._foreach_add_(new_moments, list(grads))
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
+        """Momentum SGD over lists in a few multi-tensor calls (``torch._foreach_*``):
+        ``v = momentum * v + g``, ``p = p - lr * v`` (Nesterov: ``g + momentum * v``); with
+        ``inplace`` into the given tensors, as ``torch.optim.SGD`` does."""
+        params, moments, grads = list(params), list(moments), list(grads)
+        if inplace:
+            torch._foreach_mul_(moments, momentum)
+            new_moments = moments
+        else:
+            new_moments = list(torch._foreach_mul(moments, momentum))
+        torch._foreach_add_(new_moments, grads)
         step = new_moments
         if nesterov:
             step = torch._foreach_mul(new_moments, momentum)
-            torch._foreach_add_(step, list(grads))
-        step = torch._foreach_mul(step, lr)
-        return torch._foreach_sub(list(params), step), new_moments
+            torch._foreach_add_(step, grads)
+            torch._foreach_mul_(step, lr)
+        else:
+            step = torch._foreach_mul(step, lr)
+        if inplace:
+            torch._foreach_sub_(params, step)
+            return params, new_moments
+        return list(torch._foreach_sub(params, step)), new_moments
 
     def conv_bias(self, x, w, b, stride, padding, dilation, groups):
         """``conv`` with the bias added by the convolution kernel itself."""
