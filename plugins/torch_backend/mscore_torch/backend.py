@@ -460,7 +460,8 @@ class TorchBackend(Backend):
     def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
         """Momentum SGD over lists in a few multi-tensor calls (``torch._foreach_*``):
         ``v = momentum * v + g``, ``p = p - lr * v`` (Nesterov: ``g + momentum * v``); with
-        ``inplace`` into the given tensors, as ``torch.optim.SGD`` does."""
+        ``inplace`` into the given tensors, as ``torch.optim.SGD`` does (three passes on the
+        host: ``p += v * -lr`` in one; on CUDA two multi-tensor launches for it instead)."""
         params, moments, grads = list(params), list(moments), list(grads)
         if inplace:
             torch._foreach_mul_(moments, momentum)
@@ -472,9 +473,10 @@ class TorchBackend(Backend):
         if nesterov:
             step = torch._foreach_mul(new_moments, momentum)
             torch._foreach_add_(step, grads)
-            torch._foreach_mul_(step, lr)
-        else:
-            step = torch._foreach_mul(step, lr)
+        if inplace and params[0].device.type == "cpu":
+            torch._foreach_addcmul_(params, step, [torch.neg(lr)] * len(params))
+            return params, new_moments
+        step = torch._foreach_mul(step, lr)
         if inplace:
             torch._foreach_sub_(params, step)
             return params, new_moments
