@@ -55,7 +55,7 @@ def test_o2_step_synchronises_the_host_once(backend):
     x, y = _batch()
     summary, counts = COUNT.count_step(step, (x, y), steps=2)
     assert summary["host_syncs"] == 1, counts
-    assert counts["all_finite"] == 1
+    assert counts["all_finite"] + counts["unscale_check"] == 1   # one overflow check
     before = [p.asnumpy().copy() for p in net.trainable_params()]
     step.scale_sense.set_data(ms.Tensor(np.float32(np.inf)))   # every gradient overflows
     with np.errstate(invalid="ignore", over="ignore"):

@@ -35,6 +35,22 @@ def divide_all(arrays, scalar):
     return out
 
 
+def unscale_and_check(arrays, scale):
+    """``(arrays / scale, finite)`` with ``finite`` a Python bool (no inf/nan in the
+    results), at the price of one host synchronisation: the backend's fused
+    ``unscale_check`` (one pass, as ``torch.amp.GradScaler`` unscales) or
+    :func:`divide_all` and the backend's ``all_finite``. Eager use only (a compiled program
+    checks on the device)."""
+    arrays = list(arrays)
+    backend = dispatch.backend()
+    fused = dispatch.fused("unscale_check")
+    if fused is not None and arrays:
+        out, finite = fused(arrays, scale)
+        return list(out), bool(backend.to_numpy(finite))
+    out = divide_all(arrays, scale)
+    return out, bool(backend.all_finite(out))
+
+
 def momentum_update(params, moments, grads, lr, momentum, nesterov, inplace=False):
     """``(new params, new moments)`` of momentum SGD over lists of one dtype:
     ``v = momentum * v + g``; ``p -= lr * v`` (Nesterov: ``p -= lr * (g + momentum * v)``).

@@ -44,7 +44,7 @@ PRIMITIVE_OPS = (
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
-             "momentum_update")
+             "momentum_update", "unscale_check")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -122,8 +122,11 @@ class Backend:
     # momentum_update(params, moments, grads, lr, momentum, nesterov, inplace) -> (params,
     # moments), one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov:
     # lr * (g + m v)); with inplace=True the results may be written into params and moments.
+    # unscale_check(arrays, scale) -> (arrays / scale, finite): one pass that also tells
+    # (finite: a 0-d bool array) whether no result holds inf/nan; may overwrite ``arrays``.
     foreach_div = None
     momentum_update = None
+    unscale_check = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

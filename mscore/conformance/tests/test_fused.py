@@ -1,5 +1,6 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
-batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, foreach_div)
+batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, foreach_div,
+unscale_check)
 through ``mscore.ops``, once with the backend's fused op (when it provides one) and
 once with the core's composite from primitives, both against the numpy reference."""
 from __future__ import annotations
@@ -145,7 +146,25 @@ def _divide_all(a, b, s):
     return [Tensor._wrap(x) for x in divide_all([a._data, b._data], s._data)]
 
 
+def _unscale_check(poison):
+    def fn(a, b, s):
+        from mscore.common.tensor import Tensor
+        from mscore.ops.multi_tensor import unscale_and_check
+        if poison:
+            b = b * Tensor(np.where(np.arange(b.size) == 2, np.inf, 1.0).reshape(b.shape),
+                           dtype=b.dtype)
+        out, finite = unscale_and_check([a._data, b._data], s._data)
+        return {"arrays": [Tensor._wrap(x) for x in out], "finite": np.bool_(finite)}
+    return fn
+
+
 CASES += [
+    FusedCase("unscale_check", "finite", "unscale_check",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _unscale_check(False)),
+    FusedCase("unscale_check", "inf", "unscale_check",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _unscale_check(True)),
     FusedCase("momentum_update", "plain", "momentum_update",
               _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False)),
     FusedCase("momentum_update", "nesterov_inplace", "momentum_update",

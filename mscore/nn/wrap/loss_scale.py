@@ -18,8 +18,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
-from mscore.ops.multi_tensor import divide_all
-from mscore import dispatch
+from mscore.ops.multi_tensor import divide_all, unscale_and_check
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -148,14 +147,16 @@ class TrainOneStepWithLossScaleCell(Cell):
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
         (_, loss), grads = self._grad_fn(*inputs)
-        grads = tuple(Tensor._wrap(g) for g in divide_all([g._data for g in grads],
-                                                          scale._data))
-        from mscore.amp.loss_scale import all_finite
-        if graph.in_compiled():
+        raw = [g._data for g in grads]
+        if graph.in_compiled():   # checked on the device: the program does not wait for it
+            from mscore.amp.loss_scale import all_finite
+            grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
             host_overflow = None
             overflow = F.logical_not(all_finite(grads))
         else:  # the step's one host synchronisation
-            host_overflow = not dispatch.backend().all_finite([g._data for g in grads])
+            raw, finite = unscale_and_check(raw, scale._data)
+            grads = tuple(Tensor._wrap(g) for g in raw)
+            host_overflow = not finite
             overflow = Tensor(host_overflow)
         checked = overflow
         if self.loss_scaling_manager is not None:

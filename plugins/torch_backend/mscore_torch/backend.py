@@ -457,6 +457,24 @@ class TorchBackend(Backend):
         """``[a / scalar]`` in one multi-tensor call (``torch._foreach_div``)."""
         return list(torch._foreach_div(list(arrays), scalar))
 
+    def unscale_check(self, arrays, scale):
+        """``(arrays / scale, finite)`` in one fused pass, in place (the kernel
+        ``torch.amp.GradScaler`` unscales with: multiplies by the float32 reciprocal);
+        arrays that share storage or are not contiguous are copied first; float64 arrays are
+        divided (two passes)."""
+        arrays = list(arrays)
+        if any(a.dtype == torch.float64 for a in arrays):
+            # The fused kernel's reciprocal is float32: divide float64 exactly instead.
+            out = list(torch._foreach_div(arrays, scale))
+            return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
+        storages = {a.untyped_storage().data_ptr() for a in arrays}
+        if len(storages) != len(arrays) or not all(a.is_contiguous() for a in arrays):
+            arrays = [a.clone() for a in arrays]
+        found = torch.zeros(1, dtype=torch.float32, device=scale.device)
+        inverse = torch.reciprocal(scale.to(torch.float32)).reshape(1)
+        torch._amp_foreach_non_finite_check_and_unscale_(arrays, found, inverse)
+        return arrays, found[0] == 0
+
     def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
         """Momentum SGD over lists in a few multi-tensor calls (``torch._foreach_*``):
         ``v = momentum * v + g``, ``p = p - lr * v`` (Nesterov: ``g + momentum * v``); with
