@@ -39,7 +39,7 @@ VIEWS = frozenset({"reshape", "transpose", "broadcast_to", "stop_gradient"})
 HOST_SYNCS = frozenset({"to_numpy", "all_finite", "synchronize"})
 # Ops over lists of arrays: one call, one kernel per array on CuPy (a multi-tensor launch on
 # torch's CUDA).
-LIST_OPS = frozenset({"foreach_div", "momentum_update", "unscale_check"})
+LIST_OPS = frozenset({"foreach_div", "momentum_update", "adam_update", "unscale_check"})
 
 
 class CountingBackend:

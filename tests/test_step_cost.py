@@ -218,3 +218,28 @@ def test_realistic_benches_run(capsys):
     finally:
         sys.path.remove(str(ROOT / "bench"))
         ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("backend", QUICK)
+def test_adam_weight_decay_groups_match_the_formula(backend):
+    """nn.AdamWeightDecay through the multi-tensor adam_update: decayed and undecayed
+    parameters (names with 'gamma' are not decayed) in one step, three times."""
+    use_backend(backend)
+    rng = np.random.default_rng(6)
+    values = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (4,))]
+    grads = [rng.standard_normal(v.shape).astype(np.float32) for v in values]
+    params = [Parameter(ms.Tensor(values[0].copy()), name="w"),
+              Parameter(ms.Tensor(values[1].copy()), name="bn.gamma")]
+    opt = nn.AdamWeightDecay(params, 0.01, weight_decay=0.1)
+    m = [np.zeros_like(v) for v in values]
+    v2 = [np.zeros_like(v) for v in values]
+    want = [v.copy() for v in values]
+    for _ in range(3):
+        opt(tuple(ms.Tensor(g) for g in grads))
+        for i, g in enumerate(grads):
+            m[i] = 0.9 * m[i] + 0.1 * g
+            v2[i] = 0.999 * v2[i] + 0.001 * g * g
+            update = m[i] / (np.sqrt(v2[i]) + 1e-6) + (0.1 * want[i] if i == 0 else 0.0)
+            want[i] = want[i] - 0.01 * update
+    for p, w in zip(params, want):
+        np.testing.assert_allclose(p.asnumpy(), w, rtol=1e-5, atol=1e-6)

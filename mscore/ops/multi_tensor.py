@@ -1,6 +1,8 @@
-"""Updates of many arrays at once: gradient scaling and the momentum optimizers' step.
+"""Updates of many arrays at once: gradient scaling, the overflow check and the optimizers'
+steps (momentum SGD, Adam).
 
-Each helper uses the backend's list op when it has one (``foreach_div``, ``momentum_update``:
+Each helper uses the backend's list op when it has one (``foreach_div``, ``momentum_update``,
+``adam_update``, ``unscale_check``:
 ``torch._foreach_*`` multi-tensor calls, one fused kernel per parameter on CuPy) and a loop
 over the core's per-array ops otherwise, so the Python work per parameter stays in the
 backend where it can be batched. Everything works on native arrays and returns new ones.
@@ -86,3 +88,41 @@ def solely_owned(*params):
     if _getrefcount is None:
         return False
     return all(_getrefcount(p._data) <= _SOLE_OWNER_REFS for p in params)
+
+
+def adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay=None,
+                inplace=False):
+    """``(new params, new m, new v)`` of Adam over lists of one dtype:
+    ``m = beta1 m + (1 - beta1) g``, ``v = beta2 v + (1 - beta2) g^2``,
+    ``p -= lr * (n / (sqrt(v) + eps) + weight_decay * p)`` with ``n = m`` (Nesterov:
+    ``beta1 m + (1 - beta1) g``). ``lr`` and ``weight_decay`` (or None) are 0-d native
+    arrays of the parameters' dtype; the betas and ``eps`` are Python floats. ``inplace`` as
+    in :func:`momentum_update`."""
+    fused = dispatch.fused("adam_update")
+    if fused is not None:
+        out = fused(list(params), list(m), list(v), list(grads), lr, float(beta1),
+                    float(beta2), float(eps), bool(nesterov), weight_decay, bool(inplace))
+        return tuple(list(o) for o in out)
+    from mscore.ops.functional import native_addcmul
+    dt = dispatch.dtype(lr)
+    consts = {}
+
+    def c(value):
+        hit = consts.get(value)
+        if hit is None:
+            hit = consts[value] = call("full", (), value, dt)
+        return hit
+    neg_lr = call("neg", lr)
+    new_p, new_m, new_v = [], [], []
+    for p, mi, vi, g in zip(params, m, v, grads):
+        nm = native_addcmul(call("mul", mi, c(beta1)), g, c(1.0 - beta1))
+        nv = native_addcmul(call("mul", vi, c(beta2)), call("mul", g, g), c(1.0 - beta2))
+        num = native_addcmul(call("mul", nm, c(beta1)), g, c(1.0 - beta1)) if nesterov \
+            else nm
+        update = call("div", num, call("add", call("sqrt", nv), c(eps)))
+        if weight_decay is not None:
+            update = native_addcmul(update, p, weight_decay)
+        new_m.append(nm)
+        new_v.append(nv)
+        new_p.append(native_addcmul(p, update, neg_lr))
+    return new_p, new_m, new_v

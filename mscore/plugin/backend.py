@@ -44,7 +44,7 @@ PRIMITIVE_OPS = (
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
-             "momentum_update", "unscale_check")
+             "momentum_update", "adam_update", "unscale_check")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -124,8 +124,13 @@ class Backend:
     # lr * (g + m v)); with inplace=True the results may be written into params and moments.
     # unscale_check(arrays, scale) -> (arrays / scale, finite): one pass that also tells
     # (finite: a 0-d bool array) whether no result holds inf/nan; may overwrite ``arrays``.
+    # adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay, inplace)
+    # -> (params, m, v): m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
+    # p -= lr (n / (sqrt(v) + eps) + wd p), n = m (Nesterov: b1 m + (1-b1) g); lr and
+    # weight_decay (or None) 0-d, betas/eps floats.
     foreach_div = None
     momentum_update = None
+    adam_update = None
     unscale_check = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).

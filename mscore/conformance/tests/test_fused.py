@@ -1,6 +1,6 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
-batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, foreach_div,
-unscale_check)
+batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, adam_update,
+foreach_div, unscale_check)
 through ``mscore.ops``, once with the backend's fused op (when it provides one) and
 once with the core's composite from primitives, both against the numpy reference."""
 from __future__ import annotations
@@ -140,6 +140,20 @@ def _momentum(nesterov, inplace):
     return fn
 
 
+def _adam(nesterov, decay, inplace):
+    def fn(p1, m1, v1, g1, p2, m2, v2, g2):
+        from mscore.common.tensor import Tensor
+        from mscore.dispatch import call
+        from mscore.ops.multi_tensor import adam_update
+        lr = call("full", (), 0.01, p1.dtype)
+        wd = call("full", (), 0.1, p1.dtype) if decay else None
+        v1, v2 = v1 * v1, v2 * v2     # second moments are non-negative
+        out = adam_update([p1._data, p2._data], [m1._data, m2._data], [v1._data, v2._data],
+                          [g1._data, g2._data], lr, 0.9, 0.99, 1e-3, nesterov, wd, inplace)
+        return {k: [Tensor._wrap(x) for x in o] for k, o in zip(("params", "m", "v"), out)}
+    return fn
+
+
 def _divide_all(a, b, s):
     from mscore.common.tensor import Tensor
     from mscore.ops.multi_tensor import divide_all
@@ -169,6 +183,12 @@ CASES += [
               _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False)),
     FusedCase("momentum_update", "nesterov_inplace", "momentum_update",
               _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(True, True)),
+    FusedCase("adam_update", "plain", "adam_update",
+              _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
+              _adam(False, False, False), factor=4.0),
+    FusedCase("adam_update", "nesterov_decay_inplace", "adam_update",
+              _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
+              _adam(True, True, True), factor=4.0),
     FusedCase("foreach_div", "two_arrays", "foreach_div",
               lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
               _divide_all),

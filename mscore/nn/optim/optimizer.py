@@ -334,14 +334,15 @@ class Optimizer(Cell):
         return grads, plr, consts
 
     def _decayed(self, i, p, g, consts):
+        wd = self._decay_scalar(i, p, consts)
+        return g if wd is None else native_addcmul(g, p._data, wd)
+
+    def _decay_scalar(self, i, p, consts):
+        """The weight decay of parameter ``i`` as a 0-d array of its dtype, None without."""
         d = self._decay[i]
         if isinstance(d, Cell):
-            wd = consts.cast(consts.wd_now[id(d)], p.dtype)
-        elif d > 0:
-            wd = consts.get(d, p.dtype)
-        else:
-            return g
-        return native_addcmul(g, p._data, wd)
+            return consts.cast(consts.wd_now[id(d)], p.dtype)
+        return consts.get(d, p.dtype) if d > 0 else None
 
     def decay_weight(self, gradients):
         """Gradients with ``weight_decay * param`` added where decay applies (Tensors); a

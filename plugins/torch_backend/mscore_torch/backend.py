@@ -500,6 +500,36 @@ class TorchBackend(Backend):
             return params, new_moments
         return list(torch._foreach_sub(params, step)), new_moments
 
+    def adam_update(self, params, m, v, grads, lr, beta1, beta2, eps, nesterov,
+                    weight_decay=None, inplace=False):
+        """Adam over lists in multi-tensor calls (``torch._foreach_*``), out of place or, with
+        ``inplace``, into the given tensors as ``torch.optim.Adam(foreach=True)`` does."""
+        params, m, v, grads = list(params), list(m), list(v), list(grads)
+        fe = torch
+        if inplace:
+            fe._foreach_mul_(m, beta1)
+            fe._foreach_mul_(v, beta2)
+            new_m, new_v = m, v
+        else:
+            new_m = list(fe._foreach_mul(m, beta1))
+            new_v = list(fe._foreach_mul(v, beta2))
+        fe._foreach_add_(new_m, grads, alpha=1.0 - beta1)
+        fe._foreach_addcmul_(new_v, grads, grads, value=1.0 - beta2)
+        num = new_m
+        if nesterov:
+            num = fe._foreach_mul(new_m, beta1)
+            fe._foreach_add_(num, grads, alpha=1.0 - beta1)
+        denom = fe._foreach_sqrt(new_v)
+        fe._foreach_add_(denom, eps)
+        update = fe._foreach_div(num, denom)
+        if weight_decay is not None:
+            fe._foreach_add_(update, fe._foreach_mul(params, weight_decay))
+        fe._foreach_mul_(update, lr)
+        if inplace:
+            fe._foreach_sub_(params, update)
+            return params, new_m, new_v
+        return list(fe._foreach_sub(params, update)), new_m, new_v
+
     def conv_bias(self, x, w, b, stride, padding, dilation, groups):
         """``conv`` with the bias added by the convolution kernel itself."""
         return self._convolve("conv_bias", x, w, b, stride, padding, dilation, groups)
