@@ -147,27 +147,27 @@ class TrainOneStepWithLossScaleCell(Cell):
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
         (_, loss), grads = self._grad_fn(*inputs)
-        raw = [g._data for g in grads]
-        if graph.in_compiled():   # checked on the device: the program does not wait for it
-            from mscore.amp.loss_scale import all_finite
-            grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
-            host_overflow = None
-            overflow = F.logical_not(all_finite(grads))
-        else:  # the step's one host synchronisation
-            raw, finite = unscale_and_check(raw, scale._data)
-            grads = tuple(Tensor._wrap(g) for g in raw)
-            host_overflow = not finite
-            overflow = Tensor(host_overflow)
-        checked = overflow
+        grads, overflow, host_overflow = self._unscale(grads, scale)
         if self.loss_scaling_manager is not None:
+            checked = overflow
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
-            if overflow is not checked:  # an update cell that decides otherwise: read it
-                host_overflow = None
-        if host_overflow is None and not graph.in_compiled():
-            host_overflow = bool(overflow)
+            if overflow is not checked and host_overflow is not None:
+                host_overflow = bool(overflow)   # an update cell that decides otherwise
         self._count_streak(overflow, host_overflow)
         self._apply_unless(overflow, grads, host_overflow)
         return loss, overflow, scale
+
+    def _unscale(self, grads, scale):
+        """``(grads / scale, overflow Tensor, overflow as a Python bool or None)``: eagerly
+        with the step's one host synchronisation, inside a compiled program on the device
+        (None: the program does not wait for it)."""
+        raw = [g._data for g in grads]
+        if graph.in_compiled():
+            from mscore.amp.loss_scale import all_finite
+            grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
+            return grads, F.logical_not(all_finite(grads)), None
+        raw, finite = unscale_and_check(raw, scale._data)
+        return tuple(Tensor._wrap(g) for g in raw), Tensor(not finite), not finite
 
     def _count_streak(self, overflow, host_overflow):
         streak = self.overflow_streak
