@@ -1,8 +1,8 @@
 """mscore vs the hand-written native program on a 4-layer GPT-style decoder, in one process.
 
 The model: token and learned position embeddings, ``--layers`` pre-norm decoder blocks
-(LayerNorm, causal multi-head self-attention with ``--heads`` heads through
-``scaled_dot_product_attention``, a residual; LayerNorm, a 4x MLP with tanh-GELU, a residual),
+(LayerNorm, causal multi-head self-attention with ``--heads`` heads — query, key and value
+projections, ``scaled_dot_product_attention``, an output projection — and a residual; LayerNorm, a 4x MLP with tanh-GELU, a residual),
 a final LayerNorm and a dense head over ``--vocab`` tokens; width 256, sequence 256, batch 32
 by default; cross entropy over every position, momentum SGD (lr 0.01, momentum 0.9). Both sides
 start from the same weights and see the same token batches; the first losses are compared
@@ -48,18 +48,22 @@ def mscore_net(cfg):
         def __init__(self):
             super().__init__()
             self.ln1 = nn.LayerNorm((d,), epsilon=EPS)
-            self.qkv = nn.Dense(d, 3 * d)
+            self.q, self.k, self.v = nn.Dense(d, d), nn.Dense(d, d), nn.Dense(d, d)
             self.proj = nn.Dense(d, d)
             self.ln2 = nn.LayerNorm((d,), epsilon=EPS)
             self.fc1 = nn.Dense(d, 4 * d)
             self.gelu = nn.GELU()
             self.fc2 = nn.Dense(4 * d, d)
 
+        def heads(self, y, b, t):
+            return ops.transpose(ops.reshape(y, (b, t, h, d // h)), (0, 2, 1, 3))
+
         def construct(self, x):
             b, t, _ = x.shape
-            qkv = ops.transpose(ops.reshape(self.qkv(self.ln1(x)), (b, t, 3, h, d // h)),
-                                (2, 0, 3, 1, 4))
-            a = ops.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
+            y = self.ln1(x)
+            a = ops.scaled_dot_product_attention(self.heads(self.q(y), b, t),
+                                                 self.heads(self.k(y), b, t),
+                                                 self.heads(self.v(y), b, t), is_causal=True)
             x = x + self.proj(ops.reshape(ops.transpose(a, (0, 2, 1, 3)), (b, t, d)))
             return x + self.fc2(self.gelu(self.fc1(self.ln2(x))))
 
@@ -89,12 +93,15 @@ def torch_net(torch, cfg):
         def __init__(self):
             super().__init__()
             self.ln1, self.ln2 = tnn.LayerNorm(d, eps=EPS), tnn.LayerNorm(d, eps=EPS)
-            self.qkv, self.proj = tnn.Linear(d, 3 * d), tnn.Linear(d, d)
+            self.q, self.k, self.v = tnn.Linear(d, d), tnn.Linear(d, d), tnn.Linear(d, d)
+            self.proj = tnn.Linear(d, d)
             self.fc1, self.fc2 = tnn.Linear(d, 4 * d), tnn.Linear(4 * d, d)
 
         def forward(self, x):
             b, t, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+            y = self.ln1(x)
+            q, k, v = (lin(y).reshape(b, t, h, d // h).transpose(1, 2)
+                       for lin in (self.q, self.k, self.v))
             a = tf.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
             return x + self.fc2(tf.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
@@ -152,9 +159,10 @@ def jax_apply(cfg, params, state, ids, low_dt, precision):
     x = cast(params["tok"]["embedding_table"])[ids] + cast(params["pos"])
     for i in range(cfg.layers):
         p = params["blocks"][str(i)]
-        qkv = dense(p["qkv"], layer_norm(p["ln1"], x)).reshape(b, t, 3, h, d // h)
-        qkv = qkv.transpose(2, 0, 3, 1, 4)
-        a = attention(qkv[0], qkv[1], qkv[2]).transpose(0, 2, 1, 3).reshape(b, t, d)
+        y = layer_norm(p["ln1"], x)
+        q, k, v = (dense(p[n], y).reshape(b, t, h, d // h).transpose(0, 2, 1, 3)
+                   for n in ("q", "k", "v"))
+        a = attention(q, k, v).transpose(0, 2, 1, 3).reshape(b, t, d)
         x = x + dense(p["proj"], a)
         x = x + dense(p["fc2"], jax.nn.gelu(dense(p["fc1"], layer_norm(p["ln2"], x)),
                                             approximate=True))
