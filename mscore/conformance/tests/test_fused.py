@@ -15,6 +15,7 @@ from mscore.conformance import harness
 
 LEVEL = "ops"
 FLOATS = ("float16", "bfloat16", "float32", "float64")
+LISTS = ("float32", "float64")   # the multi-tensor updates: list plumbing, two precisions
 
 
 @dataclass
@@ -27,6 +28,7 @@ class FusedCase:
     make: object          # (kit) -> list of numpy inputs
     fn: object            # (*Tensors) -> Tensor
     factor: float = 2.0
+    dtypes: tuple = FLOATS
 
     @property
     def id(self):
@@ -175,27 +177,29 @@ def _unscale_check(poison):
 CASES += [
     FusedCase("unscale_check", "finite", "unscale_check",
               lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
-              _unscale_check(False)),
+              _unscale_check(False), dtypes=LISTS),
     FusedCase("unscale_check", "inf", "unscale_check",
               lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
-              _unscale_check(True)),
+              _unscale_check(True), dtypes=LISTS),
     FusedCase("momentum_update", "plain", "momentum_update",
-              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False)),
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False),
+              dtypes=LISTS),
     FusedCase("momentum_update", "nesterov_inplace", "momentum_update",
-              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(True, True)),
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(True, True),
+              dtypes=LISTS),
     FusedCase("adam_update", "plain", "adam_update",
               _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
-              _adam(False, False, False), factor=4.0),
+              _adam(False, False, False), factor=4.0, dtypes=LISTS),
     FusedCase("adam_update", "nesterov_decay_inplace", "adam_update",
               _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
-              _adam(True, True, True), factor=4.0),
+              _adam(True, True, True), factor=4.0, dtypes=LISTS),
     FusedCase("foreach_div", "two_arrays", "foreach_div",
               lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
-              _divide_all),
+              _divide_all, dtypes=LISTS),
 ]
 
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
-          for c in CASES for path in ("fused", "composite") for d in FLOATS]
+          for c in CASES for path in ("fused", "composite") for d in c.dtypes]
 
 
 @pytest.mark.parametrize("case,path,dtype", PARAMS)
