@@ -2,7 +2,8 @@
 
 The model: token and learned position embeddings, ``--layers`` pre-norm decoder blocks
 (LayerNorm, causal multi-head self-attention with ``--heads`` heads — query, key and value
-projections, ``scaled_dot_product_attention``, an output projection — and a residual; LayerNorm, a 4x MLP with tanh-GELU, a residual),
+projections, ``scaled_dot_product_attention``, an output projection — and a residual;
+LayerNorm, a 4x MLP with tanh-GELU, a residual),
 a final LayerNorm and a dense head over ``--vocab`` tokens; width 256, sequence 256, batch 32
 by default; cross entropy over every position, momentum SGD (lr 0.01, momentum 0.9). Both sides
 start from the same weights and see the same token batches; the first losses are compared

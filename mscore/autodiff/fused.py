@@ -194,7 +194,7 @@ def _dense_vjp(g, out, x, w, b, needs, x2):
     return [gx, gw, gb]
 
 
-# -- softmax and log-softmax ------------------------------------------------------------------------
+# -- softmax and log-softmax -----------------------------------------------------------------------
 def _shifted(xv, axis):
     return call("sub", xv, call("max", xv, axis=(axis,), keepdims=True))
 
@@ -224,7 +224,7 @@ def _log_softmax_vjp(g, out, x, needs, axis):
     return [call("sub", g, call("mul", call("exp", out), total))]
 
 
-# -- cross entropy ----------------------------------------------------------------------------------
+# -- cross entropy ---------------------------------------------------------------------------------
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """The backend contract's form: logits (N, C), class indices (N,), no weight."""
     return softmax_cross_entropy(logits, target, None, ignore_index, reduction,
@@ -416,7 +416,7 @@ def _soft_vjp(g, out, logits, target, weight, needs, e, s, sh, lse, w, reduction
     return [gx, gt, gw]
 
 
-# -- layer norm ---------------------------------------------------------------------------------------
+# -- layer norm ------------------------------------------------------------------------------------
 def layer_norm(x, normalized_shape, weight, bias, eps):
     """Normalise over the trailing ``normalized_shape`` axes, then scale and shift."""
     xv = unwrap(x)
@@ -460,7 +460,7 @@ def _layer_norm_vjp(g, out, x, weight, bias, needs, xhat, rstd, axes, inv_n):
     return [gx, gw, gb]
 
 
-# -- batch norm ----------------------------------------------------------------------------------------
+# -- batch norm ------------------------------------------------------------------------------------
 def batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps):
     """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``, the
     backend contract's form (``momentum`` weighs the batch statistics; the new statistics
