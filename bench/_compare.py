@@ -299,11 +299,12 @@ def jax_native_step(workload, low, scaled, precision, lr, momentum):
     def loss_fn(params, state, scale, x, y):
         logits, new_state = workload.jax_apply(params, state, x, low_dt, precision)
         loss = workload.jax_loss(logits, y)
-        return loss * scale, (loss, new_state)
+        return (loss * scale if scaled else loss), (loss, new_state)
 
     def step(params, state, opt_state, scale, x, y):
         grads, (loss, new_state) = jax.grad(loss_fn, has_aux=True)(params, state, scale, x, y)
-        grads = jax.tree_util.tree_map(lambda g: g / scale, grads)
+        if scaled:
+            grads = jax.tree_util.tree_map(lambda g: g / scale, grads)
         updates, new_opt = tx.update(grads, opt_state, params)
         new_params = optax.apply_updates(params, updates)
         if not scaled:
