@@ -172,7 +172,12 @@ def main(argv=None):
         import importlib
         for mod in args.plugin:
             get_registry().register_plugin(importlib.import_module(mod), mod)
-    ms.set_context(backend=args.backend)
+    from mscore.plugin.registry import BackendUnavailableError
+    try:
+        ms.set_context(backend=args.backend)
+    except BackendUnavailableError as exc:
+        print(f"count_calls: skipped, {exc}")
+        return 0
     models = list(MODELS) if args.model == "all" else [args.model]
     for name in models:
         for level in args.amp.split(","):
