@@ -10,11 +10,19 @@ import os
 
 import numpy as np
 
+from mscore.parallel._context import ParallelMode  # noqa: F401  (mindspore.context has it)
+
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
+# MindSpore's JIT syntax support levels (``set_context(jit_syntax_level=...)``).
+STRICT = 0
+COMPATIBLE = 1
+LAX = 2
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+ENV_SOURCE = "MSCORE_BACKEND environment variable"
 
-_context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE}
+_context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE,
+            "print_file_path": ""}
 _active = None          # the Backend instance ops dispatch to
 _seed = None
 _host_rng = np.random.default_rng()
@@ -23,8 +31,22 @@ _host_rng = np.random.default_rng()
 def current_backend():
     """The active :class:`~mscore.plugin.backend.Backend` (selected on first use)."""
     if _active is None:
-        _activate(_context["backend"] or os.environ.get("MSCORE_BACKEND") or "numpy")
+        if _context["backend"] is None and os.environ.get("MSCORE_BACKEND"):
+            _activate_from_environment(os.environ["MSCORE_BACKEND"])
+        else:
+            _activate(_context["backend"] or "numpy")
     return _active
+
+
+def _activate_from_environment(name):
+    """Activate the backend ``MSCORE_BACKEND`` names; its errors name the variable."""
+    from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
+    try:
+        _activate(name)
+    except UnknownBackendError as exc:
+        raise exc.with_source(ENV_SOURCE) from None
+    except BackendUnavailableError as exc:
+        raise BackendUnavailableError(f"{ENV_SOURCE}: {exc}") from None
 
 
 def _activate(name):
@@ -39,15 +61,23 @@ def _activate(name):
 
 
 def set_context(**kwargs):
-    """Set context keys: ``backend``, ``device_target``, ``device_id``, ``mode``.
+    """Set context keys: ``backend``, ``device_target``, ``device_id``, ``mode``,
+    ``print_file_path``.
+
+    ``print_file_path`` sends what the ``Print`` primitive prints to that file, in
+    MindSpore's print-file format (read it back with ``mscore.parse_print``), instead of the
+    screen; an existing file is not overwritten: the name gets ``.<seconds since epoch>``
+    appended, as MindSpore does. ``None`` or ``""`` prints to the screen again.
 
     Unknown keys are ``ValueError``; bad values name the key and what was expected.
     """
-    allowed = {"backend", "device_target", "device_id", "mode"}
+    allowed = {"backend", "device_target", "device_id", "mode", "print_file_path"}
     unknown = set(kwargs) - allowed
     if unknown:
         raise ValueError(f"set_context: unknown key(s) {sorted(unknown)}; supported: "
                          f"{sorted(allowed)}")
+    if "print_file_path" in kwargs:
+        _context["print_file_path"] = _print_file_path(kwargs["print_file_path"])
     if "mode" in kwargs:
         mode = kwargs["mode"]
         if mode not in (GRAPH_MODE, PYNATIVE_MODE) or isinstance(mode, bool):
@@ -82,8 +112,30 @@ def set_context(**kwargs):
         raise
 
 
-def get_context(key):
-    """The value of context key ``key`` (``backend`` resolves the active backend's name)."""
+def _print_file_path(path):
+    """The file ``Print`` will write to, as MindSpore resolves ``print_file_path``."""
+    if path is None or path == "":
+        return ""
+    if not isinstance(path, str):
+        raise TypeError(f"print_file_path: expected a str, got {type(path).__name__}")
+    full = os.path.realpath(path)
+    if os.path.isdir(full):
+        raise OSError(f"print_file_path: expected a file path, but {path!r} is a directory")
+    if os.path.exists(full):
+        import time
+        stamped = f"{full}.{int(time.time())}"
+        if os.path.exists(stamped):
+            raise ValueError(f"print_file_path: {path!r} exists and so does {stamped!r}")
+        full = stamped
+    return full
+
+
+def get_context(attr_key):
+    """The value of context key ``attr_key`` (``backend`` resolves the active backend's
+    name)."""
+    key = attr_key
+    if not isinstance(key, str):
+        raise TypeError(f"attr_key: expected a str, got {type(key).__name__}")
     if key == "backend":
         return current_backend().name
     if key not in _context:
@@ -115,3 +167,63 @@ def host_rng() -> np.random.Generator:
 def _reset_device_rng(seed):
     from mscore.ops.random import reset_global_state
     reset_global_state(seed)
+
+
+# -- MindSpore 2.x device helpers --------------------------------------------------------------
+def set_device(device_target, device_id=None):
+    """``set_context(device_target=..., device_id=...)`` in MindSpore 2.x's spelling."""
+    if not isinstance(device_target, str):
+        raise TypeError(f"device_target: expected a str, got {type(device_target).__name__}")
+    if device_target not in _DEVICE_TARGETS:
+        raise ValueError(f"device_target: expected one of {list(_DEVICE_TARGETS)}, got "
+                         f"{device_target!r}")
+    kwargs = {"device_target": device_target}
+    if device_id is not None:
+        if not isinstance(device_id, int) or isinstance(device_id, bool):
+            raise TypeError(f"device_id: expected an int, got {type(device_id).__name__}")
+        if device_id < 0:
+            raise ValueError(f"device_id: expected a non-negative int, got {device_id}")
+        kwargs["device_id"] = device_id
+    set_context(**kwargs)
+
+
+def synchronize():
+    """Wait until the active backend has finished the work queued on its device."""
+    current_backend().synchronize()
+
+
+_deterministic = [False]
+
+
+def set_deterministic(deterministic):
+    """Ask for bit-identical results run to run. ``True`` needs a backend that declares the
+    ``deterministic`` capability (the built-in numpy backend does); otherwise it is
+    ``NotImplementedError`` naming the backend, since mscore cannot make it so."""
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic: expected a bool, got {type(deterministic).__name__}")
+    backend = current_backend()
+    if deterministic and "deterministic" not in backend.capabilities:
+        raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
+                                  f"not declare the 'deterministic' capability")
+    _deterministic[0] = deterministic
+
+
+# -- MindSpore 2.x generator functions (one global stream here) -------------------------------
+def manual_seed(seed):
+    """Seed the global random stream (MindSpore's default generator): :func:`set_seed`;
+    negative seeds wrap to 32 bits, as any int seeds MindSpore's generator."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: must be an integer, got {type(seed).__name__}")
+    set_seed(seed % 2 ** 32 if seed < 0 else seed)
+
+
+def initial_seed():
+    """The seed the global stream was last seeded with (0 before any seeding)."""
+    return 0 if _seed is None else _seed
+
+
+def seed():
+    """Seed the global stream with a fresh random 32-bit seed and return it."""
+    fresh = int(np.random.SeedSequence().generate_state(1)[0])
+    set_seed(fresh)
+    return fresh

@@ -7,13 +7,16 @@ rules, layers) goes through here, so swapping the backend swaps every computatio
 from __future__ import annotations
 
 from mscore import context as _context
+from mscore._per_thread import state as _thread
 from mscore.autodiff import tracer as _tracer
 from mscore.autodiff.tracer import Tracer as _Tracer
 
 
-# Set by mscore.amp.autocast while an op-level ("auto") mixed-precision region runs:
-# a callable (op_name, args) -> args that casts floating inputs by the op's list.
-autocast_policy = None
+def autocast_policy():
+    """The calling thread's op-level mixed-precision policy (set by
+    :func:`mscore.amp.autocast`): a callable ``(op_name, args) -> args`` that casts floating
+    inputs by the op's list, or None outside an autocast region."""
+    return _thread.autocast_policy
 
 
 def backend():
@@ -24,25 +27,50 @@ def backend():
 def call(name, *args, **attrs):
     """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
     b = _context._active or _context.current_backend()
-    if autocast_policy is not None:
-        args = autocast_policy(name, args)
-    if _tracer.active_depth and _tracer.has_tracer(args):
-        return _tracer.record(b, name, args, attrs)
-    return getattr(b, name)(*args, **attrs)
+    thread = _thread
+    policy = thread.autocast_policy
+    if policy is not None:
+        args = policy(name, args)
+    try:
+        if thread.tracing_depth and _tracer.has_tracer(args):
+            return _tracer.record(b, name, args, attrs)
+        return getattr(b, name)(*args, **attrs)
+    except Exception as exc:
+        _raise_if_foreign(b, name, [_tracer.unwrap(a) for a in args], exc)
+        raise
 
 
 def shape(a):
     """The shape of a native array or tracer."""
     if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op
         a = a.value
-    return (_context._active or _context.current_backend()).shape(a)
+    b = _context._active or _context.current_backend()
+    try:
+        return b.shape(a)
+    except Exception as exc:
+        _raise_if_foreign(b, "shape", [a], exc)
+        raise
 
 
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
     if isinstance(a, _Tracer):
         a = a.value
-    return (_context._active or _context.current_backend()).dtype(a)
+    b = _context._active or _context.current_backend()
+    try:
+        return b.dtype(a)
+    except Exception as exc:
+        _raise_if_foreign(b, "dtype", [a], exc)
+        raise
+
+
+def _raise_if_foreign(b, op, values, exc):
+    """After backend ``b`` failed on ``values``: if one is another backend's array (a network
+    built before ``set_context(backend=...)``), raise the RuntimeError saying so instead."""
+    from mscore.plugin.mismatch import foreign_array_error
+    error = foreign_array_error(b, op, values)
+    if error is not None:
+        raise error from exc
 
 
 def fused(name):
@@ -51,9 +79,10 @@ def fused(name):
     :mod:`mscore.autodiff.fused`); None inside an autocast region, whose per-op dtype lists
     apply to the composite's primitives."""
     b = backend()
-    if autocast_policy is not None:
+    thread = _thread
+    if thread.autocast_policy is not None:
         return None
-    if _tracer.active_depth and b.value_and_grad is None:
+    if thread.tracing_depth and b.value_and_grad is None:
         from mscore.autodiff.fused import reference_op
         return reference_op(name)
     return getattr(b, name, None)

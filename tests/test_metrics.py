@@ -40,12 +40,34 @@ def test_accuracy_over_batches_matches_sklearn_and_accepts_onehot():
         m.eval()
 
 
-def test_accuracy_multilabel():
-    y_pred = np.array([[0.9, 0.1, 0.8], [0.2, 0.7, 0.1], [0.6, 0.6, 0.4]])
-    y = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0]])
-    assert Accuracy("multilabel")(y_pred, y) == pytest.approx(2 / 3)
-    with pytest.raises(ValueError, match="eval_type"):
+def test_accuracy_multilabel_is_subset_accuracy():
+    rng = np.random.default_rng(1)
+    y_pred = rng.integers(0, 2, (40, 3))
+    y = np.where(rng.random((40, 3)) < 0.8, y_pred, 1 - y_pred)
+    assert Accuracy("multilabel")(y_pred, y) == pytest.approx(sk.accuracy_score(y, y_pred))
+    with pytest.raises(ValueError, match="0 or 1"):
+        Accuracy("multilabel")(y_pred * 0.9, y)
+    with pytest.raises(TypeError, match="eval_type"):
         Accuracy("regression")
+
+
+@pytest.mark.parametrize("cls, fn", [(Precision, sk.precision_score), (Recall, sk.recall_score)])
+def test_multilabel_precision_recall_average_per_sample(cls, fn):
+    """MindSpore averages multilabel precision/recall per sample (sklearn's 'samples')."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, (50, 6))
+    y_pred = np.where(rng.random((50, 6)) < 0.7, y, 1 - y)
+    m = cls("multilabel")
+    for i in range(0, 50, 16):
+        m.update(ms.Tensor(y_pred[i:i + 16].astype(np.float32)), y[i:i + 16])
+    per_sample = m.eval()
+    assert per_sample.shape == (50,)
+    tp = (y * y_pred).sum(1)
+    den = (y_pred if cls is Precision else y).sum(1)
+    np.testing.assert_allclose(per_sample, np.where(den > 0, tp / np.maximum(den, 1), 0.0),
+                               rtol=1e-12)
+    assert m.eval(average=True) == pytest.approx(
+        fn(y, y_pred, average="samples", zero_division=0), rel=1e-12)
 
 
 def test_accuracy_rejects_wrong_inputs():
@@ -92,10 +114,39 @@ def test_topk_matches_sklearn():
         assert m.eval() == pytest.approx(ref, abs=1e-12)
     assert M.Top1CategoricalAccuracy()(scores, y) == pytest.approx(
         sk.accuracy_score(y, scores.argmax(1)))
+    # one-hot labels give the same as class indices
+    onehot = ms.Tensor(np.eye(8, dtype=np.float32)[y])
+    assert M.Top5CategoricalAccuracy()(ms.Tensor(scores), onehot) == pytest.approx(
+        sk.top_k_accuracy_score(y, scores, k=5, labels=range(8)), abs=1e-12)
     with pytest.raises(ValueError, match="k"):
         TopKCategoricalAccuracy(0)
     with pytest.raises(TypeError, match="k"):
         TopKCategoricalAccuracy(1.5)
+
+
+def test_confusion_matrix_roc_auc_cosine_match_sklearn():
+    scores, y = _data(90, 4, seed=11)
+    cm = M.ConfusionMatrix(4)
+    for p, t in _batches(scores, y, 25):
+        cm.update(p, t)
+    np.testing.assert_array_equal(cm.eval(), sk.confusion_matrix(y, scores.argmax(1),
+                                                                 labels=range(4)))
+    ref = sk.confusion_matrix(y, scores.argmax(1), labels=range(4), normalize="true")
+    np.testing.assert_allclose(M.ConfusionMatrix(4, "target")(scores, y), ref, rtol=1e-12)
+    binary = (y == 2).astype(np.int32)
+    roc = M.ROC(pos_label=1)
+    roc.update(ms.Tensor(scores[:, 2]), ms.Tensor(binary))
+    fpr, tpr, thresholds = roc.eval()
+    ref_fpr, ref_tpr, ref_th = sk.roc_curve(binary, scores[:, 2], drop_intermediate=False)
+    np.testing.assert_allclose(fpr, ref_fpr, rtol=1e-12)
+    np.testing.assert_allclose(tpr, ref_tpr, rtol=1e-12)
+    np.testing.assert_allclose(thresholds[1:], ref_th[1:], rtol=1e-7)
+    assert M.auc(fpr, tpr) == pytest.approx(sk.roc_auc_score(binary, scores[:, 2]), rel=1e-12)
+    cos = M.CosineSimilarity(zero_diagonal=False)
+    cos.update(scores[:10].astype(np.float64))
+    pw = pytest.importorskip("sklearn.metrics.pairwise")
+    np.testing.assert_allclose(cos.eval(), pw.cosine_similarity(scores[:10].astype(np.float64)),
+                               rtol=1e-12)
 
 
 def test_mae_mse_divide_by_samples_like_mindspore():
@@ -131,7 +182,7 @@ def test_names_and_get_metrics():
     assert get_metric_fn("top_1_accuracy").k == 1
     assert get_metric_fn("top_5_accuracy").k == 5
     assert {"acc", "accuracy", "loss", "top_1_accuracy", "top_5_accuracy"} <= set(M.names())
-    with pytest.raises(KeyError, match="Unknown"):
+    with pytest.raises(KeyError, match="unsupported"):
         get_metric_fn("auc-roc")
     got = get_metrics({"acc", "loss"})
     assert set(got) == {"acc", "loss"} and isinstance(got["loss"], Loss)
@@ -149,4 +200,24 @@ def test_set_indexes_rearranges_inputs():
     m.update(ms.Tensor(y.astype(np.int32)), "ignored", ms.Tensor(scores))
     assert m.eval() == pytest.approx(sk.accuracy_score(y, scores.argmax(1)))
     with pytest.raises(ValueError, match="indexes"):
-        Accuracy().set_indexes([-1])
+        Accuracy().set_indexes((0, 1))
+
+
+@pytest.mark.parametrize("make, good, bad", [
+    (Precision, (np.eye(3), [0, 1, 2]), (np.eye(3), [0, 1, 3])),
+    (F1, (np.eye(3), [0, 1, 2]), (np.eye(3), [0, 1, -1])),
+    (M.Dice, (np.ones((2, 2)), np.ones((2, 2))), (np.ones((2, 2)), np.ones((2, 3)))),
+    (lambda: M.ConfusionMatrix(3),
+     (np.eye(3), np.array([0, 1, 2])), (np.eye(3), np.array([0, 1, 5]))),
+])
+def test_rejected_update_leaves_the_metric_unchanged(make, good, bad):
+    m = make()
+    with pytest.raises(ValueError):
+        m.update(np.asarray(bad[0]), np.asarray(bad[1]))
+    with pytest.raises(RuntimeError):
+        m.eval()
+    m.update(np.asarray(good[0]), np.asarray(good[1]))
+    before = np.array(m.eval(), dtype=np.float64)
+    with pytest.raises(ValueError):
+        m.update(np.asarray(bad[0]), np.asarray(bad[1]))
+    np.testing.assert_array_equal(np.array(m.eval(), dtype=np.float64), before)

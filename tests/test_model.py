@@ -142,8 +142,9 @@ def test_seed004_model_example_on_every_backend(backend, mnist_dir, seed004_nump
     assert len(losses) == 10  # 10 epochs of 1 batch; LossMonitor(100) prints nothing
     assert capsys.readouterr().out == ""
     assert losses[-1] < losses[0] - 0.1  # SGD(1e-2) for 10 steps: the loss falls
-    # O2 (fp16 compute) on every backend follows the numpy reference within fp16 rounding
-    np.testing.assert_allclose(losses, seed004_numpy_losses, rtol=2e-2, atol=2e-3)
+    if backend != "numpy":  # numpy is the reference itself: comparing would prove nothing
+        # O2 (fp16 compute) follows the numpy reference within fp16 rounding
+        np.testing.assert_allclose(losses, seed004_numpy_losses, rtol=2e-2, atol=2e-3)
     # the amp-converted network still evaluates in float32 at the metric
     acc = trainer.eval(train_dataset)["accuracy"]
     assert acc > 0.3
@@ -276,7 +277,7 @@ def test_predict_is_the_network_in_inference_mode():
     out = model.predict(x)  # numpy input is accepted
     np.testing.assert_array_equal(out.asnumpy(), model.predict(ms.Tensor(x)).asnumpy())
     assert net.training is False
-    with pytest.raises(ValueError, match="predict_data"):
+    with pytest.raises(TypeError, match="predict_data"):   # MindSpore's type
         model.predict()
     with pytest.raises(TypeError, match="predict_data"):
         model.predict("x")
@@ -541,8 +542,8 @@ def test_model_argument_checks():
         Model(net, loss, loss_scale_manager=FixedLossScaleManager())
     with pytest.raises(ValueError, match="loss_fn"):
         Model(net, metrics={"acc"})
-    with pytest.raises(ValueError, match="eval_indexes"):
-        Model(net, eval_network=net, eval_indexes=[0, 1])
+    with pytest.raises(ValueError, match="eval_indexes"):   # read with metrics only
+        Model(net, metrics={"acc"}, eval_network=net, eval_indexes=[0, 1])
     with pytest.raises(TypeError, match="metrics"):
         Model(net, loss, metrics="acc")
     model = Model(net, loss, opt)

@@ -255,7 +255,9 @@ def test_writes_the_same_bytes_as_the_field_facts(tmp_path):
                     crc_check=True)
     body = (_hand_value("w", [2, 3], "Float32", w.astype("<f4").tobytes())
             + _hand_value("s", [0], "str", "hi".encode("utf-32-le"))
-            + _hand_value("k", [0], "Int64", np.array(5, "<i8").tobytes()))
+            # a 0-d tensor has no dims, as MindSpore 2.10 writes it (the plain bytes of
+            # tests/data/crypto/ms_*.ckpt; test_crypto_checkpoint.py compares them whole)
+            + _hand_value("k", [], "Int64", np.array(5, "<i8").tobytes()))
     want = body + b"crc_num" + binascii.crc32(body).to_bytes(10, "big")
     assert (tmp_path / "o.ckpt").read_bytes() == want
 
@@ -442,7 +444,7 @@ def test_process_killed_mid_save_never_leaves_a_broken_file(tmp_path):
     assert list(loaded) == ["w"]
     np.testing.assert_array_equal(loaded["w"].asnumpy(), np.full(1000, 1.0, np.float32))
     leftovers = [n for n in os.listdir(tmp_path) if n != "k.ckpt"]
-    assert all(n.startswith(".k.ckpt.") and n.endswith(".tmp") for n in leftovers)
+    assert all(n.startswith("k.ckpt.mscore-partial.") and n.endswith(".tmp") for n in leftovers)
 
 
 def test_async_save_snapshots_values_and_later_saves_wait(tmp_path, monkeypatch):
@@ -647,9 +649,11 @@ def test_save_checkpoint_argument_checks(tmp_path):
         save_checkpoint({"w": t}, 5)
     with pytest.raises(ValueError, match="ckpt_file_name"):
         save_checkpoint({"w": t}, "")
-    for arg in ("integrated_save", "async_save", "crc_check"):
+    for arg in ("integrated_save", "async_save"):
         with pytest.raises(TypeError, match=arg):
             save_checkpoint({"w": t}, f, **{arg: 1})
+    with pytest.raises(ValueError, match="crc_check"):  # MindSpore's check_isinstance
+        save_checkpoint({"w": t}, f, crc_check=1)
     with pytest.raises(ValueError, match="format"):
         save_checkpoint({"w": t}, f, format="pt")
     with pytest.raises(TypeError, match="append_dict"):
@@ -683,7 +687,7 @@ def test_load_argument_checks(tmp_path):
         load_checkpoint(f, filter_prefix="")
     with pytest.raises(TypeError, match="choice_func"):
         load_checkpoint(f, choice_func="0.")
-    with pytest.raises(TypeError, match="crc_check"):
+    with pytest.raises(ValueError, match="crc_check"):  # MindSpore's check_isinstance
         load_checkpoint(f, crc_check="yes")
     with pytest.raises(ValueError, match="format"):
         load_checkpoint(f, format="CKPT")
@@ -702,8 +706,3 @@ def test_public_names_are_exported():
                  "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export"):
         assert getattr(ser, name) is getattr(ms, name) is getattr(ms.train, name)
 
-
-def test_generated_protobuf_modules_are_up_to_date():
-    pytest.importorskip("grpc_tools")
-    from mscore.train.proto import generate
-    assert generate.main(["--check"]) == 0

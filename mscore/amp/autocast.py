@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 from mscore.autodiff.tracer import unwrap
 from mscore.common import dtype as mdt
 
@@ -53,11 +54,12 @@ class AutocastPolicy:
 
 @contextlib.contextmanager
 def autocast(dtype=mdt.float16):
-    """A region where ops compute by the op-level lists in ``dtype``; regions nest."""
+    """A region where the calling thread's ops compute by the op-level lists in ``dtype``;
+    regions nest. Other threads are not affected."""
     policy = AutocastPolicy(dtype)
-    previous = dispatch.autocast_policy
-    dispatch.autocast_policy = policy
+    previous = _thread.autocast_policy
+    _thread.autocast_policy = policy
     try:
         yield policy
     finally:
-        dispatch.autocast_policy = previous
+        _thread.autocast_policy = previous

@@ -10,14 +10,14 @@ def reference_value_and_grad(fn, primals, has_aux):
     The contract of ``Backend.value_and_grad``, implemented over any backend's op set.
     """
     from mscore import dispatch
-    from . import tracer as _t
+    from mscore._per_thread import state as thread
 
     leaves = [Tracer(p) for p in primals]
-    _t.active_depth += 1
+    thread.tracing_depth += 1  # ops of this thread now look for tracers
     try:
         value, aux = fn(*leaves)
     finally:
-        _t.active_depth -= 1
+        thread.tracing_depth -= 1
     if not isinstance(value, Tracer):  # the value does not depend on any primal
         grads = [dispatch.call("full", dispatch.shape(p), 0.0, dispatch.dtype(p))
                  for p in primals]

@@ -20,8 +20,6 @@ NON_DIFFERENTIABLE = frozenset({
 })
 
 _counter = itertools.count()
-# Depth of active value_and_grad calls; ops check it before looking for tracers.
-active_depth = 0
 
 
 class Node:
@@ -121,24 +119,16 @@ def backward(root, seed):
                 stack.append(p)
     reachable.sort(key=lambda t: t.node.index, reverse=True)
     for t in reachable:
-        g = grads.pop(id(t), None)
-        if g is None:
-            continue
         node = t.node
-        rule = node.rule
-        if rule is not None:  # a fused op: its rule computes only the grads asked for
-            needs = tuple(p is not None for p in node.parents)
-            input_grads = rule(g, t.value, *node.inputs, needs=needs, **node.attrs)
+        if node.op == "grad_boundary":  # a cell's backward hooks (mscore.autodiff.boundary)
+            from .boundary import group_cotangents
+            pairs = group_cotangents(node, grads)
         else:
-            rule = VJP_RULES.get(node.op)
-            if rule is None:
-                raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
-            if node.op in NEEDS_AWARE:  # skip the input grads nobody reads
-                needs = tuple(p is not None for p in node.parents)
-                input_grads = rule(g, t.value, *node.inputs, needs=needs, **node.attrs)
-            else:
-                input_grads = rule(g, t.value, *node.inputs, **node.attrs)
-        for parent, ig in zip(node.parents, input_grads):
+            g = grads.pop(id(t), None)
+            if g is None:
+                continue
+            pairs = zip(node.parents, _input_grads(node, g, t.value, VJP_RULES, NEEDS_AWARE))
+        for parent, ig in pairs:
             if parent is None or ig is None:
                 continue
             key = id(parent)
@@ -149,3 +139,19 @@ def backward(root, seed):
                 grads[key] = ig
                 keep[key] = parent
     return grads
+
+
+def _input_grads(node, g, out, vjp_rules, needs_aware):
+    """The gradients of ``node``'s inputs given its output's cotangent ``g``; a fused op's
+    rule (and a needs-aware primitive rule) computes only those of traced inputs."""
+    rule = node.rule
+    if rule is not None:  # a fused op: its rule computes only the grads asked for
+        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
+                    **node.attrs)
+    rule = vjp_rules.get(node.op)
+    if rule is None:
+        raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
+    if node.op in needs_aware:  # skip the input grads nobody reads
+        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
+                    **node.attrs)
+    return rule(g, out, *node.inputs, **node.attrs)

@@ -48,6 +48,13 @@ float_ = float32
 half = float16
 double = float64
 int_ = int64
+single = float32
+short = int16
+intc = int32
+long = int64
+intp = int64
+byte = int8
+ubyte = uint8
 
 ALL_DTYPES = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 FLOAT_DTYPES = (float16, bfloat16, float32, float64)
@@ -102,6 +109,34 @@ def as_dtype(value, arg_name="dtype"):
                         f"got {value!r}") from None
 
 
+def dtype_to_nptype(type_):
+    """The numpy scalar type of mscore dtype ``type_`` (``np.float32``, ml_dtypes'
+    ``bfloat16``, ...); anything else is ``KeyError``, as in MindSpore."""
+    if not isinstance(type_, DType):
+        raise KeyError(type_)
+    return type_.np_dtype.type
+
+
+def pytype_to_dtype(obj):
+    """The mscore dtype of Python or numpy type ``obj``: ``int`` -> int64, ``float`` ->
+    float64, ``bool`` -> bool, ``np.float16`` -> float16, ... (MindSpore's mapping)."""
+    if isinstance(obj, np.dtype):
+        return from_numpy_dtype(obj)
+    if not isinstance(obj, type):
+        raise TypeError(f"pytype_to_dtype: obj must be a Python type such as int or float, "
+                        f"got {type(obj).__name__}")
+    if obj is bool:
+        return bool_
+    if obj is int:
+        return int64
+    if obj is float:
+        return float64
+    try:
+        return from_numpy_dtype(obj)
+    except TypeError:
+        raise TypeError(f"pytype_to_dtype: {obj.__name__} has no mscore dtype") from None
+
+
 _FLOAT_RANK = {float16: 1, bfloat16: 1, float32: 2, float64: 3}
 _INT_RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4}
 
@@ -134,5 +169,6 @@ def finfo(dtype: DType):
 
 
 __all__ = ["DType", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "bool_", "float_", "half", "double", "int_", "get_dtype",
-           "as_dtype", "promote", "finfo"]
+           "int64", "uint8", "bool_", "float_", "half", "double", "int_", "single", "short",
+           "intc", "long", "intp", "byte", "ubyte", "get_dtype", "as_dtype", "promote",
+           "finfo", "dtype_to_nptype", "pytype_to_dtype"]

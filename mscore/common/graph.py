@@ -27,18 +27,18 @@ report it).
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 from mscore import context as _context
-from mscore import dispatch
-from mscore.common import parameter as _parameter
+from mscore._per_thread import state as _thread
 from mscore.common.parameter import stateless_call
 from mscore.common.tensor import Tensor
 
-_depth = 0          # > 0 while a compiled program is being traced or run
 trace_count = 0     # programs traced since import (the benches report it)
 
 _getrefcount = getattr(sys, "getrefcount", None)
+_active_thread_count = threading.active_count
 # sys.getrefcount(param._data) when only the Parameter holds the array: its slot plus the
 # argument reference of the call itself.
 _SOLE_OWNER_REFS = 2
@@ -49,13 +49,13 @@ _class_jit_disabled: dict = {}   # Cell class -> its class-level jit_disabled fl
 def in_compiled():
     """True while code runs inside a compiled program (traced once, so no host syncs: use
     device-side selects instead of Python ``if`` on tensor values)."""
-    return _depth > 0
+    return _thread.compiled_depth > 0
 
 
 def should_compile(cell):
     """True when ``cell`` should run compiled: the backend compiles, we are not already
     inside a compiled program, and the cell does not opt out (``cell.jit_disabled``)."""
-    if _depth:
+    if _thread.compiled_depth:
         return False
     flag = cell.__dict__.get("jit_disabled")
     if flag is None:
@@ -154,7 +154,7 @@ def compiled_call(cell, args, kwargs):
     # The program key, built flat: (backend, flags..., then per Tensor argument its shape
     # and dtype; other arguments go through _flatten_arg). This runs on every step.
     raw = []
-    sig = [backend, cell.training, cell._compute_dtype, dispatch.autocast_policy]
+    sig = [backend, cell.training, cell._compute_dtype, _thread.autocast_policy]
     shape_of, dtype_of = backend.shape, backend.dtype
     for pos, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -180,7 +180,7 @@ def compiled_call(cell, args, kwargs):
             # set_seed made a new stream (or none exists yet): thread the current one.
             rng = _current_rng_param()
             params[program.rng_index] = program.rng_param = rng
-    scopes = _parameter._scopes
+    scopes = _thread.mutation_scopes
     compiled = program.compiled
     if scopes:
         # Inside value_and_grad / stateless_call: the enclosing scope keeps the current
@@ -197,14 +197,19 @@ def compiled_call(cell, args, kwargs):
         copy, refs = program.copy, _getrefcount
         values = [p._data if refs(p._data) <= _SOLE_OWNER_REFS else copy(p._data)
                   for p in params]
+        rng_index = program.rng_index
+        if rng_index is not None and _active_thread_count() > 1 \
+                and values[rng_index] is params[rng_index]._data:
+            # The random stream is process-wide: another thread may read it while this
+            # program consumes (donates) its buffer, so donate a copy of it instead.
+            values[rng_index] = copy(values[rng_index])
     else:
         values = [p._data for p in params]
-    global _depth
-    _depth += 1
+    _thread.compiled_depth += 1
     try:
         new_values, raw_leaves = compiled(values, raw)
     finally:
-        _depth -= 1
+        _thread.compiled_depth -= 1
     del values
     if scopes:
         for p, v in zip(params, new_values):
@@ -232,12 +237,17 @@ def compiled_call(cell, args, kwargs):
 _random_module = []
 
 
-def _rng_holder():
-    """The dict of :mod:`mscore.ops.random` holding the global stream's Parameter."""
+def _random_module_of():
+    """:mod:`mscore.ops.random` (imported late: it imports the op layer)."""
     if not _random_module:
         from mscore.ops import random
         _random_module.append(random)
-    return _random_module[0]._holder
+    return _random_module[0]
+
+
+def _rng_holder():
+    """The dict of :mod:`mscore.ops.random` holding the global stream's Parameter."""
+    return _random_module_of()._holder
 
 
 def _current_rng_param():
@@ -281,12 +291,20 @@ def _build(cell, args, backend):
         global trace_count
         trace_count += 1
         call_args = _rebuild_args(template, iter(raw_args))
+        traced = list(program.params)
+        if program.rng_index is not None:
+            # Trace with a private stand-in for the process-wide random stream: another
+            # thread may read the shared one while this trace holds symbolic values.
+            traced[program.rng_index] = _thread.traced_random_stream = \
+                _random_module_of().traced_stand_in(program.params[program.rng_index])
         try:
             out, new_values, others = stateless_call(
-                lambda: cell._run(tuple(call_args), {}), program.params, values)
+                lambda: cell._run(tuple(call_args), {}), traced, values)
         except Exception as exc:
             _annotate(exc, name)
             raise
+        finally:
+            _thread.traced_random_stream = None
         # Parameters marked _side_output are written by the program but never read by it:
         # their values leave as extra outputs instead of being refused.
         side = [(p, v) for p, v in others if getattr(p, "_side_output", False)]

@@ -11,23 +11,23 @@ import numpy as np
 
 from mscore.common.tensor import Tensor, _is_native
 from mscore import dispatch
-
-_scopes: list["MutationScope"] = []
+from mscore._per_thread import state as _thread
 
 
 class MutationScope:
     """Records the original value of every Parameter assigned inside ``with`` and can
-    restore them. Scopes nest; each sees every assignment made while it is open."""
+    restore them. Scopes nest; each sees every assignment made by its own thread while it
+    is open (another thread's assignments are that thread's business)."""
 
     def __init__(self):
         self.original = {}  # id(param) -> (param, value before the first assignment)
 
     def __enter__(self):
-        _scopes.append(self)
+        _thread.mutation_scopes = _thread.mutation_scopes + (self,)
         return self
 
     def __exit__(self, *exc):
-        _scopes.remove(self)
+        _thread.mutation_scopes = tuple(s for s in _thread.mutation_scopes if s is not self)
         return False
 
     def note(self, param):
@@ -57,9 +57,17 @@ class Parameter(Tensor):
                  "_user_named", "__dict__")
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
-                 parallel_optimizer=True):
+                 parallel_optimizer=True, storage_format="", device=None):
+        # Ascend storage formats and host offloading have no meaning for mscore's backends.
+        if storage_format != "":
+            raise NotImplementedError(f"Parameter: storage_format={storage_format!r} is an "
+                                      f"Ascend storage format; only '' is supported")
+        if device is not None:
+            raise NotImplementedError(f"Parameter: device={device!r} (offloading a Parameter "
+                                      f"to another device) is not supported; place the "
+                                      f"network with set_context(device_target=...)")
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
+            raise ValueError(f"name: expected a str or None, got {type(name).__name__}")
         if not isinstance(requires_grad, bool):
             raise TypeError(f"requires_grad: expected a bool, got {type(requires_grad).__name__}")
         self._data = _to_native(default_input)
@@ -71,7 +79,7 @@ class Parameter(Tensor):
 
     # -- state changes ------------------------------------------------------------------
     def _assign(self, data):
-        for scope in _scopes:
+        for scope in _thread.mutation_scopes:
             scope.note(self)
         self._data = data
         if "_cast_copy" in self.__dict__:   # a low-precision copy of the old value

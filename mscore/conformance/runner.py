@@ -1,20 +1,27 @@
 """``mscore conformance BACKEND``: run the kit against one installed backend.
 
-``main(argv) -> int`` is the CLI entry (the exit status of pytest: 0 when everything passed
-or was skipped/expected to fail, 1 when a test failed, 2-4 for usage errors).
+``main(argv) -> int`` is the CLI entry. Exit status: 0 when the run passes (nothing failed,
+every declared dtype and capability tested in a full run; skips of what is not declared and
+expected failures do not count), 1 when a test failed or a declaration went untested, 2 when
+the backend could not run at all (unavailable here, its name claimed by two plugins, a
+device it does not declare, or every selected test skipped) and for a usage error (one line
+on stderr, see :mod:`mscore.commands`; that includes pytest missing: the kit needs
+``pip install "mscore[conformance]"``).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-USAGE_ERROR = 4
+from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command  # noqa: F401
+
+NOT_RUN = 2
+EXTRA_HINT = 'pip install "mscore[conformance]"'
 
 
 def build_parser():
     """The argument parser of ``mscore conformance``."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore conformance",
         description="Run the mscore conformance kit against an installed backend and write "
                     "a JSON report.")
@@ -31,6 +38,9 @@ def build_parser():
                    help="an extra expected-failures JSON file (repeatable)")
     p.add_argument("--plugin", metavar="MODULE", action="append", default=[],
                    help="register a backend plugin module that is not installed (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="a deterministic sample of the cases of each test (every test and "
+                        "declared dtype at least once); does not certify full coverage")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     p.add_argument("--no-matrix", action="store_true", help="do not print the matrix")
@@ -66,6 +76,8 @@ def pytest_args(ns):
     args.append("-v" if ns.verbose else "-q")
     if ns.no_matrix:
         args.append("--mscore-no-matrix")
+    if ns.quick:
+        args.append("--mscore-quick")
     return args
 
 
@@ -80,6 +92,7 @@ def _plugin_autoloaded():
     return False
 
 
+@command("mscore conformance")
 def main(argv=None) -> int:
     """Run the kit; returns the exit status (0: conformant)."""
     parser = build_parser()
@@ -98,18 +111,25 @@ def main(argv=None) -> int:
                                          name or module_name.rsplit(".", 1)[-1])
         installed = registry.names()
     except Exception as exc:
-        print(f"mscore conformance: cannot load the backends: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return USAGE_ERROR
+        raise CommandError(f"cannot load the backends: {type(exc).__name__}: {exc}") from None
     if ns.backend != "all":
-        missing = [n for n in ns.backend.split(",") if n.strip() and n.strip() not in installed]
+        names = [n.strip() for n in ns.backend.split(",") if n.strip()]
+        collided = [n for n in names if n in registry.collisions]
+        for name in collided:
+            print(f"mscore conformance: backend {name!r} cannot be tested: "
+                  f"{registry.collisions[name]}", file=sys.stderr)
+        if collided:
+            return NOT_RUN
+        missing = [n for n in names if n not in installed]
         if missing:
-            print(f"mscore conformance: backend {', '.join(missing)} is not installed; "
-                  f"installed backends: {', '.join(installed)}. Install a plugin with "
-                  f"'pip install mscore-NAME' (or 'pip install -e plugins/NAME_backend').",
-                  file=sys.stderr)
-            return USAGE_ERROR
-    import pytest
+            from mscore.plugin.hints import unknown_backend_detail
+            raise CommandError("BACKEND: " + "; ".join(unknown_backend_detail(n, installed)
+                                                       for n in missing))
+    try:
+        import pytest
+    except ImportError:
+        raise CommandError(f"the kit runs on pytest, which is not installed; install it "
+                           f"with: {EXTRA_HINT}") from None
     return int(pytest.main(pytest_args(ns)))
 
 

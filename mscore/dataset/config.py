@@ -1,7 +1,8 @@
 """Dataset pipeline configuration: the seed of shuffles and random samplers.
 
 ``set_seed(seed)`` fixes every shuffle of every pipeline; without it the seed given to
-``mscore.set_seed`` is used, and without either each process draws its own.
+``mscore.set_seed`` is used, and without either each process draws its own (in a
+data-parallel job, rank 0 draws it for all, so that shards never overlap).
 """
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def get_seed():
     seed = context.get_seed()
     if seed is not None:
         return int(seed) % 2 ** 32
+    from mscore.communication import management
+    if management.is_initialized():
+        return management.job_seed()   # every rank of a job shuffles alike
     if _state["fallback"] is None:
         _state["fallback"] = int(np.random.SeedSequence().entropy % 2 ** 32)
     return _state["fallback"]

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import gzip
+import math
 import os
+import struct
+import zlib
 
 import numpy as np
 
@@ -33,6 +36,8 @@ class _RandomAccessDataset(Dataset):
         self.sampler = sampler
         if (num_shards is None) != (shard_id is None):
             raise ValueError("num_shards and shard_id: give both or neither")
+        if num_shards is None:
+            num_shards, shard_id = _job_shard()
         if num_shards is not None:
             num_shards = _check_int(num_shards, "num_shards", 1)
             shard_id = _check_int(shard_id, "shard_id", 0)
@@ -73,6 +78,21 @@ class _RandomAccessDataset(Dataset):
     def _rows(self, epoch):
         for i in self._indices(epoch):
             yield self._get(int(i))
+
+
+def _job_shard():
+    """``(num_shards, shard_id)`` of this process in a data-parallel job (the communication
+    is initialised, the parallel mode reduces gradients, the dataset strategy is
+    'data_parallel' and full_batch is off), else ``(None, None)``."""
+    from mscore.communication import management
+    from mscore.parallel import _context
+    if not (management.is_initialized() and _context.reduces_gradients()):
+        return None, None
+    if _context.get_auto_parallel_context("full_batch") or \
+            _context.get_auto_parallel_context("dataset_strategy") != "data_parallel":
+        return None, None
+    size = management.get_group_size()
+    return (size, management.get_rank()) if size > 1 else (None, None)
 
 
 def _default_names(n):
@@ -252,24 +272,48 @@ _IDX_CODES = {np.dtype(np.uint8): 0x08, np.dtype(np.int8): 0x09, np.dtype(">i2")
               np.dtype(">i4"): 0x0C, np.dtype(">f4"): 0x0D, np.dtype(">f8"): 0x0E}
 
 
+# deflate expands at most about 1032:1, so a .gz file of n bytes holds at most this many times
+# n bytes of data: a header declaring more is a lie, refused before anything is allocated.
+_GZIP_MAX_RATIO = 1032
+
+
 def read_idx(path):
-    """Read an IDX file (the MNIST format; ``.gz`` too) into a numpy array."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_TYPES:
-        raise ValueError(f"{path}: not an IDX file (bad magic number)")
-    dtype = np.dtype(_IDX_TYPES[raw[2]])
-    ndim = raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise ValueError(f"{path}: truncated IDX header")
-    dims = tuple(int(d) for d in np.frombuffer(raw, ">u4", count=ndim, offset=4))
-    count = int(np.prod(dims)) if dims else 1
-    if len(raw) - header != count * dtype.itemsize:
-        raise ValueError(f"{path}: expected {count * dtype.itemsize} data bytes for shape "
-                         f"{dims}, found {len(raw) - header}")
-    return np.frombuffer(raw, dtype, count=count, offset=header).reshape(dims).astype(
+    """Read an IDX file (the MNIST format; ``.gz`` too) into a numpy array.
+
+    The header is read first; the data size it declares is checked against what the file
+    can hold, and no more than that is read (or decompressed). A malformed, truncated or
+    oversized file is a ``ValueError`` naming it."""
+    name = os.fspath(path)
+    compressed = name.endswith(".gz")
+    size = os.path.getsize(name)
+    try:
+        with (gzip.open if compressed else open)(name, "rb") as f:
+            return _read_idx_stream(name, f, size, compressed)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{name}: not a valid gzip-compressed IDX file ({exc})") from None
+
+
+def _read_idx_stream(name, f, file_size, compressed):
+    magic = f.read(4)
+    if len(magic) < 4 or magic[0] != 0 or magic[1] != 0 or magic[2] not in _IDX_TYPES:
+        raise ValueError(f"{name}: not an IDX file (bad magic number)")
+    dtype, ndim = np.dtype(_IDX_TYPES[magic[2]]), magic[3]
+    raw_dims = f.read(4 * ndim)
+    if len(raw_dims) < 4 * ndim:
+        raise ValueError(f"{name}: truncated IDX header")
+    dims = struct.unpack(f">{ndim}I", raw_dims)
+    need = math.prod(dims) * dtype.itemsize
+    room = (file_size * _GZIP_MAX_RATIO if compressed else file_size - 4 - 4 * ndim)
+    if need > room:
+        raise ValueError(f"{name}: the header declares shape {dims} ({need} data bytes), more "
+                         f"than the {file_size}-byte file can hold")
+    data = f.read(need)
+    if len(data) != need:
+        raise ValueError(f"{name}: expected {need} data bytes for shape {dims}, found "
+                         f"{len(data)}")
+    if f.read(1):
+        raise ValueError(f"{name}: more data than the header declares for shape {dims}")
+    return np.frombuffer(data, dtype, count=need // dtype.itemsize).reshape(dims).astype(
         dtype.newbyteorder("="))
 
 

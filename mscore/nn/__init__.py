@@ -1,5 +1,6 @@
 """Cells: layers, losses, optimizers, learning-rate schedules and wrapper cells."""
-from mscore.nn.cell import Cell, CellList, SequentialCell  # noqa: F401
+from mscore.nn.cell import Cell  # noqa: F401
+from mscore.nn.layer.container import CellDict, CellList, SequentialCell  # noqa: F401
 from mscore.nn.layer import *  # noqa: F401,F403
 from mscore.nn.layer import __all__ as _layer_all
 from mscore.nn.learning_rate_schedule import (  # noqa: F401
@@ -11,24 +12,34 @@ from mscore.nn.loss import (  # noqa: F401
     SoftmaxCrossEntropyWithLogits)
 from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
 from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
-from mscore.nn import learning_rate_schedule as dynamic_lr  # noqa: F401  (MindSpore's module)
+from mscore.nn.graph import GraphCell  # noqa: F401
+from mscore.nn import dynamic_lr  # noqa: F401
 
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
                      "FixedLossScaleUpdateCell")
 
-__all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
+__all__ = ["Cell", "CellList", "SequentialCell", "CellDict", *_layer_all,
            "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
            "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
            "exponential_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",
            "LossBase", "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "BCEWithLogitsLoss",
            "Optimizer", "Momentum", "SGD", "Adam", "AdamWeightDecay",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "GraphCell",
+           "DistributedGradReducer"]
 
 
 def __getattr__(name):
     # The loss-scale cells live in mscore.nn.wrap.loss_scale (the amp side), loaded lazily.
+    import importlib
     if name in _LOSS_SCALE_NAMES:
-        import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "metrics":  # mindspore.nn.metrics, the 1.x path of the metrics
+        return importlib.import_module("mscore.nn.metrics")
+    if name == "DistributedGradReducer":   # data parallelism, loaded lazily as well
+        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+        return DistributedGradReducer
+    metrics = importlib.import_module("mscore.train.metrics")
+    if name in metrics.__all__:  # MindSpore's nn re-exports the metrics (nn.Accuracy)
+        return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")

@@ -72,7 +72,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
     labels (N, C), or class indices (N,) when ``sparse=True``.
 
     ``SoftmaxCrossEntropyWithLogits(sparse=False, reduction='none')`` (MindSpore's default
-    returns the per-sample loss). ``is_grad`` of MindSpore 1.x is accepted and ignored.
+    returns the per-sample loss). ``is_grad`` of MindSpore 1.x is accepted and ignored. With
+    ``sparse=True`` an index outside ``[0, C)`` is a ``ValueError`` (PYNATIVE).
     """
 
     def __init__(self, sparse=False, reduction="none", is_grad=None):
@@ -93,7 +94,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
             if labels.shape != logits.shape[:1]:
                 raise ValueError(f"For '{cls}', 'labels' must have shape {logits.shape[:1]}, "
                                  f"got {labels.shape}")
-            return F.cross_entropy(logits, labels, reduction=self.reduction)
+            F._check_class_labels(labels, logits.shape[1])  # no index is ignored here
+            return F._cross_entropy(logits, labels, None, -100, self.reduction, 0.0)
         if labels.shape != logits.shape:
             raise ValueError(f"For '{cls}', 'labels' must have the logits' shape "
                              f"{logits.shape}, got {labels.shape}")
@@ -108,7 +110,8 @@ class CrossEntropyLoss(LossBase):
 
     ``CrossEntropyLoss(weight=None, ignore_index=-100, reduction='mean',
     label_smoothing=0.0)``; with indices, 'mean' divides by the summed weights of the
-    non-ignored targets (as MindSpore and torch do).
+    non-ignored targets (as MindSpore and torch do). An index outside ``[0, C)`` other than
+    ``ignore_index`` is a ``ValueError`` (PYNATIVE).
     """
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):

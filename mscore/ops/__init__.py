@@ -1,11 +1,25 @@
-"""Functional ops and Primitive classes, dispatching to the active backend."""
+"""Functional ops and Primitive classes, dispatching to the active backend.
+
+The MindSpore spellings all work: ``ops.add``/``ops.MatMul()``, ``from mscore.ops import
+operations as P``, ``composite as C``, ``functional as F``.
+"""
 from mscore import dispatch  # noqa: F401  (re-exported as ops.dispatch)
 from mscore.ops.functional import *  # noqa: F401,F403
 from mscore.ops.functional import (  # noqa: F401  (names that shadow builtins)
     abs, all, any, max, min, pow, sum)
-from mscore.ops.grad import GradOperation, grad, value_and_grad  # noqa: F401
-from mscore.ops.primitives import *  # noqa: F401,F403
-from mscore.ops.primitives import Primitive  # noqa: F401
+from mscore.ops.math_func import *  # noqa: F401,F403
+from mscore.ops.array_func import *  # noqa: F401,F403
+from mscore.ops.nn_func import *  # noqa: F401,F403
+from mscore.ops.grad import GradOperation, get_grad, grad, value_and_grad, vjp  # noqa: F401
+from mscore.ops.operations import *  # noqa: F401,F403
+from mscore.ops.operations import Primitive  # noqa: F401
+from mscore.ops.composite import HyperMap, Map, MultitypeFuncGraph  # noqa: F401
+from mscore.ops import composite, functional, operations  # noqa: F401
+from mscore.ops.functional_extra import *  # noqa: F401,F403
+from mscore.ops.pool_func import *  # noqa: F401,F403
+from mscore.ops.nn_extra_func import *  # noqa: F401,F403
+from mscore.ops.image_func import *  # noqa: F401,F403
+from mscore.ops.special_func import *  # noqa: F401,F403
 
 _SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
 

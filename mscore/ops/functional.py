@@ -16,6 +16,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 from mscore.dispatch import call
 
 _wrap = Tensor._wrap
@@ -96,7 +97,31 @@ def _operands(a, b):
 
 def _binary(name, a, b):
     ra, rb = _operands(a, b)
-    return _wrap(call(name, ra, rb))
+    try:
+        return _wrap(call(name, ra, rb))
+    except Exception:
+        _check_broadcast(name, ra, rb)
+        raise
+
+
+def _check_broadcast(name, *arrays):
+    """ValueError naming the shapes when native ``arrays`` do not broadcast: the backends'
+    own errors for that differ in type (ValueError, RuntimeError, TypeError)."""
+    shapes = [tuple(dispatch.shape(a)) for a in arrays]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{name}: shapes {', '.join(map(str, shapes))} do not "
+                         f"broadcast") from None
+
+
+def _check_window(op, spatial, kernel, pads, dilation):
+    """ValueError when a (dilated) kernel does not fit the padded input on some axis."""
+    for i, (size, k, (lo, hi), d) in enumerate(zip(spatial, kernel, pads, dilation)):
+        if size + lo + hi < d * (k - 1) + 1:
+            raise ValueError(f"{op}: the kernel {tuple(kernel)} (dilation {tuple(dilation)}) "
+                             f"does not fit the input's spatial shape {tuple(spatial)} padded "
+                             f"by {tuple(pads)} (axis {i})")
 
 
 def _axes(axis, ndim, name="axis"):
@@ -169,9 +194,10 @@ def zeros(size, dtype=None):
     return _wrap(call("full", _shape_arg(size), 0, mdt.as_dtype(dtype or mdt.float32)))
 
 
-def ones(size, dtype=None):
-    """Ones of ``size`` (float32 by default)."""
-    return _wrap(call("full", _shape_arg(size), 1, mdt.as_dtype(dtype or mdt.float32)))
+def ones(shape, dtype=None):
+    """Ones of ``shape`` (float32 by default)."""
+    return _wrap(call("full", _shape_arg(shape, "shape"), 1,
+                      mdt.as_dtype(dtype or mdt.float32)))
 
 
 def fill(type, shape, value):  # noqa: A002  (MindSpore's argument name)
@@ -179,15 +205,15 @@ def fill(type, shape, value):  # noqa: A002  (MindSpore's argument name)
     return full(shape, value, type)
 
 
-def zeros_like(x, dtype=None):
-    """Zeros with the shape (and dtype) of ``x``."""
-    x = _check_tensor(x, "input")
+def zeros_like(input, *, dtype=None):  # noqa: A002
+    """Zeros with the shape (and dtype) of ``input``."""
+    x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 0, mdt.as_dtype(dtype) if dtype else x.dtype))
 
 
-def ones_like(x, dtype=None):
-    """Ones with the shape (and dtype) of ``x``."""
-    x = _check_tensor(x, "input")
+def ones_like(input, *, dtype=None):  # noqa: A002
+    """Ones with the shape (and dtype) of ``input``."""
+    x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 1, mdt.as_dtype(dtype) if dtype else x.dtype))
 
 
@@ -203,9 +229,10 @@ def arange(start=0, end=None, step=1, dtype=None):
     return _wrap(call("arange", start, end, step, mdt.as_dtype(dtype)))
 
 
-def eye(n, m=None, dtype=mdt.float32):
-    """The ``n`` x ``m`` identity matrix."""
+def eye(n, m=None, dtype=None):
+    """The ``n`` x ``m`` identity matrix (float32 unless ``dtype``)."""
     m = n if m is None else m
+    dtype = mdt.float32 if dtype is None else dtype
     rows = call("arange", 0, n, 1, mdt.int64)
     cols = call("arange", 0, m, 1, mdt.int64)
     hit = call("equal", call("reshape", rows, (n, 1)), call("reshape", cols, (1, m)))
@@ -213,15 +240,15 @@ def eye(n, m=None, dtype=mdt.float32):
 
 
 # -- casts and gradient control ---------------------------------------------------------------
-def cast(x, dtype):
-    """``x`` converted to ``dtype``; differentiable for float targets."""
-    x = _check_tensor(x, "input_x")
+def cast(input, dtype):  # noqa: A002
+    """``input`` converted to ``dtype``; differentiable for float targets."""
+    x = _check_tensor(input, "input")
     return _wrap(call("cast", x._data, mdt.as_dtype(dtype)))
 
 
-def stop_gradient(x):
-    """``x`` with no gradient flowing back through it."""
-    x = _check_tensor(x, "input")
+def stop_gradient(value):
+    """``value`` with no gradient flowing back through it."""
+    x = _check_tensor(value, "value")
     from mscore.autodiff.tracer import unwrap
     return _wrap(call("stop_gradient", unwrap(x._data)))
 
@@ -253,8 +280,22 @@ def greater(input, other): return _binary("greater", input, other)     # noqa: A
 def greater_equal(input, other): return _binary("greater_equal", input, other)  # noqa: A002,E704
 
 
-def div(input, other):  # noqa: A002
-    """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``."""
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``.
+    ``rounding_mode`` 'floor' rounds the quotient down, 'trunc' toward zero (both keep an
+    integer input's dtype)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        ra, rb = _operands(input, other)
+        dt = dispatch.dtype(ra)
+        work = dt if dt.is_floating else mdt.float64
+        q = call("div", call("cast", ra, work), call("cast", rb, work))
+        q = call("mul", call("sign", q), call("floor", call("abs", q)))
+        return _wrap(q if work is dt else call("cast", q, dt))
+    if rounding_mode is not None:
+        raise ValueError(f"rounding_mode: expected None, 'floor' or 'trunc', got "
+                         f"{rounding_mode!r}")
     ra, rb = _operands(input, other)
     if not dispatch.dtype(ra).is_floating:
         ra, rb = call("cast", ra, mdt.float32), call("cast", rb, mdt.float32)
@@ -306,7 +347,7 @@ def _float_unary(name, x):
 
 def exp(input): return _float_unary("exp", input)    # noqa: A002,E704
 def log(input): return _float_unary("log", input)    # noqa: A002,E704
-def sqrt(input): return _float_unary("sqrt", input)  # noqa: A002,E704
+def sqrt(x): return _float_unary("sqrt", x)          # noqa: E704
 def sin(input): return _float_unary("sin", input)    # noqa: A002,E704
 def cos(input): return _float_unary("cos", input)    # noqa: A002,E704
 def tanh(input): return _float_unary("tanh", input)  # noqa: A002,E704
@@ -370,11 +411,16 @@ def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
     return _wrap(native_addcmul(*raw))
 
 
-def where(condition, x, y):
-    """``x`` where ``condition`` else ``y`` (numbers take the other operand's dtype)."""
+def where(condition, input, other):  # noqa: A002
+    """``input`` where ``condition`` else ``other`` (numbers take the other operand's
+    dtype)."""
     cond = _bool(condition)
-    rx, ry = _operands(x, y)
-    return _wrap(call("where", cond, rx, ry))
+    rx, ry = _operands(input, other)
+    try:
+        return _wrap(call("where", cond, rx, ry))
+    except Exception:
+        _check_broadcast("where", cond, rx, ry)
+        raise
 
 
 select = where
@@ -392,18 +438,28 @@ def clip_by_value(x, clip_value_min=None, clip_value_max=None):
     return x
 
 
-clamp = clip_by_value
+def clamp(input, min=None, max=None):  # noqa: A001,A002
+    """``input`` limited to [min, max] elementwise (either bound may be None)."""
+    if min is None and max is None:
+        raise ValueError("clamp: give min, max or both")
+    return clip_by_value(input, min, max)
+
+
+clip = clamp
 
 
 # -- activations -----------------------------------------------------------------------------------
-def relu(input):  # noqa: A002
-    """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch."""
+def relu(input, inplace=False):  # noqa: A002
+    """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch. ``inplace`` writes the
+    result into ``input`` and returns it."""
     x = _check_tensor(input, "input")
     fused = dispatch.fused("relu")
     if fused is not None:
-        return _wrap(fused(x._data))
-    zero = call("full", (), 0, x.dtype)
-    return _wrap(call("where", call("greater", x._data, zero), x._data, zero))
+        out = _wrap(fused(x._data))
+    else:
+        zero = call("full", (), 0, x.dtype)
+        out = _wrap(call("where", call("greater", x._data, zero), x._data, zero))
+    return x.assign_value(out) if inplace else out
 
 
 def relu6(x):
@@ -437,9 +493,9 @@ def softplus(input, beta=1, threshold=20):  # noqa: A002
     return where(greater(bx, float(threshold)), x, soft)
 
 
-def gelu(input_x, approximate="none"):
+def gelu(input, approximate="none"):  # noqa: A002
     """Gaussian error linear unit; ``approximate`` is 'none' (erf) or 'tanh'."""
-    x = _float_input(input_x, "input_x")
+    x = _float_input(input, "input")
     fused = dispatch.fused("gelu") if approximate in ("none", "tanh") else None
     if fused is not None:
         return _wrap(fused(x._data, approximate))
@@ -451,18 +507,18 @@ def gelu(input_x, approximate="none"):
     raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
 
 
-def prelu(x, weight):
+def prelu(input, weight):  # noqa: A002
     """x where x > 0 else weight * x (weight broadcast over the channel axis 1)."""
-    x = _check_tensor(x, "x")
+    x = _check_tensor(input, "input")
     weight = _check_tensor(weight, "weight")
     if x.ndim >= 2 and weight.ndim == 1 and weight.shape[0] > 1:
         weight = reshape(weight, (1, weight.shape[0]) + (1,) * (x.ndim - 2))
     return where(greater(x, 0.0), x, mul(x, weight))
 
 
-def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``."""
-    x = _float_input(x, "x")
+def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
+    """exp(x) / sum(exp(x)) along ``axis`` (of ``input`` cast to ``dtype`` when given)."""
+    x = _float_input(input if dtype is None else cast(input, dtype), "input")
     ax = _axis1(axis, x.ndim)
     fused = dispatch.fused("softmax")
     if fused is not None:
@@ -483,12 +539,12 @@ def log_softmax(logits, axis=-1):
     return sub(shifted, log(sum(exp(shifted), ax, True)))
 
 
-def logsumexp(input, axis, keep_dims=False):  # noqa: A002
-    """log(sum(exp(x))) along ``axis``, computed stably."""
+def logsumexp(input, dim, keepdim=False):  # noqa: A002
+    """log(sum(exp(x))) along ``dim``, computed stably."""
     x = _float_input(input)
-    m = stop_gradient(amax(x, axis, True))
-    out = add(log(sum(exp(sub(x, m)), axis, True)), m)
-    return out if keep_dims else squeeze(out, _axes(axis, x.ndim))
+    m = stop_gradient(amax(x, dim, True))
+    out = add(log(sum(exp(sub(x, m)), dim, True)), m)
+    return out if keepdim else squeeze(out, _axes(dim, x.ndim))
 
 
 # -- reductions --------------------------------------------------------------------------------------
@@ -532,55 +588,76 @@ def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     return div(sum(mul(d, d), axes, keepdims), float(builtins.max(count - ddof, 1)))
 
 
-def amax(input, axis=None, keepdims=False):  # noqa: A002
-    """Largest value over ``axis``."""
+def _masked_extreme(x, where, initial):
+    """``x`` with the positions ``where`` excludes replaced by ``initial`` (required then),
+    for amax/amin's ``where``/``initial`` arguments."""
+    if where is None:
+        return x
+    if initial is None:
+        raise ValueError("where: a reduction with 'where' needs 'initial' for the excluded "
+                         "elements")
+    return _wrap(call("where", _bool(where), x._data, _scalar_array(initial, x.dtype)))
+
+
+def _reduce_extreme(op, input, axis, keepdims, initial, where):  # noqa: A002
     x = _check_tensor(input, "input")
-    return _wrap(call("max", x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+    x = _masked_extreme(x, where, initial)
+    out = _wrap(call(op, x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+    if initial is not None:
+        out = (maximum if op == "max" else minimum)(out, initial)
+    return out
 
 
-def amin(input, axis=None, keepdims=False):  # noqa: A002
-    """Smallest value over ``axis``."""
-    x = _check_tensor(input, "input")
-    return _wrap(call("min", x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
+def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    """Largest value over ``axis``; ``initial`` takes part in the comparison and
+    ``where`` (a mask) limits it to the selected elements."""
+    return _reduce_extreme("max", input, axis, keepdims, initial, where)
 
 
-def max(input, axis=None, keepdims=False):  # noqa: A001,A002
-    """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``; the overall maximum
-    and its flat index when ``axis`` is None."""
-    x = _check_tensor(input, "input")
+def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    """Smallest value over ``axis`` (``initial``/``where`` as in :func:`amax`)."""
+    return _reduce_extreme("min", input, axis, keepdims, initial, where)
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``; when ``axis`` is
+    None the overall maximum and, as MindSpore 2.10 returns it, index 0."""
+    x = _masked_extreme(_check_tensor(input, "input"), where, initial)
     if axis is None:
         flat = reshape(x, (-1,))
-        return amax(flat, 0, False), argmax(flat, 0)
-    return amax(x, axis, keepdims), argmax(x, axis, keepdims)
+        return amax(flat, 0, False, initial=initial), zeros((), mdt.int64)
+    return amax(x, axis, keepdims, initial=initial), argmax(x, axis, keepdims)
 
 
-def min(input, axis=None, keepdims=False):  # noqa: A001,A002
-    """MindSpore 2.x ``ops.min``: ``(values, indices)``."""
-    x = _check_tensor(input, "input")
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x ``ops.min``: ``(values, indices)`` (index 0 when ``axis`` is None,
+    as in MindSpore 2.10)."""
+    x = _masked_extreme(_check_tensor(input, "input"), where, initial)
     if axis is None:
         flat = reshape(x, (-1,))
-        return amin(flat, 0, False), argmin(flat, 0)
-    return amin(x, axis, keepdims), argmin(x, axis, keepdims)
+        return amin(flat, 0, False, initial=initial), zeros((), mdt.int64)
+    return amin(x, axis, keepdims, initial=initial), cast(argmin(x, axis, keepdims),
+                                                          mdt.int64)
+
+
+def _arg_extreme(op, x, dim, keepdim, name):
+    if dim is None:
+        return _wrap(call(op, call("reshape", x._data, (-1,)), axis=0))
+    ax = _axis1(dim, x.ndim, name)
+    out = _wrap(call(op, x._data, axis=ax))
+    return expand_dims(out, ax) if keepdim else out
 
 
 def argmax(input, dim=None, keepdim=False):  # noqa: A002
     """Index of the first maximum along ``dim`` (of the flattened input when None)."""
-    x = _check_tensor(input, "input")
-    if dim is None:
-        return _wrap(call("argmax", call("reshape", x._data, (-1,)), axis=0))
-    ax = _axis1(dim, x.ndim, "dim")
-    out = _wrap(call("argmax", x._data, axis=ax))
-    return expand_dims(out, ax) if keepdim else out
+    return _arg_extreme("argmax", _check_tensor(input, "input"), dim, keepdim, "dim")
 
 
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
-    """Index of the first minimum along ``dim`` (of the flattened input when None)."""
-    x = _check_tensor(input, "input")
-    if dim is None:
-        return _wrap(call("argmin", call("reshape", x._data, (-1,)), axis=0))
-    ax = _axis1(dim, x.ndim, "dim")
-    out = _wrap(call("argmin", x._data, axis=ax))
-    return expand_dims(out, ax) if keepdim else out
+def argmin(input, axis=None, keepdims=False):  # noqa: A002
+    """Index (int32, as in MindSpore) of the first minimum along ``axis`` (of the
+    flattened input when None)."""
+    out = _arg_extreme("argmin", _check_tensor(input, "input"), axis, keepdims, "axis")
+    return cast(out, mdt.int32)
 
 
 def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
@@ -595,11 +672,12 @@ def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
     return _wrap(call("any", _bool(x), axis=_axes(axis, x.ndim), keepdims=bool(keep_dims)))
 
 
-def norm(A, ord=None, dim=None, keepdim=False):  # noqa: A002,N803
-    """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError."""
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N803
+    """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError.
+    ``dtype`` casts the input first."""
     if ord not in (None, 2, "fro"):
         raise ValueError(f"ord: only the 2-norm is supported, got {ord!r}")
-    x = _float_input(A, "A")
+    x = _float_input(A if dtype is None else cast(A, dtype), "A")
     return sqrt(sum(mul(x, x), dim, keepdim))
 
 
@@ -627,17 +705,21 @@ def reshape(input, shape):  # noqa: A002
     return _wrap(call("reshape", x._data, shape))
 
 
-def transpose(input, input_perm):  # noqa: A002
-    """Axes permuted by ``input_perm``."""
+def transpose(input, dims):  # noqa: A002
+    """Axes permuted by ``dims``."""
     x = _check_tensor(input, "input")
-    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in input_perm)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
+    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in dims)
     if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"input_perm: expected a permutation of {x.ndim} axes, got "
-                         f"{tuple(input_perm)}")
+        raise ValueError(f"dims: expected a permutation of {x.ndim} axes, got "
+                         f"{tuple(dims)}")
     return _wrap(call("transpose", x._data, perm))
 
 
-permute = transpose
+def permute(input, axis):  # noqa: A002
+    """Axes permuted by ``axis`` (MindSpore's name for the permutation here)."""
+    return transpose(input, axis)
 
 
 def swapaxes(input, axis0, axis1):  # noqa: A002
@@ -719,6 +801,9 @@ def concat(tensors, axis=0):
         target = mdt.promote(target, t.dtype)
         if t.ndim != ndim:
             raise ValueError(f"concat: all tensors need {ndim} dims, got {t.ndim}")
+        if t.shape[:ax] + t.shape[ax + 1:] != ts[0].shape[:ax] + ts[0].shape[ax + 1:]:
+            raise ValueError(f"concat: shapes must match except along axis {ax}, got "
+                             f"{ts[0].shape} and {t.shape}")
     data = [t._data if t.dtype is target else call("cast", t._data, target) for t in ts]
     return _wrap(call("concat", data, axis=ax))
 
@@ -763,10 +848,14 @@ def split(tensor, split_size_or_sections, axis=0):
     return tuple(out)
 
 
-def tile(input, multiples):  # noqa: A002
-    """``input`` repeated ``multiples`` times along each axis."""
+def tile(input, dims):  # noqa: A002
+    """``input`` repeated ``dims[i]`` times along axis i (leading axes added as needed)."""
     x = _check_tensor(input, "input")
-    multiples = tuple(multiples)
+    if not isinstance(dims, (tuple, list)) or not builtins.all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+            for d in dims):
+        raise ValueError(f"dims: expected a tuple of non-negative ints, got {dims!r}")
+    multiples = tuple(int(d) for d in dims)
     if len(multiples) < x.ndim:
         multiples = (1,) * (x.ndim - len(multiples)) + multiples
     x = reshape(x, (1,) * (len(multiples) - x.ndim) + x.shape)
@@ -778,19 +867,37 @@ def tile(input, multiples):  # noqa: A002
 
 
 def pad(input_x, padding, mode="constant", value=None):
-    """Constant padding, torch-style ``padding`` (last axis first: (left, right, top, ...))."""
+    """Pad the last ``len(padding) // 2`` axes, torch-style ``padding`` (last axis first:
+    (left, right, top, ...)). ``mode``: 'constant' (``value``, default 0; negative widths
+    crop), 'reflect', 'replicate' or 'circular' (these pad the last 1-3 axes of a 3-5-d
+    input, as MindSpore's PadV3 does)."""
+    from mscore.ops import pad_func
     x = _check_tensor(input_x, "input_x")
+    if isinstance(padding, Tensor):
+        padding = tuple(int(v) for v in padding.asnumpy().reshape(-1))
+    if not isinstance(padding, (tuple, list)) or not builtins.all(
+            isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in padding):
+        raise TypeError(f"For 'pad', 'padding' must be a tuple or list of ints, got {padding!r}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"For 'pad', 'mode' must be one of 'constant', 'reflect', "
+                         f"'replicate', 'circular', got {mode!r}")
+    if len(padding) % 2:
+        raise ValueError(f"For 'pad', the size of padding must be divisible by 2, got "
+                         f"{len(padding)}")
+    n = len(padding) // 2
+    if n > x.ndim:
+        raise ValueError(f"For 'pad', padding {tuple(padding)} covers {n} axes but the input "
+                         f"has {x.ndim}")
     if mode != "constant":
-        raise ValueError(f"mode: only 'constant' is supported, got {mode!r}")
-    padding = tuple(padding)
-    if len(padding) % 2 or len(padding) // 2 > x.ndim:
-        raise ValueError(f"padding: expected pairs for at most {x.ndim} axes, got {padding}")
-    widths = [(0, 0)] * x.ndim
-    for i in range(len(padding) // 2):
-        widths[x.ndim - 1 - i] = (int(padding[2 * i]), int(padding[2 * i + 1]))
-    if builtins.any(lo < 0 or hi < 0 for lo, hi in widths):
-        raise ValueError(f"padding: negative padding is not supported, got {padding}")
-    return _wrap(call("pad", x._data, tuple(widths), value=0 if value is None else value))
+        if value is not None:
+            raise ValueError(f"For 'pad', 'value' is only used in 'constant' mode, got mode "
+                             f"{mode!r}")
+        if n > 3 or x.ndim != n + 2:
+            raise ValueError(f"For 'pad', mode {mode!r} pads the last 1-3 axes of a 3-5-d "
+                             f"input (padding of {2 * n} values needs a {n + 2}-d input), "
+                             f"got a {x.ndim}-d input")
+    widths = pad_func.torch_style_widths(padding, x.ndim)
+    return pad_func.pad_axes(x, widths, mode, value, "pad")
 
 
 def _index_arg(item):
@@ -879,7 +986,18 @@ def matmul(input, other):  # noqa: A002
     kb = dispatch.shape(rb)[-2]
     if ka != kb:
         raise ValueError(f"matmul: inner sizes differ: {a.shape} @ {b.shape}")
-    out = call("matmul", ra, rb)
+    if a.dtype.is_bool and b.dtype.is_bool:
+        raise TypeError("matmul: expected numeric Tensors, got bool and bool")
+    try:
+        out = call("matmul", ra, rb)
+    except Exception:
+        sa, sb = dispatch.shape(ra), dispatch.shape(rb)
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: batch shapes {sa[:-2]} and {sb[:-2]} do not "
+                             f"broadcast ({a.shape} @ {b.shape})") from None
+        raise
     if a_vec or b_vec:
         shape = dispatch.shape(out)
         shape = shape[:-2] + ((shape[-2],) if not a_vec else ()) + \
@@ -976,6 +1094,8 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
         raise ValueError(f"conv: weight expects {w.shape[1] * groups} input channels, "
                          f"input has {x.shape[1]}")
     pads = conv_padding_pairs(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
+    _check_window("conv", x.shape[2:], w.shape[2:], pads, dilation)
+    _check_floating("conv", x, w)
     rx, rw = _operands(x, w)
     fused = dispatch.fused("conv_bias") if isinstance(bias, Tensor) else None
     if fused is not None and bias.dtype is dispatch.dtype(rx) and bias.shape == w.shape[:1]:
@@ -985,6 +1105,14 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
     if bias is not None:
         out = add(out, reshape(bias, (1, -1) + (1,) * nd))
     return out
+
+
+def _check_floating(op, x, w):
+    """TypeError unless input and weight compute in a floating dtype (the contract's domain
+    of convolution)."""
+    if not mdt.promote(x.dtype, w.dtype).is_floating:
+        raise TypeError(f"{op}: expected floating-point input and weight, got {x.dtype} and "
+                        f"{w.dtype}")
 
 
 def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1,
@@ -1020,6 +1148,7 @@ def conv_transpose(input, weight, bias=None, stride=1, pad_mode="valid", padding
     if x.shape[1] != w.shape[0]:
         raise ValueError(f"conv_transpose: weight expects {w.shape[0]} input channels, input "
                          f"has {x.shape[1]}")
+    _check_floating("conv_transpose", x, w)
     if pad_mode == "same":
         pads = conv_transpose_same_padding(w.shape[2:], stride, dilation)
     else:
@@ -1046,6 +1175,7 @@ def _pool_args(x, kernel_size, stride, padding, nd):
     for k, (lo, hi) in zip(kernel, pads):
         if lo > k // 2 or hi > k // 2:
             raise ValueError(f"padding: must be at most half the kernel size, got {pads}")
+    _check_window("pool", x.shape[2:], kernel, pads, (1,) * nd)
     return kernel, stride, pads
 
 
@@ -1066,16 +1196,16 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indice
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, nd=2):
     """N-d average pooling over the last ``nd`` axes."""
-    x = _check_tensor(x, "x")
+    x = _float_input(x, "x")
     kernel, stride, pads = _pool_args(x, kernel_size, stride, padding, nd)
     return _wrap(call("avg_pool", x._data, kernel=kernel, stride=stride, padding=pads,
                       count_include_pad=bool(count_include_pad)))
 
 
 def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=0):
     """2-d average pooling."""
-    if ceil_mode or divisor_override is not None:
+    if ceil_mode or divisor_override:
         raise ValueError("avg_pool2d: ceil_mode and divisor_override are not supported")
     return avg_pool(input_x, kernel_size, stride, padding, count_include_pad, 2)
 
@@ -1203,14 +1333,47 @@ def _reduce(loss, reduction):
     raise ValueError(f"reduction: expected 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _check_class_labels(target, classes, ignore_index=None):
+    """Every class index of ``target`` must lie in ``[0, classes)`` or equal
+    ``ignore_index`` (None: no exception); otherwise ``ValueError``, the same on every backend
+    (one backend would return nan, another a number, a third raise its own error).
+
+    This reads the labels on the host, so it runs where their values exist: in PYNATIVE
+    mode, not inside a compiled (GRAPH_MODE) program or a function the array library traces
+    itself (``jax.jit``), whose values are symbolic."""
+    if _thread.compiled_depth:
+        return
+    try:  # the labels themselves, not a flag computed on the device: one read, no array ops
+        labels = target.asnumpy()
+    except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
+        return
+    mask = (labels < 0) | (labels >= classes)
+    if ignore_index is not None:
+        mask &= labels != ignore_index
+    if not mask.any():
+        return
+    values = np.unique(labels[mask])
+    shown = ", ".join(str(v) for v in values[:5]) + (", ..." if values.size > 5 else "")
+    allowed = f"[0, {classes})" + ("" if ignore_index is None
+                                    else f" or equal ignore_index={ignore_index}")
+    raise ValueError(f"labels: class indices must be in {allowed} for logits with {classes} "
+                     f"classes; got {shown} at {int(mask.sum())} of {mask.size} positions")
+
+
 def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
              label_smoothing=0.0):
     """Negative log-likelihood of class indices ``target`` under log-probabilities
-    ``inputs`` (N, C, ...); the mean is weighted by ``weight[target]`` as in torch."""
+    ``inputs`` (N, C, ...); the mean is weighted by ``weight[target]`` as in torch. A class
+    index outside ``[0, C)`` other than ``ignore_index`` is a ``ValueError`` (PYNATIVE)."""
     logp = _float_input(inputs, "inputs")
     t = _check_tensor(target, "target")
     if t.dtype.is_floating:
         raise TypeError(f"target: expected integer class indices, got {t.dtype}")
+    _check_class_labels(t, logp.shape[1], ignore_index)
+    return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
+
+
+def _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing):
     c = logp.shape[1]
     if logp.ndim > 2:  # move classes last: (N, d1.., C)
         perm = (0,) + tuple(range(2, logp.ndim)) + (1,)
@@ -1235,9 +1398,17 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` (N, C, ...) against class indices or class
-    probabilities ``target`` (same shape as input)."""
+    probabilities ``target`` (same shape as input). A class index outside ``[0, C)`` other
+    than ``ignore_index`` is a ``ValueError`` (PYNATIVE)."""
     x = _float_input(input)
     t = _check_tensor(target, "target")
+    if not t.dtype.is_floating:
+        _check_class_labels(t, x.shape[1], ignore_index)
+    return _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing):
+    """:func:`cross_entropy` once the labels are checked."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing: expected a value in [0, 1], got {label_smoothing}")
     fused = dispatch.fused("cross_entropy")
@@ -1255,7 +1426,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                              int(ignore_index), reduction, float(label_smoothing)))
     logp = log_softmax(x, 1)
     if not t.dtype.is_floating:
-        return nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
+        return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
     c = x.shape[1]
     if label_smoothing:
         t = add(mul(t, 1.0 - label_smoothing), label_smoothing / c)
@@ -1266,13 +1437,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(logits, label, weight=None, pos_weight=None,
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,  # noqa: A002
                                      reduction="mean"):
     """Sigmoid cross entropy, computed as max(x,0) - x*y + log(1 + exp(-|x|))."""
-    x = _float_input(logits, "logits")
-    y = cast(_check_tensor(label, "label"), x.dtype)
+    x = _float_input(input, "input")
+    y = cast(_check_tensor(target, "target"), x.dtype)
     if x.shape != y.shape:
-        raise ValueError(f"label: expected shape {x.shape}, got {y.shape}")
+        raise ValueError(f"target: expected shape {x.shape}, got {y.shape}")
     log_term = log(add(exp(neg(abs(x))), 1.0))
     if pos_weight is not None:
         lw = add(mul(sub(pos_weight, 1.0), y), 1.0)
@@ -1379,6 +1550,7 @@ __all__ = [
     "select",
     "clip_by_value",
     "clamp",
+    "clip",
     "relu",
     "relu6",
     "leaky_relu",
@@ -1452,3 +1624,21 @@ __all__ = [
     "l1_loss",
     "scaled_dot_product_attention",
 ]
+
+
+# MindSpore's ``ops.functional`` also holds the functions of the modules below and the
+# Primitive instances of ``functional_extra``; they are looked up on first use (those
+# modules build on this one).
+_EXTRA_MODULES = ("mscore.ops.math_func", "mscore.ops.array_func", "mscore.ops.nn_func",
+                  "mscore.ops.functional_extra", "mscore.ops.grad")
+_GRAD_NAMES = ("grad", "value_and_grad", "vjp", "get_grad")
+
+
+def __getattr__(name):
+    import importlib
+    for module_name in _EXTRA_MODULES:
+        module = importlib.import_module(module_name)
+        names = _GRAD_NAMES if module_name == "mscore.ops.grad" else module.__all__
+        if name in names:
+            return getattr(module, name)
+    raise AttributeError(f"module 'mscore.ops.functional' has no attribute {name!r}")

@@ -8,6 +8,7 @@ statistics) come out. The backend's native ``value_and_grad`` (torch autograd, j
 from __future__ import annotations
 
 from mscore.autodiff import reference_value_and_grad
+from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
 from mscore.common import cast_cache
 from mscore.common.parameter import MutationScope, Parameter
@@ -73,24 +74,35 @@ def _detach(raw):
     return dispatch.call("stop_gradient", unwrap(raw))
 
 
-def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False,
+                   sens_param=False):
     """A function returning ``(fn(*args), gradients)``.
 
     ``grad_position``: the index (or tuple of indices) of the inputs to differentiate, or None;
     ``weights``: Parameters to differentiate; ``has_aux``: only the first output is
     differentiated, the rest are returned untouched. Without ``has_aux`` every output
     contributes (its sum), as with MindSpore's default sensitivity of ones.
+    ``sens_param``: the last argument is the sensitivity (the output's cotangent, a tuple
+    of them for several differentiated outputs) instead of ones.
     """
     if not callable(fn):
         raise TypeError(f"fn: expected a callable, got {type(fn).__name__}")
-    if not isinstance(has_aux, bool):
-        raise TypeError(f"has_aux: expected a bool, got {type(has_aux).__name__}")
+    for name, flag in (("has_aux", has_aux), ("return_ids", return_ids),
+                       ("sens_param", sens_param)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name}: expected a bool, got {type(flag).__name__}")
     positions = _positions(grad_position)
     weight_list = _weights(weights)
     if not positions and weight_list is None:
         raise ValueError("value_and_grad: grad_position and weights cannot both be None")
 
     def wrapper(*args):
+        sens = None
+        if sens_param:
+            if not args:
+                raise TypeError("sens_param: the sensitivity must be the last argument")
+            *args, sens = args
+            args = tuple(args)
         for p in positions:
             if p >= len(args):
                 raise ValueError(f"grad_position: {p} is out of range for {len(args)} inputs")
@@ -120,12 +132,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
                     raise ValueError("has_aux: fn must return a tuple (loss, aux, ...)")
-                target = _sum_to_scalar(_check_out(outs[0]))
-            else:
-                target = None
-                for o in outs:
-                    s = _sum_to_scalar(_check_out(o))
-                    target = s if target is None else dispatch.call("add", target, s)
+            target = _weighted_sum(outs[:1] if has_aux else outs, sens)
             leaves, rebuild = _flatten(out)
             side["rebuild"] = rebuild
             side["leaf_kinds"] = [isinstance(x, Tensor) for x in leaves]
@@ -136,7 +143,12 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
 
         backend = dispatch.backend()
         impl = backend.value_and_grad or reference_value_and_grad
-        (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+        try:
+            with hook_session():  # cells' backward hooks run inside (autodiff.boundary)
+                (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+        except Exception as exc:
+            dispatch._raise_if_foreign(backend, "value_and_grad", primals, exc)
+            raise
         for param, value in zip(side["others"], updates):
             param._assign(_detach(value))
         it = iter(raw_leaves)
@@ -148,6 +160,22 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                              return_ids)
 
     return wrapper
+
+
+def _weighted_sum(outs, sens):
+    """The scalar whose gradient is wanted: the sum of every differentiated output, each
+    weighted elementwise by its sensitivity when ``sens`` is given."""
+    if sens is not None:
+        senses = tuple(sens) if isinstance(sens, (tuple, list)) else (sens,)
+        if len(senses) != len(outs):
+            raise ValueError(f"sens_param: expected {len(outs)} sensitivities (one per "
+                             f"differentiated output), got {len(senses)}")
+        outs = [_check_out(o) * s for o, s in zip(outs, senses)]
+    target = None
+    for o in outs:
+        s = _sum_to_scalar(_check_out(o))
+        target = s if target is None else dispatch.call("add", target, s)
+    return target
 
 
 def _check_out(o):
@@ -174,18 +202,75 @@ def _arrange(grads, grad_position, positions, weights, weight_list, return_ids):
     return pos_out, w_out
 
 
-def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
-    """A function returning the gradients of ``fn`` (and ``aux`` as a second item when
-    ``has_aux``), with :func:`value_and_grad`'s arguments."""
-    vag = value_and_grad(fn, grad_position, weights, has_aux, return_ids)
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False,
+         sens_param=False):
+    """A function returning the gradients of ``fn`` (and, when ``has_aux``, the tuple of
+    auxiliary outputs as a second item), with :func:`value_and_grad`'s arguments."""
+    vag = value_and_grad(fn, grad_position, weights, has_aux, return_ids, sens_param)
 
     def wrapper(*args):
         out, grads = vag(*args)
         if has_aux:
-            return grads, out[1:] if len(out) > 2 else out[1]
+            return grads, tuple(out[1:])
         return grads
 
     return wrapper
+
+
+def get_grad(gradients, identifier):
+    """The gradient of input position ``identifier`` (an int) or of Parameter
+    ``identifier`` in the output of ``grad(..., return_ids=True)``."""
+    if isinstance(identifier, Parameter):
+        key = identifier.name
+    elif isinstance(identifier, int) and not isinstance(identifier, bool):
+        key = identifier
+    else:
+        raise TypeError(f"get_grad: identifier must be an int or a Parameter, got "
+                        f"{identifier!r}")
+
+    def find(node):
+        if isinstance(node, tuple):
+            if len(node) == 2 and isinstance(node[1], Tensor) and \
+                    type(node[0]) is type(key) and node[0] == key:
+                return node[1]
+            for item in node:
+                hit = find(item)
+                if hit is not None:
+                    return hit
+        return None
+
+    hit = find(gradients)
+    if hit is None:
+        raise RuntimeError(f"get_grad: no gradient for position or Parameter {key!r}")
+    return hit
+
+
+def vjp(fn, *inputs, weights=None, has_aux=False):
+    """``(outputs, vjp_fn)`` (``(outputs, vjp_fn, aux)`` with ``has_aux``): ``vjp_fn(v)``
+    returns the vector-Jacobian products ``v . d outputs / d inputs`` as a tuple (and the
+    weights' as a second item when ``weights`` is given)."""
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable, got {type(fn).__name__}")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"vjp: inputs must be Tensors, input {i} is "
+                            f"{type(x).__name__}")
+    if not inputs:
+        raise ValueError("vjp: give at least one input")
+    out = fn(*inputs)
+    aux = None
+    if has_aux:
+        if not isinstance(out, tuple) or len(out) < 2:
+            raise ValueError("has_aux: fn must return a tuple (output, aux, ...)")
+        out, aux = out[0], out[1:] if len(out) > 2 else out[1]
+    positions = tuple(range(len(inputs)))
+
+    def vjp_fn(v):
+        target = (lambda *xs: fn(*xs)[0]) if has_aux else fn
+        grads = grad(target, positions, weights, sens_param=True)(*inputs, v)
+        return grads
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 class GradOperation:

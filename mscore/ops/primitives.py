@@ -7,16 +7,50 @@ inside a user's ``construct``.
 """
 from __future__ import annotations
 
+import inspect
+import numbers
+
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
 
 
 class Primitive:
-    """Base of the primitive classes: ``__call__`` applies amp casts around ``compute``."""
+    """Base of the primitive classes: ``__call__`` applies amp casts around ``compute``.
 
-    def __init__(self):
+    ``Primitive(name)`` as in MindSpore (``name`` defaults to the class name);
+    ``add_prim_attr``/``init_prim_io_names`` record attributes the way custom primitives
+    written for MindSpore set them.
+    """
+
+    def __init__(self, name=None):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name: expected a str, got {type(name).__name__}")
         self._compute_dtype = None
+        self.name = name or type(self).__name__
+        self.attrs = {}
+
+    def add_prim_attr(self, name, value):
+        """Record attribute ``name`` (also readable as ``self.<name>``); returns self."""
+        self.attrs[name] = value
+        setattr(self, name, value)
+        return self
+
+    def del_prim_attr(self, name):
+        """Forget attribute ``name``; returns self."""
+        self.attrs.pop(name, None)
+        self.__dict__.pop(name, None)
+        return self
+
+    def init_prim_io_names(self, inputs, outputs):
+        """Record the names of the inputs and outputs."""
+        self.add_prim_attr("input_names", list(inputs))
+        self.add_prim_attr("output_names", list(outputs))
+
+    def set_prim_instance_name(self, instance_name):
+        """Record the instance name MindSpore shows in graphs; returns self."""
+        self.instance_name = instance_name
+        return self
 
     def set_compute_dtype(self, dtype):
         """Compute in ``dtype`` (float16/bfloat16) with outputs back in float32; None undoes."""
@@ -41,7 +75,63 @@ class Primitive:
         raise NotImplementedError
 
     def __repr__(self):
-        return f"Prim[{type(self).__name__}]"
+        return f"Prim[{self.name}]"
+
+
+def call_signature(cls):
+    """The inputs of an instance of Primitive class ``cls`` (its ``__call__`` when the
+    class defines one, else its ``compute``), without ``self``; None when unknown."""
+    fn = None
+    for klass in cls.__mro__:
+        if "__call__" in vars(klass) and klass is not Primitive:
+            fn = vars(klass)["__call__"]
+            break
+        if "compute" in vars(klass):
+            fn = vars(klass)["compute"]
+            break
+    if fn is None:
+        return None
+    sig = inspect.signature(fn)
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+def check_bool(value, name, prim):
+    """``value`` if it is a bool, else ``TypeError`` naming ``prim``'s argument."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{prim}: {name} must be a bool, got {type(value).__name__}")
+    return value
+
+
+def check_int(value, name, prim):
+    """``value`` if it is an int (not bool), else ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{prim}: {name} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def check_float(value, name, prim):
+    """``value`` if it is a float, else ``TypeError`` (MindSpore refuses ints here)."""
+    if not isinstance(value, float):
+        raise TypeError(f"{prim}: {name} must be a float, got {type(value).__name__}")
+    return value
+
+
+def check_axes(value, name, prim):
+    """An int or a tuple/list of ints, else ``TypeError``."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            check_int(v, name, prim)
+        return tuple(int(v) for v in value)
+    return check_int(value, name, prim)
+
+
+def check_reduction(value, prim, allowed=("none", "mean", "sum")):
+    """A loss's ``reduction``: ``TypeError`` when not a str, ``ValueError`` when unknown."""
+    if not isinstance(value, str):
+        raise TypeError(f"{prim}: reduction must be a str, got {type(value).__name__}")
+    if value not in allowed:
+        raise ValueError(f"{prim}: reduction must be one of {list(allowed)}, got {value!r}")
+    return value
 
 
 def cast_floating(out, dtype):
@@ -59,10 +149,8 @@ class MatMul(Primitive):
 
     def __init__(self, transpose_a=False, transpose_b=False):
         super().__init__()
-        for n, v in (("transpose_a", transpose_a), ("transpose_b", transpose_b)):
-            if not isinstance(v, bool):
-                raise TypeError(f"{n}: expected a bool, got {type(v).__name__}")
-        self.transpose_a, self.transpose_b = transpose_a, transpose_b
+        self.transpose_a = check_bool(transpose_a, "transpose_a", type(self).__name__)
+        self.transpose_b = check_bool(transpose_b, "transpose_b", type(self).__name__)
 
     def compute(self, a, b):
         if self.transpose_a:
@@ -100,8 +188,8 @@ class PReLU(Primitive):
 class Cast(Primitive):
     """``Cast()(x, dtype)``."""
 
-    def __call__(self, x, dtype):
-        return F.cast(x, dtype)
+    def __call__(self, input_x, dtype):
+        return F.cast(input_x, dtype)
 
 
 class _ConvBase(Primitive):
@@ -110,24 +198,57 @@ class _ConvBase(Primitive):
     def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1,
                  dilation=1, group=1, data_format="NCHW"):
         super().__init__()
-        if not isinstance(out_channel, int) or out_channel <= 0:
-            raise ValueError(f"out_channel: expected a positive int, got {out_channel!r}")
-        if data_format not in ("NCHW", "NCDHW"):
-            raise ValueError(f"data_format: only channels-first is supported, got "
-                             f"{data_format!r}")
+        prim = type(self).__name__
+        if isinstance(out_channel, bool) or not isinstance(out_channel, int) or \
+                out_channel <= 0:
+            raise ValueError(f"{prim}: out_channel must be a positive int, got "
+                             f"{out_channel!r}")
+        _check_format(data_format, ("NCHW", "NCDHW"), prim)
+        if mode != 1:
+            raise NotImplementedError(f"{prim}: mode={mode!r} selects an Ascend "
+                                      f"convolution algorithm; only 1 is supported")
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
+            raise ValueError(f"{prim}: pad_mode must be 'valid', 'same' or 'pad', got "
+                             f"{pad_mode!r}")
+        pad_mode = pad_mode.lower()
+        if pad_mode != "pad" and pad not in (0, (0,) * (2 * self._nd), (0,) * 4):
+            raise ValueError(f"{prim}: pad must be 0 unless pad_mode is 'pad', got {pad!r}")
         self.out_channel = out_channel
-        self.kernel_size = F._tuple(kernel_size, self._nd, "kernel_size")
+        self.kernel_size = _positive(_strip(kernel_size), self._nd, "kernel_size", prim)
         self.pad_mode, self.pad = pad_mode, pad
-        self.stride = _last(stride, self._nd, "stride")
-        self.dilation = _last(dilation, self._nd, "dilation")
+        self.stride = _positive(_strip_n(stride, self._nd), self._nd, "stride", prim)
+        self.dilation = _positive(_strip_n(dilation, self._nd), self._nd, "dilation", prim)
+        if isinstance(group, bool) or not isinstance(group, int) or group <= 0:
+            raise ValueError(f"{prim}: group must be a positive int, got {group!r}")
         self.group = group
+        self.mode, self.data_format = mode, data_format
 
 
-def _last(value, nd, name):
-    """MindSpore accepts (1, 1, s, s) 4-tuples for stride/dilation; keep the spatial part."""
+def _check_format(data_format, supported, prim):
+    """Channels-first layouts compute; channels-last ones (GPU/Ascend kernels in MindSpore)
+    are ``NotImplementedError``; anything else ``ValueError``."""
+    if data_format in supported:
+        return
+    if data_format in ("NHWC", "NDHWC"):
+        raise NotImplementedError(f"{prim}: data_format={data_format!r} (channels last) is "
+                                  f"not supported; use {supported[0]!r}")
+    raise ValueError(f"{prim}: data_format must be {supported[0]!r}, got {data_format!r}")
+
+
+def _strip_n(value, nd):
+    """MindSpore accepts (1, 1, s, s) 4-tuples for stride/dilation; keep the spatial
+    part."""
     if isinstance(value, (tuple, list)) and len(value) == nd + 2:
-        value = tuple(value[2:])
-    return F._tuple(value, nd, name)
+        return tuple(value[2:])
+    return value
+
+
+def _positive(value, nd, name, prim):
+    """An int or ``nd`` ints, each positive: else ``ValueError`` naming ``name``."""
+    out = F._tuple(value, nd, name)
+    if any(v <= 0 for v in out):
+        raise ValueError(f"{prim}: {name} must be positive, got {value!r}")
+    return out
 
 
 class Conv2D(_ConvBase):
@@ -143,10 +264,26 @@ class Conv3D(Conv2D):
 
     _nd = 3
 
+    def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1,
+                 dilation=1, group=1, data_format="NCDHW"):
+        super().__init__(out_channel, kernel_size, mode, pad_mode, pad, stride, dilation,
+                         group, data_format)
+
 
 class Conv2DTranspose(_ConvBase):
     """``Conv2DTranspose(out_channel, kernel_size, ...)(dout, weight, input_size)``: the
-    input-gradient of Conv2D, weight (in, out, kh, kw) as Conv2D's (out, in, kh, kw)."""
+    input-gradient of Conv2D, weight (in, out, kh, kw) as Conv2D's (out, in, kh, kw).
+    ``pad_list`` (explicit (top, bottom, left, right) padding) must be None or the
+    padding ``pad`` gives."""
+
+    def __init__(self, out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None,
+                 mode=1, stride=1, dilation=1, group=1, data_format="NCHW"):
+        super().__init__(out_channel, kernel_size, mode, pad_mode, pad, stride, dilation,
+                         group, data_format)
+        if pad_list is not None and tuple(pad_list) not in ((0, 0, 0, 0),) and \
+                tuple(pad_list) != _pad4(pad):
+            raise NotImplementedError(f"{type(self).__name__}: pad_list={pad_list!r} "
+                                      f"differing from pad is not supported")
 
     def compute(self, x, w, input_size=None):
         out = F.conv_transpose(x, w, None, self.stride, self.pad_mode, self.pad, 0,
@@ -166,10 +303,28 @@ class Conv2DTranspose(_ConvBase):
 Conv2DBackpropInput = Conv2DTranspose
 
 
+def _pad4(pad):
+    return (pad,) * 4 if isinstance(pad, int) else tuple(pad)
+
+
 class Conv3DTranspose(Conv2DTranspose):
-    """``Conv3DTranspose(...)(x, weight)``."""
+    """``Conv3DTranspose(in_channel, out_channel, kernel_size, ...)(x, weight)``."""
 
     _nd = 3
+
+    def __init__(self, in_channel, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0,
+                 stride=1, dilation=1, group=1, output_padding=0, data_format="NCDHW"):
+        if isinstance(in_channel, bool) or not isinstance(in_channel, int) or in_channel <= 0:
+            raise ValueError(f"Conv3DTranspose: in_channel must be a positive int, got "
+                             f"{in_channel!r}")
+        _ConvBase.__init__(self, out_channel, kernel_size, mode, pad_mode, pad, stride,
+                           dilation, group, data_format)
+        self.in_channel = in_channel
+        self.output_padding = F._tuple(output_padding, 3, "output_padding")
+
+    def compute(self, x, w):
+        return F.conv_transpose(x, w, None, self.stride, self.pad_mode, self.pad,
+                                self.output_padding, self.dilation, self.group)
 
 
 class MaxPool(Primitive):
@@ -177,11 +332,14 @@ class MaxPool(Primitive):
 
     def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
         super().__init__()
-        self.kernel_size = F._tuple(_strip(kernel_size), 2, "kernel_size")
-        self.strides = F._tuple(_strip(strides), 2, "strides")
-        if pad_mode.lower() not in ("valid", "same"):
-            raise ValueError(f"pad_mode: expected 'valid' or 'same', got {pad_mode!r}")
+        prim = type(self).__name__
+        self.kernel_size = _positive(_strip(kernel_size), 2, "kernel_size", prim)
+        self.strides = _positive(_strip(strides), 2, "strides", prim)
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
+            raise ValueError(f"{prim}: pad_mode must be 'valid' or 'same', got {pad_mode!r}")
+        _check_format(data_format, ("NCHW",), prim)
         self.pad_mode = pad_mode.lower()
+        self.data_format = data_format
 
     def compute(self, x):
         if self.pad_mode == "same":
@@ -195,22 +353,37 @@ def _strip(v):
     return tuple(v[2:]) if isinstance(v, (tuple, list)) and len(v) == 4 else v
 
 
-class ReduceSum(Primitive):
-    """``ReduceSum(keep_dims=False)(x, axis=())``."""
+class _Reduce(Primitive):
+    """``Reduce*(keep_dims=False)(x, axis=())``: ``axis`` () or None reduces every axis."""
 
     def __init__(self, keep_dims=False):
         super().__init__()
-        self.keep_dims = keep_dims
+        self.keep_dims = check_bool(keep_dims, "keep_dims", type(self).__name__)
 
     def compute(self, x, axis=()):
-        return F.sum(x, axis if axis != () else None, self.keep_dims)
+        return self._reduce(x, None if axis in ((), [], None) else axis, self.keep_dims)
 
 
-class ReduceMean(ReduceSum):
+class ReduceSum(_Reduce):
+    """``ReduceSum(keep_dims=False)(x, axis=())``; ``skip_mode=True`` (an empty ``axis``
+    meaning no reduction) is not supported."""
+
+    def __init__(self, keep_dims=False, skip_mode=False):
+        super().__init__(keep_dims)
+        if skip_mode is not False:
+            raise NotImplementedError("ReduceSum: skip_mode=True is not supported")
+
+    @staticmethod
+    def _reduce(x, axis, keep):
+        return F.sum(x, axis, keep)
+
+
+class ReduceMean(_Reduce):
     """``ReduceMean(keep_dims=False)(x, axis=())``."""
 
-    def compute(self, x, axis=()):
-        return F.mean(x, axis if axis != () else None, self.keep_dims)
+    @staticmethod
+    def _reduce(x, axis, keep):
+        return F.mean(x, axis, keep)
 
 
 class _Elementwise(Primitive):
@@ -253,7 +426,8 @@ class Softmax(Primitive):
 
     def __init__(self, axis=-1):
         super().__init__()
-        self.axis = axis[0] if isinstance(axis, (tuple, list)) else axis
+        axis = check_axes(axis, "axis", type(self).__name__)
+        self.axis = axis[0] if isinstance(axis, tuple) else axis
 
     def compute(self, x):
         return F.softmax(x, self.axis)
@@ -299,7 +473,7 @@ class OneHot(Primitive):
 
     def __init__(self, axis=-1):
         super().__init__()
-        self.axis = axis
+        self.axis = check_int(axis, "axis", "OneHot")
 
     def compute(self, indices, depth, on_value, off_value):
         return F.one_hot(indices, depth, on_value, off_value, self.axis)
@@ -310,9 +484,12 @@ class Dropout(Primitive):
 
     def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803  (MindSpore names)
         super().__init__()
+        check_float(keep_prob, "keep_prob", "Dropout")
         if not 0 < keep_prob <= 1:
-            raise ValueError(f"keep_prob: expected a value in (0, 1], got {keep_prob!r}")
+            # MindSpore's kernel check raises RuntimeError here.
+            raise RuntimeError(f"Dropout: keep_prob must be in (0, 1], got {keep_prob!r}")
         self.keep_prob = keep_prob
+        self.seed0, self.seed1 = Seed0, Seed1
 
     def compute(self, x):
         out = F.dropout(x, 1.0 - self.keep_prob)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 
 _holder = {"param": None, "backend": None}
 
@@ -22,7 +23,11 @@ def reset_global_state(seed):
 
 
 def global_state_parameter():
-    """The Parameter holding the active backend's random state (created on first use)."""
+    """The Parameter holding the active backend's random state (created on first use); while
+    this thread traces a compiled program, that program's private stand-in."""
+    traced = _thread.traced_random_stream
+    if traced is not None:
+        return traced
     if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
         from mscore import context
         seed = context.get_seed()
@@ -30,6 +35,13 @@ def global_state_parameter():
             seed = int(np.random.SeedSequence().entropy % (2 ** 63))
         reset_global_state(seed)
     return _holder["param"]
+
+
+def traced_stand_in(param):
+    """A private Parameter named like the global stream ``param``, for a compiled program to
+    thread through its trace instead of ``param`` (see :data:`mscore._per_thread.state`)."""
+    from mscore.common.parameter import Parameter
+    return Parameter(param, name=param.name, requires_grad=False)
 
 
 def draw(kind, shape, dtype, seed=None):
@@ -43,3 +55,26 @@ def draw(kind, shape, dtype, seed=None):
     values, new_state = dispatch.call(op, param._data, tuple(shape), dtype)
     param._assign(new_state)
     return values
+
+
+def park_global_state():
+    """Move the global stream's state to the host and forget the device copy (an engine that
+    restarts its runtime, such as ``jax.distributed``, may not keep device arrays alive);
+    returns what :func:`restore_global_state` needs, or None when no stream exists yet."""
+    param = _holder["param"]
+    if param is None:
+        return None
+    host = param.asnumpy()
+    _holder["param"] = None
+    _holder["backend"] = None
+    return host
+
+
+def restore_global_state(host):
+    """Rebuild the global stream from :func:`park_global_state`'s host copy."""
+    if host is None:
+        return
+    from mscore.common.parameter import Parameter
+    from mscore.common.tensor import Tensor
+    _holder["param"] = Parameter(Tensor(host), name="global_rng_state", requires_grad=False)
+    _holder["backend"] = dispatch.backend()

@@ -100,3 +100,22 @@ def mscore_amp_cast_lists(backend_name):
             if backend_name == "torch":
                 return {"white": [nn.Conv1d], "black": [nn.Softmax]}
     """
+
+
+@hookspec(firstresult=True)
+def mscore_collectives_impl(backend_name):
+    """Return a factory ``factory(backend) -> Collectives`` for data parallelism, or None.
+
+    :class:`mscore.plugin.collectives.Collectives` is the contract (``all_reduce``,
+    ``broadcast``, ``all_gather``, ``barrier``, ``new_group`` over native arrays, eagerly and
+    inside compiled programs). ``mscore.communication.init()`` calls the factory with the
+    built backend. Declare the ``collectives`` capability too.
+
+    Example::
+
+        @hookimpl
+        def mscore_collectives_impl(backend_name):
+            if backend_name == "mylib":
+                from mscore_mylib.collectives import MyLibCollectives
+                return MyLibCollectives
+    """

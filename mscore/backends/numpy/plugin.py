@@ -5,18 +5,32 @@ from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
 
+def _capabilities():
+    # collectives ride on torch.distributed's gloo, so only where torch is installed
+    from mscore.backends.numpy.collectives import torch_installed
+    return frozenset({"deterministic", "collectives"} if torch_installed() else
+                     {"deterministic"})
+
+
 def _build():
     from scipy import special
 
     from mscore.backends.array_module import ArrayModuleBackend
-    backend = ArrayModuleBackend(np, "numpy", special_erf=special.erf)
-    backend.capabilities = frozenset({"deterministic"})
-    return backend
+    return ArrayModuleBackend(np, "numpy", special_erf=special.erf)
 
 
 @hookimpl
 def mscore_register_backends():
     """The numpy reference backend: CPU, every dtype, reference autodiff."""
     return [BackendSpec(name="numpy", version=np.__version__, factory=_build,
-                        devices=("CPU",), capabilities={"deterministic"},
+                        devices=("CPU",), capabilities=_capabilities(),
                         description="built-in reference backend (numpy + ml_dtypes)")]
+
+
+@hookimpl
+def mscore_collectives_impl(backend_name):
+    """The numpy backend's collectives: torch.distributed's gloo (the factory raises, naming
+    what to install, when torch is missing)."""
+    if backend_name == "numpy":
+        from mscore.backends.numpy.collectives import NumpyCollectives
+        return NumpyCollectives

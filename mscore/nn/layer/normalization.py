@@ -17,6 +17,14 @@ from mscore.ops import functional as F
 _wrap = Tensor._wrap
 
 
+def _has_hooks(cell):
+    """Whether any hook is registered on ``cell`` (one would see its inputs or their
+    gradients)."""
+    hooks = cell._hooks
+    return hooks is not None and bool(hooks.forward_pre or hooks.forward or hooks.backward
+                                      or hooks.backward_pre)
+
+
 class _BatchNorm(Cell):
     """Batch normalisation over axis 1 with MindSpore's parameters and momentum.
 
@@ -62,12 +70,12 @@ class _BatchNorm(Cell):
     def _cast_inputs(self, args, dtype):
         # construct normalises half-precision inputs in float32 itself (fused kernels read
         # them as they are), so a float32 BatchNorm (amp O2's black list) whose float32 input
-        # nothing can observe (no forward hooks, this class's construct) takes them uncast:
+        # nothing can observe (no hooks, this class's construct) takes them uncast:
         # the same result without a cast of the activations each way.
         if dtype is mdt.float32 and len(args) == 1 and isinstance(args[0], Tensor) and \
                 args[0].dtype in (mdt.float16, mdt.bfloat16) and \
                 type(self).construct is _BatchNorm.construct and \
-                not self._forward_pre_hooks and not self._forward_hooks:
+                not _has_hooks(self):
             return args
         return super()._cast_inputs(args, dtype)
 

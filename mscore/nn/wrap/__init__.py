@@ -10,4 +10,7 @@ def __getattr__(name):
     if name in _LOSS_SCALE_NAMES:
         import importlib
         return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
+    if name == "DistributedGradReducer":
+        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+        return DistributedGradReducer
     raise AttributeError(f"module 'mscore.nn.wrap' has no attribute {name!r}")

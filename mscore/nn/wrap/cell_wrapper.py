@@ -77,8 +77,10 @@ class TrainOneStepCell(Cell):
     with respect to the optimizer's parameters, then the optimizer update. Returns the loss.
 
     ``TrainOneStepCell(network, optimizer, sens=None)``; ``sens`` (default 1.0) scales the
-    gradients. ``grad_reducer`` (identity; a data-parallel reducer replaces it) and
-    :meth:`process_grads` are the places to hook gradient clipping or reduction.
+    gradients. ``grad_reducer`` (identity; in DATA_PARALLEL mode a
+    :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters
+    before the first step) and :meth:`process_grads` are the places to hook gradient
+    clipping or reduction.
     """
 
     def __init__(self, network, optimizer, sens=None):
@@ -100,7 +102,17 @@ class TrainOneStepCell(Cell):
         self.weights = tuple(params)
         self.reducer_flag = False
         self.grad_reducer = _identity
+        from mscore.nn.wrap.grad_reducer import train_cell_reducer
+        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        if reducer is not None:
+            self.reducer_flag = True
+            self.grad_reducer = reducer
         self.grad = value_and_grad(self.network, None, self.weights)
+
+    def __call__(self, *inputs):
+        if self.reducer_flag:  # every rank starts from rank 0's parameters
+            self.grad_reducer.broadcast_once(self)
+        return super().__call__(*inputs)
 
     def process_grads(self, grads):
         """Gradients as the optimizer gets them: scaled by ``sens``, then ``grad_reducer``."""

@@ -4,13 +4,15 @@
 ``loss * scale``, divides the gradients by the scale (so the optimizer, and any gradient
 clipping in it, sees true gradients), checks them for inf/nan, lets the update cell adjust the
 scale, skips the optimizer step on overflow, and returns ``(loss, overflow, scale)`` where
-``scale`` is the value this step used.
+``scale`` is the value this step used. In DATA_PARALLEL mode the unscaled gradients are
+all-reduced before the check, and the overflow flag is agreed across ranks, so every rank
+skips the same steps.
 """
 from __future__ import annotations
 
 import numbers
 
-from mscore import context
+from mscore import context, dispatch
 from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import MutationScope, Parameter
@@ -132,6 +134,10 @@ class TrainOneStepWithLossScaleCell(Cell):
         self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
+        from mscore.nn.wrap.grad_reducer import train_cell_reducer
+        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        self.reducer_flag = reducer is not None
+        self.grad_reducer = reducer if reducer is not None else (lambda grads: grads)
 
     def set_sense_scale(self, sens):
         """Replace the scale value (a Tensor of shape () or (1,))."""
@@ -146,8 +152,10 @@ class TrainOneStepWithLossScaleCell(Cell):
 
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
-        (_, loss), grads = self._grad_fn(*inputs)
-        grads, overflow, host_overflow = self._unscale(grads, scale)
+        # inf/nan in the scaled gradients are what the check below is for: no warnings.
+        with dispatch.backend().expected_overflow():
+            (_, loss), grads = self._grad_fn(*inputs)
+            grads, overflow, host_overflow = self._unscale(grads, scale)
         if self.loss_scaling_manager is not None:
             checked = overflow
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
@@ -160,12 +168,18 @@ class TrainOneStepWithLossScaleCell(Cell):
     def _unscale(self, grads, scale):
         """``(grads / scale, overflow Tensor, overflow as a Python bool or None)``: eagerly
         with the step's one host synchronisation, inside a compiled program on the device
-        (None: the program does not wait for it)."""
+        (None: the program does not wait for it). In DATA_PARALLEL mode the unscaled
+        gradients are all-reduced before the check and the flag is agreed across ranks."""
         raw = [g._data for g in grads]
-        if graph.in_compiled():
+        if graph.in_compiled() or self.reducer_flag:
             from mscore.amp.loss_scale import all_finite
             grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
-            return grads, F.logical_not(all_finite(grads)), None
+            grads = self.grad_reducer(grads)
+            overflow = F.logical_not(all_finite(grads))
+            if self.reducer_flag:  # every rank skips when any rank overflowed
+                from mscore.nn.wrap.grad_reducer import agree_overflow
+                overflow = agree_overflow(overflow)
+            return grads, overflow, None if graph.in_compiled() else bool(overflow)
         raw, finite = unscale_and_check(raw, scale._data)
         return tuple(Tensor._wrap(g) for g in raw), Tensor(not finite), not finite
 
@@ -193,6 +207,8 @@ class TrainOneStepWithLossScaleCell(Cell):
                                   Tensor._wrap(new))._data)
 
     def __call__(self, *inputs):
+        if self.reducer_flag:  # every rank starts from rank 0's parameters
+            self.grad_reducer.broadcast_once(self)
         if context.get_context("mode") == context.GRAPH_MODE:
             self._host_streak = None       # the compiled step counts on the device only
         elif self._host_streak is None:

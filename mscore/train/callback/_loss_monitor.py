@@ -10,9 +10,19 @@ from mscore.train.callback._utils import check_non_negative_int, loss_display, l
 __all__ = ["LossMonitor"]
 
 
+def _rank_label():
+    """``"rank: R, "`` in a data-parallel job of several processes, else ``""``."""
+    from mscore.communication import management
+    if management.is_initialized() and management.get_group_size() > 1:
+        return f"rank: {management.get_rank()}, "
+    return ""
+
+
 class LossMonitor(Callback):
     """Print ``epoch: 1 step: 2, loss is 1.0925388`` every ``per_print_times`` steps
-    (counted across epochs; ``step`` is the step inside the epoch). 0 prints nothing.
+    (counted across epochs; ``step`` is the step inside the epoch). 0 prints nothing. In a
+    data-parallel job of several processes the line starts with the rank: ``rank: 1,
+    epoch: 1 step: 2, loss is ...`` (the loss of that rank's shard).
 
     A NaN or infinite loss raises ``ValueError`` and so ends training. In ``Model.fit`` it
     also prints the evaluation result at the end of each evaluated epoch.
@@ -44,8 +54,8 @@ class LossMonitor(Callback):
             self._last_print_time = cur_step - 1
         if self._per_print_times and cur_step - self._last_print_time >= self._per_print_times:
             self._last_print_time = cur_step
-            print(f"epoch: {cb_params.cur_epoch_num} step: {step_in_epoch}, loss is "
-                  f"{str(loss_display(outputs))}", flush=True)
+            print(f"{_rank_label()}epoch: {cb_params.cur_epoch_num} step: {step_in_epoch}, "
+                  f"loss is {str(loss_display(outputs))}", flush=True)
 
     def on_train_epoch_end(self, run_context):
         """In ``Model.fit``: print the evaluation metrics of this epoch."""

@@ -8,12 +8,20 @@ from __future__ import annotations
 from mscore.train.metrics.classification import (  # noqa: F401
     Accuracy, F1, Fbeta, Precision, Recall, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
     TopKCategoricalAccuracy)
+from mscore.train.metrics.confusion import ConfusionMatrix, ConfusionMatrixMetric  # noqa: F401
+from mscore.train.metrics.curves import ROC, auc  # noqa: F401
+from mscore.train.metrics.distance import (  # noqa: F401
+    HausdorffDistance, MeanSurfaceDistance, RootMeanSquareDistance)
 from mscore.train.metrics.metric import Metric, rearrange_inputs  # noqa: F401
-from mscore.train.metrics.regression import Loss, MAE, MSE  # noqa: F401
+from mscore.train.metrics.occlusion import OcclusionSensitivity  # noqa: F401
+from mscore.train.metrics.regression import Loss, MAE, MSE, Perplexity  # noqa: F401
+from mscore.train.metrics.similarity import BleuScore, CosineSimilarity, Dice  # noqa: F401
 
-__all__ = ["Metric", "rearrange_inputs", "Accuracy", "Precision", "Recall", "Fbeta", "F1",
-           "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-           "MAE", "MSE", "Loss", "get_metric_fn", "get_metrics", "names"]
+__all__ = ["names", "get_metric_fn", "Accuracy", "MAE", "MSE", "Metric", "rearrange_inputs",
+           "Precision", "HausdorffDistance", "Recall", "Fbeta", "BleuScore", "CosineSimilarity",
+           "OcclusionSensitivity", "F1", "Dice", "ROC", "auc", "TopKCategoricalAccuracy",
+           "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "Loss", "MeanSurfaceDistance",
+           "RootMeanSquareDistance", "Perplexity", "ConfusionMatrix", "ConfusionMatrixMetric"]
 
 _NAMES = {
     "accuracy": Accuracy,
@@ -21,13 +29,24 @@ _NAMES = {
     "precision": Precision,
     "recall": Recall,
     "F1": F1,
-    "f1": F1,
+    "dice": Dice,
+    "roc": ROC,
+    "auc": auc,
+    "bleu_score": BleuScore,
+    "cosine_similarity": CosineSimilarity,
+    "occlusion_sensitivity": OcclusionSensitivity,
     "topk": TopKCategoricalAccuracy,
+    "hausdorff_distance": HausdorffDistance,
     "top_1_accuracy": Top1CategoricalAccuracy,
     "top_5_accuracy": Top5CategoricalAccuracy,
     "mae": MAE,
     "mse": MSE,
     "loss": Loss,
+    "mean_surface_distance": MeanSurfaceDistance,
+    "root_mean_square_distance": RootMeanSquareDistance,
+    "perplexity": Perplexity,
+    "confusion_matrix": ConfusionMatrix,
+    "confusion_matrix_metric": ConfusionMatrixMetric,
 }
 
 
@@ -37,38 +56,38 @@ def names():
 
 
 def get_metric_fn(name, *args, **kwargs):
-    """A new metric object for ``name`` (``'accuracy'``, ``'loss'``, ...); extra arguments go
-    to its constructor."""
-    if not isinstance(name, str):
-        raise TypeError(f"name: expected a str, got {type(name).__name__}")
-    if name not in _NAMES:
-        raise KeyError(f"Unknown Metric function {name!r}; supported: {names()}")
+    """A new metric for ``name`` (``'accuracy'``, ``'loss'``, ...; see :func:`names`), built
+    with the extra arguments; an unknown name is ``KeyError``. (``'auc'`` names the function
+    :func:`auc`, which is called with the arguments.)"""
+    if not isinstance(name, str) or name not in _NAMES:
+        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}; supported: "
+                       f"{names()}.")
     return _NAMES[name](*args, **kwargs)
 
 
 def get_metrics(metrics):
-    """``{name: Metric}`` from a set/list of names, or a dict of names to Metric objects or
-    names; None gives None."""
+    """``{name: Metric}`` from a set (or list/tuple) of names, or a dict of names to Metric
+    objects (or metric names); None gives None."""
     if metrics is None:
         return None
     if isinstance(metrics, dict):
         out = {}
         for key, value in metrics.items():
-            if not isinstance(key, str):
-                raise TypeError(f"metrics: dict keys must be str, got {type(key).__name__}")
             if isinstance(value, str):
                 value = get_metric_fn(value)
-            if not isinstance(value, Metric):
-                raise TypeError(f"metrics: the value of {key!r} must be a Metric or a metric "
-                                f"name, got {type(value).__name__}")
+            if not isinstance(key, str) or not isinstance(value, Metric):
+                raise TypeError(f"For 'get_metrics', a dict 'metrics' needs str keys and Metric "
+                                f"values (or metric names), but got {key!r}: "
+                                f"{type(value).__name__}.")
             out[key] = value
         return out
     if isinstance(metrics, (set, frozenset, list, tuple)):
         out = {}
         for name in sorted(metrics) if isinstance(metrics, (set, frozenset)) else metrics:
             if not isinstance(name, str):
-                raise TypeError(f"metrics: expected metric names (str), got "
-                                f"{type(name).__name__}; use a dict to pass Metric objects")
+                raise TypeError(f"For 'get_metrics', expected metric names (str), but got "
+                                f"{type(name).__name__}; use a dict to pass Metric objects.")
             out[name] = get_metric_fn(name)
         return out
-    raise TypeError(f"metrics: expected a set or dict, got {type(metrics).__name__}")
+    raise TypeError(f"For 'get_metrics', 'metrics' must be None, a dict or a set, but got "
+                    f"{type(metrics).__name__}.")

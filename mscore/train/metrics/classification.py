@@ -1,13 +1,14 @@
-"""Classification metrics: ``Accuracy``, ``Precision``, ``Recall``, ``F1`` / ``Fbeta``,
-``TopKCategoricalAccuracy``."""
+"""Classification metrics: ``Accuracy``, ``Precision``, ``Recall``, ``Fbeta`` / ``F1``,
+``TopKCategoricalAccuracy`` (and its k = 1 and k = 5 forms)."""
 from __future__ import annotations
 
 import sys
 
 import numpy as np
 
-from mscore.train.metrics.metric import Metric, _check_two_inputs, _empty_error, \
-    rearrange_inputs
+from mscore.train.metrics.metric import (
+    LabelMetric, Metric, check_class_labels, check_input_count, empty_error, is_onehot,
+    rearrange_inputs)
 
 __all__ = ["Accuracy", "Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
@@ -15,42 +16,36 @@ __all__ = ["Accuracy", "Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAcc
 _EPS = sys.float_info.min
 
 
-def _check_eval_type(eval_type):
-    if eval_type not in ("classification", "multilabel"):
-        raise ValueError(f"eval_type: expected 'classification' or 'multilabel', got "
-                         f"{eval_type!r}")
-    return eval_type
+def _check_average(owner, average):
+    if not isinstance(average, bool):
+        raise TypeError(f"For '{owner}', 'average' must be a bool, but got "
+                        f"{type(average).__name__}.")
 
 
-def _is_onehot(y_pred, y):
-    """True when ``y`` holds one-hot rows like ``y_pred`` (rather than class indices)."""
-    return y.ndim == y_pred.ndim and y.ndim > 1 and y.shape == y_pred.shape
+def _one_hot_pairs(name, y_pred, y, class_num):
+    """One-hot rows ``(y, predicted class)``, one row per position (classification)."""
+    y = check_class_labels(name, y, class_num)
+    eye = np.eye(class_num)
+    return eye[y], eye[y_pred.argmax(axis=1).reshape(-1)]
 
 
-def _class_indices(name, y_pred, y):
-    if y_pred.ndim < 2:
-        raise ValueError(f"For '{name}.update', the predicted value must be N x C scores, got "
-                         f"shape {y_pred.shape}")
-    if _is_onehot(y_pred, y):
-        y = y.argmax(axis=1)
-    y = y.reshape(-1)
-    if y.shape[0] != y_pred.shape[0]:
-        raise ValueError(f"For '{name}.update', predicted value has {y_pred.shape[0]} samples "
-                         f"but true value has {y.shape[0]}")
-    return y
+def _multilabel_columns(y_pred, y, class_num):
+    """Both as ``class_num x positions``: one column per sample (and per spatial position)."""
+    return (np.swapaxes(y_pred, 1, 0).reshape(class_num, -1),
+            np.swapaxes(y, 1, 0).reshape(class_num, -1))
 
 
-class Accuracy(Metric):
+class Accuracy(LabelMetric):
     """Fraction of samples classified correctly.
 
-    ``eval_type='classification'``: ``y_pred`` is N x C scores and ``y`` class indices (N,)
-    or one-hot (N, C); ``'multilabel'``: both N x C of 0/1 and a sample counts when every
-    label matches.
+    ``eval_type='classification'``: ``y_pred`` is N x C (x ...) scores and ``y`` class indices
+    N (x ...) or one-hot N x C (x ...); every position counts. ``'multilabel'``: both are
+    N x C (x ...) of 0/1 and a sample counts as correct when all its C labels match.
+    ``eval_type`` outside these two is ``TypeError``.
     """
 
     def __init__(self, eval_type="classification"):
-        super().__init__()
-        self._type = _check_eval_type(eval_type)
+        super().__init__(eval_type)
         self.clear()
 
     def clear(self):
@@ -62,153 +57,176 @@ class Accuracy(Metric):
     @rearrange_inputs
     def update(self, *inputs):
         """Accumulate one batch ``(y_pred, y)``."""
-        _check_two_inputs("Accuracy", inputs)
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._labels_and_predictions(inputs)
+        self._count_classes(y_pred)
         if self._type == "classification":
-            y = _class_indices("Accuracy", y_pred, y)
-            if self._class_num == 0:
-                self._class_num = y_pred.shape[1]
-            elif y_pred.shape[1] != self._class_num:
-                raise ValueError(f"For 'Accuracy.update', class number not match, last input "
-                                 f"predicted data contain {self._class_num} classes, but "
-                                 f"current predicted data contain {y_pred.shape[1]} classes, "
-                                 f"please check your predicted value (inputs[0]).")
-            result = (np.equal(y_pred.argmax(axis=1), y) * 1).reshape(-1)
+            result = np.equal(y_pred.argmax(axis=1), y).reshape(-1)
         else:
-            if y_pred.shape != y.shape:
-                raise ValueError(f"For 'Accuracy.update' (multilabel), predicted and true values "
-                                 f"must have the same shape, got {y_pred.shape} and {y.shape}")
-            y_pred = y_pred.reshape(y_pred.shape[0], -1)
-            y = y.reshape(y.shape[0], -1)
-            result = np.equal(np.round(y_pred), y).all(axis=1) * 1
+            rows_pred = np.moveaxis(y_pred, 1, -1).reshape(-1, self._class_num)
+            rows_true = np.moveaxis(y, 1, -1).reshape(-1, self._class_num)
+            result = np.equal(rows_pred, rows_true).all(axis=1)
         self._correct_num += int(result.sum())
         self._total_num += int(result.shape[0])
 
     def eval(self):
-        """Correct samples / all samples."""
+        """Correct samples / all samples (``RuntimeError`` before any sample)."""
         if self._total_num == 0:
-            raise _empty_error("Accuracy")
-        return self._correct_num / self._total_num
+            raise empty_error("Accuracy")
+        return np.float64(self._correct_num / self._total_num)
 
 
-class _ConfusionCounts(Metric):
-    """Per-class true positives, predicted positives and actual positives."""
-
-    _name = "Metric"
+class _PrecisionRecall(LabelMetric):
+    """Shared by Precision and Recall: true positives over a per-class (classification) or
+    per-sample (multilabel) denominator."""
 
     def __init__(self, eval_type="classification"):
-        super().__init__()
-        self._type = _check_eval_type(eval_type)
+        super().__init__(eval_type)
+        self.eps = _EPS
         self.clear()
 
     def clear(self):
         """Reset the counts."""
         self._class_num = 0
-        self._true_positives = 0
-        self._positives = 0
-        self._actual_positives = 0
+        if self._type == "multilabel":
+            self._true_positives = np.empty(0)
+            self._denominators = np.empty(0)
+            self._ratio_sum = 0
+            self._ratio_count = 0
+        else:
+            self._true_positives = 0
+            self._denominators = 0
+
+    def _denominator(self, y_onehot, pred_onehot):
+        raise NotImplementedError
 
     @rearrange_inputs
     def update(self, *inputs):
         """Accumulate one batch ``(y_pred, y)``."""
-        _check_two_inputs(self._name, inputs)
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._labels_and_predictions(inputs)
+        class_num = y_pred.shape[1]
+        self._count_classes(y_pred, check_only=True)
         if self._type == "classification":
-            y = _class_indices(self._name, y_pred, y)
-            n_class = y_pred.shape[1]
-            if y.size and (y.min() < 0 or y.max() >= n_class):
-                raise ValueError(f"For '{self._name}.update', labels must be in [0, {n_class}), "
-                                 f"got values in [{y.min()}, {y.max()}]")
-            y_onehot = np.eye(n_class)[y.astype(np.int64)]
-            pred_onehot = np.eye(n_class)[y_pred.argmax(axis=1)]
+            y, y_pred = _one_hot_pairs(type(self).__name__, y_pred, y, class_num)
         else:
-            if y_pred.shape != y.shape:
-                raise ValueError(f"For '{self._name}.update' (multilabel), predicted and true "
-                                 f"values must have the same shape, got {y_pred.shape} and "
-                                 f"{y.shape}")
-            n_class = y_pred.shape[1]
-            y_onehot = y.reshape(-1, n_class).astype(np.float64)
-            pred_onehot = np.round(y_pred).reshape(-1, n_class).astype(np.float64)
-        if self._class_num == 0:
-            self._class_num = n_class
-        elif n_class != self._class_num:
-            raise ValueError(f"For '{self._name}.update', class number not match: "
-                             f"{self._class_num} before, {n_class} now")
-        self._true_positives = self._true_positives + (y_onehot * pred_onehot).sum(axis=0)
-        self._positives = self._positives + pred_onehot.sum(axis=0)
-        self._actual_positives = self._actual_positives + y_onehot.sum(axis=0)
-
-    def _check_eval(self, average):
-        if not isinstance(average, bool):
-            raise TypeError(f"average: expected a bool, got {type(average).__name__}")
-        if self._class_num == 0:
-            raise _empty_error(self._name)
-
-
-class Precision(_ConfusionCounts):
-    """Per-class precision ``tp / (tp + fp)``; ``eval(average=True)`` gives their mean."""
-
-    _name = "Precision"
+            y_pred, y = _multilabel_columns(y_pred, y, class_num)
+        self._class_num = class_num
+        true_positives = (y * y_pred).sum(axis=0)
+        denominators = self._denominator(y, y_pred)
+        if self._type == "multilabel":
+            # MindSpore averages per sample: the mean of each sample's ratio.
+            self._ratio_sum += np.sum(true_positives / (denominators + self.eps))
+            self._ratio_count += len(denominators)
+            self._true_positives = np.concatenate((self._true_positives, true_positives))
+            self._denominators = np.concatenate((self._denominators, denominators))
+        else:
+            self._true_positives = self._true_positives + true_positives
+            self._denominators = self._denominators + denominators
 
     def eval(self, average=False):
-        """A numpy array of per-class precisions, or their mean with ``average=True``."""
-        self._check_eval(average)
-        result = self._true_positives / (self._positives + _EPS)
-        return float(result.mean()) if average else result
+        """Per class (classification) or per sample (multilabel) values as a numpy array, or
+        their mean with ``average=True``."""
+        if self._class_num == 0:
+            raise empty_error(type(self).__name__)
+        _check_average(type(self).__name__, average)
+        result = self._true_positives / (self._denominators + self.eps)
+        if not average:
+            return result
+        if self._type == "multilabel":
+            return np.float64(self._ratio_sum / (self._ratio_count + self.eps))
+        return result.mean()
 
 
-class Recall(_ConfusionCounts):
-    """Per-class recall ``tp / (tp + fn)``; ``eval(average=True)`` gives their mean."""
+class Precision(_PrecisionRecall):
+    """Precision ``tp / (tp + fp)``: per class for ``'classification'``; per sample for
+    ``'multilabel'`` (as MindSpore: each sample's predicted labels), ``eval(average=True)``
+    the mean of those values."""
 
-    _name = "Recall"
-
-    def eval(self, average=False):
-        """A numpy array of per-class recalls, or their mean with ``average=True``."""
-        self._check_eval(average)
-        result = self._true_positives / (self._actual_positives + _EPS)
-        return float(result.mean()) if average else result
+    def _denominator(self, y_onehot, pred_onehot):
+        return pred_onehot.sum(axis=0)
 
 
-class Fbeta(_ConfusionCounts):
-    """Per-class F-beta score ``(1 + b^2) tp / (b^2 (tp + fn) + tp + fp)``."""
+class Recall(_PrecisionRecall):
+    """Recall ``tp / (tp + fn)``: per class for ``'classification'``; per sample for
+    ``'multilabel'`` (each sample's true labels), ``eval(average=True)`` the mean of those
+    values."""
 
-    _name = "Fbeta"
+    def _denominator(self, y_onehot, pred_onehot):
+        return y_onehot.sum(axis=0)
+
+
+class Fbeta(Metric):
+    """Per-class F-beta score ``(1 + b^2) tp / (b^2 (tp + fn) + tp + fp)`` of class scores
+    ``y_pred`` (N x C) against class indices or one-hot labels; ``beta`` must be > 0."""
 
     def __init__(self, beta):
-        if not isinstance(beta, (int, float)) or isinstance(beta, bool) or beta <= 0:
-            raise ValueError(f"beta: expected a positive number, got {beta!r}")
-        self.beta = float(beta)
-        super().__init__("classification")
+        super().__init__()
+        self.eps = _EPS
+        try:
+            positive = beta > 0
+        except TypeError:
+            raise TypeError(f"For 'Fbeta', 'beta' must be a number, but got "
+                            f"{type(beta).__name__}.") from None
+        if not positive:
+            raise ValueError(f"For 'Fbeta', 'beta' must be greater than 0, but got {beta}.")
+        self.beta = beta
+        self.clear()
+
+    def clear(self):
+        """Reset the counts."""
+        self._true_positives = 0
+        self._actual_positives = 0
+        self._positives = 0
+        self._class_num = 0
+
+    @rearrange_inputs
+    def update(self, *inputs):
+        """Accumulate one batch ``(y_pred, y)``."""
+        name = type(self).__name__
+        check_input_count(name, inputs, 2, "(predicted value, true value)")
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
+        if y_pred.ndim == y.ndim and is_onehot(y):
+            y = y.argmax(axis=1)
+        if self._class_num not in (0, y_pred.shape[1]):
+            raise ValueError(f"For '{name}.update', the class number does not match: earlier "
+                             f"predictions had {self._class_num} classes, these have "
+                             f"{y_pred.shape[1]} (predicted value, inputs[0]).")
+        y, y_pred = _one_hot_pairs(name, y_pred, y, y_pred.shape[1])
+        self._class_num = y_pred.shape[1]
+        self._true_positives = self._true_positives + (y * y_pred).sum(axis=0)
+        self._positives = self._positives + y_pred.sum(axis=0)
+        self._actual_positives = self._actual_positives + y.sum(axis=0)
 
     def eval(self, average=False):
         """A numpy array of per-class scores, or their mean with ``average=True``."""
-        self._check_eval(average)
+        _check_average(type(self).__name__, average)
+        if self._class_num == 0:
+            raise empty_error("Fbeta")
         b2 = self.beta ** 2
-        result = (1 + b2) * self._true_positives / (
-            b2 * self._actual_positives + self._positives + _EPS)
-        return float(result.mean()) if average else result
+        fbeta = (1.0 + b2) * self._true_positives / (
+            b2 * self._actual_positives + self._positives + self.eps)
+        return fbeta.mean() if average else fbeta
 
 
 class F1(Fbeta):
     """F-beta with beta = 1: the harmonic mean of precision and recall, per class."""
-
-    _name = "F1"
 
     def __init__(self):
         super().__init__(1.0)
 
 
 class TopKCategoricalAccuracy(Metric):
-    """Fraction of samples whose true class is among the ``k`` highest scores."""
+    """Fraction of samples whose true class is among the ``k`` highest scores (ties go to the
+    lower class index). Labels are class indices or one-hot rows."""
 
     def __init__(self, k):
         super().__init__()
-        if not isinstance(k, int) or isinstance(k, bool):
-            raise TypeError(f"k: expected an int, got {type(k).__name__}")
+        if not isinstance(k, int):
+            raise TypeError(f"For 'TopKCategoricalAccuracy', 'k' must be an int, but got "
+                            f"{type(k).__name__}.")
         if k < 1:
-            raise ValueError(f"k: expected an int >= 1, got {k}")
+            raise ValueError(f"For 'TopKCategoricalAccuracy', 'k' must be at least 1, but got "
+                             f"{k}.")
         self.k = k
         self.clear()
 
@@ -220,20 +238,25 @@ class TopKCategoricalAccuracy(Metric):
     @rearrange_inputs
     def update(self, *inputs):
         """Accumulate one batch ``(y_pred, y)``."""
-        _check_two_inputs("TopKCategoricalAccuracy", inputs)
+        check_input_count("TopKCategoricalAccuracy", inputs, 2,
+                          "(predicted value, true value)")
         y_pred = self._convert_data(inputs[0])
-        y = _class_indices("TopKCategoricalAccuracy", y_pred, self._convert_data(inputs[1]))
-        # stable sort of -scores: ties go to the lower class index, as argmax does
+        y = self._convert_data(inputs[1])
+        if y_pred.ndim == y.ndim and is_onehot(y):
+            y = y.argmax(axis=1)
         top = np.argsort(-y_pred, axis=1, kind="stable")[:, :self.k]
-        correct = np.equal(top, y.reshape(-1, 1)).any(axis=1)
-        self._correct_num += int(correct.sum())
+        y = y.reshape(-1, 1)
+        if y.shape[0] != top.shape[0]:
+            raise ValueError(f"For 'TopKCategoricalAccuracy.update', the predicted value has "
+                             f"{top.shape[0]} samples but the true value has {y.shape[0]}.")
+        self._correct_num += int(np.equal(top, y).sum())
         self._samples_num += int(y.shape[0])
 
     def eval(self):
         """Samples with the true class in the top k / all samples."""
         if self._samples_num == 0:
-            raise _empty_error("TopKCategoricalAccuracy")
-        return self._correct_num / self._samples_num
+            raise empty_error("TopKCategoricalAccuracy")
+        return np.float64(self._correct_num / self._samples_num)
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):

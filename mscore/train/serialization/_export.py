@@ -1,37 +1,27 @@
-"""``export``: write a network as ONNX, traced through the op layer on any backend.
+"""``export``: write a network as ONNX or MINDIR, traced through the op layer on any backend.
 
-While the network runs once on the example inputs, a recording stand-in replaces the active
-backend (``mscore.context._active``): every primitive call is forwarded to the real backend and
-recorded with its inputs, attributes and output. Values that depend on an input or a Parameter
-become ONNX nodes; everything else (``full`` scalars, index arrays, Tensors held by layers) is
-folded to a constant. Parameters become initializers under their ``Parameter.name``. The
-network runs in inference mode (``set_train(False)``) and eagerly (PYNATIVE), and shapes are
-those of the example inputs (the ONNX graph has static shapes).
+The tracing is shared (``_trace``): values that depend on an input or a Parameter become graph
+nodes, everything else is folded to a constant, Parameters become initializers under their
+``Parameter.name``, and shapes are those of the example inputs (static shapes).
 
-Fused ``softmax``/``log_softmax`` become ONNX ``Softmax``/``LogSoftmax``; the other fused ops
-are traced through the core's composites (so BatchNorm is arithmetic, ReLU a ``Where``).
-``MINDIR`` and ``AIR`` are not implemented.
+ONNX: fused ``softmax``/``log_softmax`` become ONNX ``Softmax``/``LogSoftmax``; the other fused
+ops are traced through the core's composites (so BatchNorm is arithmetic, ReLU a ``Where``).
+MINDIR is written by ``_mindir_export``; ``AIR`` is not implemented.
 """
 from __future__ import annotations
 
-import inspect
 import os
 
 import numpy as np
 
-from mscore import context as _context
 from mscore.common import dtype as mdt
-from mscore.common.tensor import Tensor
-from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+from mscore.train.serialization._trace import (
+    TraceGraph, check_net_and_inputs, is_index_array, trace)
 
 OPSET = 18
 _IR_VERSION = 8
 _INT64_MIN = -(2 ** 63)
 FILE_FORMATS = ("AIR", "ONNX", "MINDIR")
-
-# Primitive ops that only read metadata or move data out: forwarded, never recorded.
-_PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
-_RANDOM = {"random_uniform", "random_normal"}
 
 _UNARY = {"neg": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin",
           "cos": "Cos", "tanh": "Tanh", "erf": "Erf", "sign": "Sign", "floor": "Floor",
@@ -52,31 +42,16 @@ def _onnx_type(dtype):
             mdt.uint8: TensorProto.UINT8, mdt.bool_: TensorProto.BOOL}[dtype]
 
 
-def _signature(name):
-    if name in ("softmax", "log_softmax"):
-        return inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-                                  inspect.Parameter("axis", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
-    sig = inspect.signature(getattr(Backend, name))
-    params = list(sig.parameters.values())[1:]  # drop self
-    return sig.replace(parameters=params)
+class _OnnxGraph(TraceGraph):
+    """The ONNX graph under construction."""
 
-
-def _is_index_array(item):
-    return not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)))
-
-
-class _Graph:
-    """The ONNX graph under construction, keyed by the identity of native arrays."""
+    format_name = "ONNX"
 
     def __init__(self, real, params):
         from onnx import helper
+        super().__init__(real, params)
         self.helper = helper
-        self.real = real
-        self.names = {}         # id(native) -> ONNX value name (values that depend on inputs)
-        self.consts = {}        # id(native) -> numpy value (folded constants)
         self.const_names = {}   # id(native) -> initializer name
-        self.params = {id(p._data): p for p in params}
-        self.keep = []          # every native seen, so no id is reused during the trace
         self.nodes, self.initializers, self.used_names = [], [], set()
         self.counter = 0
 
@@ -89,9 +64,6 @@ class _Graph:
             name = f"{hint}_{self.counter}"
         self.used_names.add(name)
         return name
-
-    def is_dynamic(self, x):
-        return id(x) in self.names or id(x) in self.params
 
     def initializer(self, value, hint):
         from onnx import numpy_helper
@@ -118,11 +90,7 @@ class _Graph:
             self.names[key] = name
             return name
         if key not in self.const_names:
-            value = self.consts.get(key)
-            if value is None:  # a native made outside the trace (a Tensor a layer holds)
-                self.keep.append(x)
-                value = np.asarray(self.real.to_numpy(x))
-            self.const_names[key] = self.const(value)
+            self.const_names[key] = self.const(self.constant_value(x))
         return self.const_names[key]
 
     def node(self, op_type, inputs, out=None, **attrs):
@@ -131,58 +99,14 @@ class _Graph:
                                                 name=self.fresh("node"), **attrs))
         return out
 
-    def shape(self, x):
-        return tuple(int(s) for s in self.real.shape(x))
-
-    def dtype(self, x):
-        return self.real.dtype(x)
-
     def i64(self, values):
         return self.const(np.asarray(values, dtype=np.int64), "shape")
 
-    # -- recording -------------------------------------------------------------------------------
-    def record(self, name, args, attrs, out):
-        bound = _signature(name).bind(*args, **attrs)
-        bound.apply_defaults()
-        ba = dict(bound.arguments)
-        arrays = _array_args(name, ba)
-        self.keep.extend(arrays)
-        self.keep.append(out)
-        if name in _RANDOM:
-            raise NotImplementedError(
-                f"export: the network draws random numbers ({name}) in inference mode; ONNX "
-                f"export supports deterministic networks only")
-        if not any(self.is_dynamic(a) for a in arrays):
-            self.consts[id(out)] = np.asarray(self.real.to_numpy(out))
-            return
-        if any(out is a for a in arrays):  # the op returned an input unchanged (a no-op cast)
-            self.v(out)
-            return
-        convert = _CONVERTERS.get(name)
-        if convert is None:
+    def convert(self, name, ba, out):
+        converter = _CONVERTERS.get(name)
+        if converter is None:
             raise NotImplementedError(f"export: primitive {name!r} has no ONNX mapping yet")
-        self.names[id(out)] = convert(self, ba, out)
-
-
-def _array_args(name, ba):
-    if name in ("full", "arange", "from_numpy", "rng_state"):
-        return []
-    if name == "concat":
-        return list(ba["arrays"])
-    if name in ("getitem", "scatter_add"):
-        extra = [i for i in ba["index"] if _is_index_array(i)]
-        return [ba["a"]] + extra + ([ba["updates"]] if name == "scatter_add" else [])
-    if name in ("where",):
-        return [ba["cond"], ba["x"], ba["y"]]
-    if name in ("conv", "conv_transpose"):
-        return [ba["x"], ba["w"]]
-    if name in ("max_pool", "avg_pool", "softmax", "log_softmax"):
-        return [ba["x"]]
-    if name in _BINARY or name in ("not_equal",):
-        return [ba["a"], ba["b"]]
-    if name in _RANDOM:
-        return [ba["state"]]
-    return [ba["a"]]
+        return converter(self, ba, out)
 
 
 # -- converters: (graph, bound arguments, native output) -> ONNX output name ---------------------------
@@ -274,7 +198,7 @@ def _pad(g, ba, out):
 def _getitem(g, ba, out):
     a, index = ba["a"], tuple(ba["index"])
     shape = list(g.shape(a))
-    arrays = [i for i in index if _is_index_array(i)]
+    arrays = [i for i in index if is_index_array(i)]
     ints = [i for i in index if isinstance(i, (int, np.integer))]
     if arrays and (len(arrays) > 1 or ints):
         raise NotImplementedError("export: indexing with several integer arrays, or integer "
@@ -370,103 +294,26 @@ _CONVERTERS.update({
 })
 
 
-class _Recorder:
-    """Stands in for the active backend during export: forwards every primitive to the real
-    backend and records it in the graph."""
-
-    value_and_grad = None
-    compile = None
-
-    def __init__(self, real, graph):
-        self._real = real
-        self._graph = graph
-        self.name = real.name
-        self.capabilities = getattr(real, "capabilities", frozenset())
-        self.device = getattr(real, "device", "CPU")
-        for fused in FUSED_OPS:  # traced through the core's composites...
-            setattr(self, fused, None)
-        self.softmax = lambda x, axis: self._softmax(x, axis, False)  # ...except these two
-        self.log_softmax = lambda x, axis: self._softmax(x, axis, True)
-
-    def __getattr__(self, name):
-        attr = getattr(self._real, name)
-        if name in PRIMITIVE_OPS and name not in _PASSTHROUGH:
-            def recorded(*args, **attrs):
-                out = attr(*args, **attrs)
-                self._graph.record(name, args, attrs, out)
-                return out
-            return recorded
-        return attr
-
-    def _softmax(self, x, axis, log):
-        b = self._real
-        fused = getattr(b, "log_softmax" if log else "softmax", None)
-        if fused is not None:
-            out = fused(x, axis=axis)
-        else:
-            shifted = b.sub(x, b.max(x, (axis,), True))
-            e = b.exp(shifted)
-            total = b.sum(e, (axis,), True)
-            out = b.sub(shifted, b.log(total)) if log else b.div(e, total)
-        self._graph.record("log_softmax" if log else "softmax", (x,), {"axis": axis}, out)
-        return out
-
-
-def _flatten_outputs(out, what="output"):
-    if isinstance(out, Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        leaves = []
-        for o in out:
-            leaves.extend(_flatten_outputs(o, what))
-        return leaves
-    raise TypeError(f"export: the network's {what} must be Tensors (or tuples of them), got "
-                    f"{type(out).__name__}")
-
-
 def build_onnx_model(net, *inputs):
     """Trace ``net(*inputs)`` through the op layer and return the ``onnx.ModelProto``."""
     import onnx
     from onnx import helper
-    from mscore.nn.cell import Cell
-    if not isinstance(net, Cell):
-        raise TypeError(f"net: expected a Cell, got {type(net).__name__}")
-    if not inputs:
-        raise ValueError("inputs: export needs at least one example input Tensor")
-    for i, x in enumerate(inputs):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"inputs[{i}]: expected a Tensor, got {type(x).__name__}")
+    from mscore import context as _context
+    check_net_and_inputs(net, inputs)
     real = _context.current_backend()
     params = [p for _, p in net.parameters_and_names()]
-    graph = _Graph(real, params)
+    graph = _OnnxGraph(real, params)
     graph_inputs = []
     for i, x in enumerate(inputs):
         name = f"input_{i}"
         graph.used_names.add(name)
-        graph.names[id(x._data)] = name
-        graph.keep.append(x._data)
+        graph.add_input(x, name)
         graph_inputs.append(helper.make_tensor_value_info(name, _onnx_type(x.dtype),
                                                           list(x.shape)))
-    modes = [(cell, cell.training) for _, cell in net.cells_and_names()]
-    old_mode = _context._context["mode"]
-    recorder = _Recorder(real, graph)
-    net.set_train(False)
-    _context._context["mode"] = _context.PYNATIVE_MODE
-    _context._active = recorder
-    try:
-        out = net(*inputs)
-    finally:
-        _context._active = real
-        _context._context["mode"] = old_mode
-        for cell, training in modes:
-            object.__setattr__(cell, "training", training)
-    leaves = _flatten_outputs(out)
+    _, leaves = trace(net, inputs, graph)
     graph_outputs = []
     for i, t in enumerate(leaves):
         native = t._data
-        if not graph.is_dynamic(native):
-            raise ValueError(f"export: output {i} does not depend on the inputs through the op "
-                             f"layer (a layer bypassed mscore's dispatch?)")
         name = f"output_{i}"
         graph.used_names.add(name)
         graph.node("Identity", [graph.v(native)], out=name)
@@ -481,31 +328,65 @@ def build_onnx_model(net, *inputs):
     return model
 
 
-def export(net, *inputs, file_name, file_format):
-    """Export ``net`` run on the example ``inputs`` to ``file_name`` in ``file_format``.
-
-    ``"ONNX"`` writes an ONNX model (opset 18; ``.onnx`` is appended to the name when
-    missing) through the ``onnx`` package; ``"MINDIR"`` and ``"AIR"`` raise
-    ``NotImplementedError``. The file is written atomically.
-    """
-    from mscore.train.serialization._checkpoint import _atomic_write, _check_path
-    path = _check_path(file_name, "file_name")
-    if not isinstance(file_format, str):
-        raise TypeError(f"file_format: expected a str, got {type(file_format).__name__}")
-    if file_format not in FILE_FORMATS:
-        raise ValueError(f"file_format: expected one of {FILE_FORMATS}, got {file_format!r}")
-    if file_format != "ONNX":
-        raise NotImplementedError(f"export: file_format {file_format!r} is not implemented in "
-                                  f"mscore yet; use 'ONNX'")
+def _onnx_bytes(net, inputs):
     try:
         import onnx  # noqa: F401
     except ImportError as exc:
         raise ImportError("export: ONNX export needs the 'onnx' package (pip install "
                           "'mscore[onnx]')") from exc
-    model = build_onnx_model(net, *inputs)
-    if not path.endswith(".onnx"):
-        path += ".onnx"
+    return build_onnx_model(net, *inputs).SerializeToString()
+
+
+def _mindir_bytes(net, inputs):
+    from mscore.train.serialization._mindir_export import build_mindir_model
+    return build_mindir_model(net, *inputs).SerializeToString(deterministic=True)
+
+
+_WRITERS = {"ONNX": (".onnx", _onnx_bytes), "MINDIR": (".mindir", _mindir_bytes)}
+
+
+def export(net, *inputs, file_name, file_format, **kwargs):
+    """Export ``net`` run on the example ``inputs`` to ``file_name`` in ``file_format``.
+
+    ``"ONNX"`` writes an ONNX model (opset 18) through the ``onnx`` package; ``"MINDIR"``
+    writes a MindIR model that MindSpore's ``load`` and ``nn.GraphCell`` run (and
+    :func:`mscore.load` reads back). The format's suffix (``.onnx``, ``.mindir``) is appended
+    to ``file_name`` when missing. ``"AIR"`` (Ascend only) raises ``NotImplementedError``, as
+    do MindSpore's MINDIR options ``enc_key``, ``dataset``, ``obf_config`` and
+    ``custom_func``. The file is written atomically.
+    """
+    from mscore.train.serialization._atomic import atomic_write
+    from mscore.train.serialization._checkpoint import _check_path
+    path = _check_path(file_name, "file_name")
+    if not isinstance(file_format, str):
+        raise TypeError(f"file_format: expected a str, got {type(file_format).__name__}")
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"file_format: expected one of {FILE_FORMATS}, got {file_format!r}")
+    if file_format not in _WRITERS:
+        raise NotImplementedError(f"export: file_format {file_format!r} is not implemented in "
+                                  f"mscore (it needs Ascend's graph engine); use 'MINDIR' or "
+                                  f"'ONNX'")
+    _check_export_options(file_format, kwargs)
+    suffix, writer = _WRITERS[file_format]
+    data = writer(net, inputs)
+    if not path.endswith(suffix):
+        path += suffix
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
-    data = model.SerializeToString()
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
+
+
+# MindSpore's export options that mscore does not implement (each raises, naming itself).
+_UNSUPPORTED_OPTIONS = ("enc_key", "enc_mode", "dataset", "obf_config", "custom_func",
+                        "incremental")
+
+
+def _check_export_options(file_format, kwargs):
+    for key, value in kwargs.items():
+        if key not in _UNSUPPORTED_OPTIONS:
+            raise TypeError(f"export() got an unexpected keyword argument {key!r}")
+        if key == "enc_mode":  # only read together with enc_key
+            continue
+        if value is not None and value is not False:
+            raise NotImplementedError(f"export: the option {key!r} is not implemented in "
+                                      f"mscore ({file_format})")

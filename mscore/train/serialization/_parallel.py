@@ -24,6 +24,15 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 
 
+class MissingLayoutError(KeyError, ValueError):
+    """``merge_sliced_parameter``: the parameter has no layout in ``strategy``. MindSpore
+    raises ``KeyError`` here; as a bad argument value it is a ``ValueError`` too, so either
+    ``except`` catches it."""
+
+    def __str__(self):  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
 def build_searched_strategy(strategy_filename):
     """Read a parallel strategy file: ``{parameter name: ParallelLayouts message}``.
 
@@ -140,7 +149,8 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
     (from :func:`build_searched_strategy`) the parameter's layout places each slice.
 
     ``TypeError`` when the slices are not a list of Parameters or strategy is not a dict,
-    ``ValueError`` when they do not fit together, ``KeyError`` when the parameter is not in
+    ``ValueError`` when they do not fit together, and :class:`MissingLayoutError` (both a
+    ``KeyError``, as in MindSpore, and a ``ValueError``) when the parameter is not in
     ``strategy``.
     """
     if not isinstance(sliced_parameters, list):
@@ -175,8 +185,10 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
         merged = np.concatenate(arrays, axis=0)
     else:
         if name not in strategy:
-            raise KeyError(f"merge_sliced_parameter: parameter {name!r} is not a key of "
-                           f"strategy")
+            known = sorted(strategy)
+            raise MissingLayoutError(f"strategy: parameter {name!r} of sliced_parameters is "
+                                     f"not a key of strategy (its keys: {known[:5]}"
+                                     f"{'...' if len(known) > 5 else ''})")
         merged = _merge_with_layout(arrays, name, strategy[name], even)
     return Parameter(Tensor(np.ascontiguousarray(merged)), name=name,
                      requires_grad=first.requires_grad,

@@ -1,8 +1,19 @@
-"""``parse_print``: read MindSpore's print files (``mscore/train/proto/print.proto``)."""
+"""MindSpore's print files (``mscore/train/proto/print.proto``): :func:`parse_print` reads
+them, :func:`append_print_record` writes what one ``Print`` call prints (the ``Print``
+primitive does, when ``set_context(print_file_path=...)`` is set).
+
+The file is a sequence of serialized ``Print`` messages, one per ``Print`` call, which
+protobuf parses as one message whose values follow in order: text as ``desc``, a tensor as
+``TensorProto`` (``dims`` the shape, none for a 0-d tensor; ``tensor_type`` spelled as in
+checkpoints, ``"Float32"``; the little-endian element bytes).
+"""
 from __future__ import annotations
 
 import math
+import numbers
 import os
+
+import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
@@ -17,6 +28,9 @@ def _bad(path, why):
     return ValueError(f"parse_print: {path!r} is not a valid print file: {why}")
 
 
+_MAX_DIMS = 32   # numpy's limit on the number of axes (numpy 1.x)
+
+
 def _tensor(path, index, tensor):
     if not isinstance(tensor.tensor_type, str):
         raise _bad(path, f"value {index} has a tensor_type that is not UTF-8 text")
@@ -24,23 +38,56 @@ def _tensor(path, index, tensor):
     if dtype is None:
         raise _bad(path, f"value {index} has unsupported tensor_type {tensor.tensor_type!r}")
     dims = list(tensor.dims)
-    if any(d < 0 for d in dims):
-        raise _bad(path, f"value {index} has negative dims {dims}")
+    if any(d < 0 for d in dims) or len(dims) > _MAX_DIMS:
+        raise _bad(path, f"value {index} has invalid dims {dims[:_MAX_DIMS + 1]} (negative, "
+                         f"or more than {_MAX_DIMS} of them)")
+    content = tensor.tensor_content
+    if dims == [0] and not content:  # an empty 1-d tensor
+        return Tensor(np.zeros((0,), dtype.np_dtype))
     scalar = not dims or dims == [0]
     count = 1 if scalar else math.prod(dims)
-    content = tensor.tensor_content
     if len(content) != count * dtype.itemsize:
         raise _bad(path, f"value {index} ({tensor.tensor_type}, dims {dims}) needs "
                          f"{count * dtype.itemsize} bytes, the file holds {len(content)}")
     from mscore.train.serialization._checkpoint import _from_le_bytes
     arr = _from_le_bytes(content, dtype, count)
-    return Tensor(arr.reshape(()) if scalar else arr.reshape(dims))
+    try:
+        arr = arr.reshape(()) if scalar else arr.reshape(dims)
+    except ValueError as exc:  # an empty tensor with absurd dims
+        raise _bad(path, f"value {index} has dims {dims} numpy cannot hold ({exc})") from None
+    return Tensor(arr)
+
+
+def _check_known_fields(path, message, what):
+    """A print file written by MindSpore has only the fields of print.proto; others mean
+    the file is some other protobuf."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+    unknown = sorted({field.field_number for field in UnknownFieldSet(message)})
+    if unknown:
+        raise _bad(path, f"{what} holds protobuf fields {unknown} that are not part of a "
+                         f"print file")
+
+
+def _value(path, index, value):
+    """The str or Tensor of one ``Print.Value``: exactly one of ``desc`` and ``tensor``."""
+    _check_known_fields(path, value, f"value {index}")
+    has_desc, has_tensor = value.HasField("desc"), value.HasField("tensor")
+    if has_desc == has_tensor:
+        raise _bad(path, f"value {index} holds {'both' if has_desc else 'neither'} text and "
+                         f"a tensor (a print value holds one of them)")
+    if has_desc:
+        if not isinstance(value.desc, str):  # protobuf gives bytes that are not UTF-8
+            raise _bad(path, f"value {index} is not valid UTF-8 text")
+        return value.desc
+    _check_known_fields(path, value.tensor, f"the tensor of value {index}")
+    return _tensor(path, index, value.tensor)
 
 
 def parse_print(print_file_name):
     """The values of a print file, in order: ``str`` for text and ``Tensor`` for tensors (a
-    scalar, ``dims`` empty or ``[0]``, is a 0-d Tensor). An empty, missing or malformed file
-    is a ``ValueError`` naming it."""
+    scalar, ``dims`` empty or ``[0]``, is a 0-d Tensor). An empty, missing or malformed file,
+    or one that is some other protobuf (a checkpoint, a strategy file), is a ``ValueError``
+    naming it."""
     from google.protobuf.message import DecodeError
     from mscore.train.proto import print_pb2
     if isinstance(print_file_name, os.PathLike):
@@ -58,20 +105,48 @@ def parse_print(print_file_name):
     msg = print_pb2.Print()
     try:
         msg.ParseFromString(data)
-        out = []
-        for i, value in enumerate(msg.value):
-            if value.HasField("desc"):
-                desc = value.desc
-                if not isinstance(desc, str):  # protobuf gives bytes that are not UTF-8
-                    raise _bad(print_file_name, f"value {i} is not valid UTF-8 text")
-                out.append(desc)
-            elif value.HasField("tensor"):
-                out.append(_tensor(print_file_name, i, value.tensor))
-            else:
-                raise _bad(print_file_name, f"value {i} holds neither text nor a tensor")
-    except ValueError:
-        raise
-    except (DecodeError, TypeError, RuntimeError, OverflowError) as exc:
+    except (DecodeError, ValueError, TypeError, RuntimeError, OverflowError) as exc:
         raise _bad(print_file_name, f"{type(exc).__name__}: {exc}") from None
-    return out
+    _check_known_fields(print_file_name, msg, "the file")
+    if not msg.value:
+        raise _bad(print_file_name, "it holds no printed values")
+    return [_value(print_file_name, i, value) for i, value in enumerate(msg.value)]
 
+
+def _print_values(values):
+    """Flatten tuples/lists; Python numbers become 0-d tensors (bool, int64, float32)."""
+    for value in values:
+        if isinstance(value, (tuple, list)):
+            yield from _print_values(value)
+        elif isinstance(value, (str, Tensor)):
+            yield value
+        elif isinstance(value, bool):
+            yield Tensor(np.array(value, np.bool_))
+        elif isinstance(value, numbers.Integral):
+            yield Tensor(np.array(value, np.int64))
+        elif isinstance(value, numbers.Real):
+            yield Tensor(np.array(value, np.float32))
+        else:
+            raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
+                            f"{type(value).__name__}")
+
+
+def append_print_record(path, values):
+    """Append one ``Print`` message holding ``values`` (str, Tensor, Python numbers, or
+    tuples/lists of them) to the print file ``path`` (created with its folder)."""
+    from mscore.train.proto import print_pb2
+    from mscore.train.serialization._checkpoint import _le_bytes_view
+    msg = print_pb2.Print()
+    for value in _print_values(values):
+        item = msg.value.add()
+        if isinstance(value, str):
+            item.desc = value
+            continue
+        arr = np.asarray(value.asnumpy())
+        item.tensor.dims.extend(arr.shape)
+        item.tensor.tensor_type = mdt.from_numpy_dtype(arr.dtype).tensor_type
+        item.tensor.tensor_content = _le_bytes_view(arr).tobytes()
+    data = msg.SerializeToString()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "ab") as f:  # one write per call: records never interleave
+        f.write(data)

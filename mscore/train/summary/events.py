@@ -5,6 +5,7 @@ thread pays only for the host copy of each value.
 """
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 
@@ -16,6 +17,7 @@ FILE_VERSION = "brain.Event:2"
 PLUGINS = ("scalar", "image", "histogram", "tensor")
 DEFAULT_BINS = 30
 IMAGE_COLUMNS = 8            # a batch of images is laid out as a grid this many wide
+_MAX_DIMS = 32               # numpy's limit on the number of axes (numpy 1.x)
 
 _DTYPES = {
     np.dtype(np.float32): pb.DT_FLOAT, np.dtype(np.float64): pb.DT_DOUBLE,
@@ -176,5 +178,11 @@ def tensor_to_numpy(proto) -> np.ndarray:
     if dt is None:
         raise ValueError(f"tensor summary: unsupported dtype code {proto.dtype}")
     shape = tuple(d.size for d in proto.tensor_shape.dim)
+    if any(d < 0 for d in shape) or len(shape) > _MAX_DIMS:
+        raise ValueError(f"tensor summary: invalid shape {shape[:_MAX_DIMS + 1]}")
+    need = math.prod(shape) * dt.itemsize
+    if len(proto.tensor_content) != need:
+        raise ValueError(f"tensor summary: shape {shape} of {dt} needs {need} bytes, the "
+                         f"record holds {len(proto.tensor_content)}")
     return np.frombuffer(proto.tensor_content, dtype=dt.newbyteorder("<")).astype(
         dt).reshape(shape)

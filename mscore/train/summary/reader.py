@@ -24,11 +24,8 @@ class CorruptRecordError(ValueError):
                          f"offset {offset}: {reason}")
 
 
-def iter_records(path, allow_truncated_tail=False):
-    """Yield the data of every record of the event file ``path``, checking both CRCs.
-
-    A record cut short at the end of the file (a writer still running, or killed) is an
-    error unless ``allow_truncated_tail``, which then ends the iteration quietly."""
+def _records(path, allow_truncated_tail):
+    """``(index, offset, data)`` of every record of ``path`` (see :func:`iter_records`)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a str or path, got {type(path).__name__}")
     with open(path, "rb") as f:
@@ -50,26 +47,47 @@ def iter_records(path, allow_truncated_tail=False):
                                          f"length checksum mismatch (stored 0x{length_crc:08x}"
                                          f", computed 0x{expected:08x})")
             (length,) = struct.unpack("<Q", length_bytes)
-            body = f.read(length + 4)
-            if len(body) < length + 4:
+            remaining = os.fstat(f.fileno()).st_size - f.tell()
+            if length + 4 > remaining:  # checked before anything of that size is read
                 if allow_truncated_tail:
                     return
                 raise CorruptRecordError(path, index, offset,
-                                         f"truncated data ({len(body)} of {length + 4} bytes)")
+                                         f"truncated data: the record length {length} (plus "
+                                         f"4 checksum bytes) exceeds the {remaining} bytes "
+                                         f"left in the file")
+            body = f.read(length + 4)
             data, data_crc = body[:length], struct.unpack("<I", body[length:])[0]
             expected = masked_crc32c(data)
             if data_crc != expected:
                 raise CorruptRecordError(path, index, offset,
                                          f"data checksum mismatch (stored 0x{data_crc:08x}, "
                                          f"computed 0x{expected:08x})")
-            yield data
+            yield index, offset, data
             index += 1
 
 
+def iter_records(path, allow_truncated_tail=False):
+    """Yield the data of every record of the event file ``path``, checking both CRCs and
+    each declared length against the bytes left in the file.
+
+    A record cut short at the end of the file (a writer still running, or killed) is an
+    error unless ``allow_truncated_tail``, which then ends the iteration quietly."""
+    for _, _, data in _records(path, allow_truncated_tail):
+        yield data
+
+
 def read_events(path, allow_truncated_tail=False):
-    """Yield the ``Event`` messages of the event file ``path`` (see :func:`iter_records`)."""
-    for data in iter_records(path, allow_truncated_tail):
-        yield pb.Event.FromString(data)
+    """Yield the ``Event`` messages of the event file ``path`` (see :func:`iter_records`); a
+    record whose checksums hold but whose data is not an ``Event`` is a
+    :class:`CorruptRecordError` too."""
+    from google.protobuf.message import DecodeError
+    for index, offset, data in _records(path, allow_truncated_tail):
+        try:
+            event = pb.Event.FromString(data)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            raise CorruptRecordError(path, index, offset,
+                                     f"the data is not a valid Event protobuf ({exc})") from None
+        yield event
 
 
 def event_files(log_dir):
@@ -111,8 +129,17 @@ def load_summaries(log_dir, allow_truncated_tail=False):
                         "height": im.height, "width": im.width, "colorspace": im.colorspace,
                         "png": im.encoded_image_string}
                 elif kind == "tensor":
-                    plugin, value = "tensor", _events.tensor_to_numpy(v.tensor)
+                    plugin, value = "tensor", _tensor_value(path, event.step, v)
                 else:
                     continue
                 out[plugin].setdefault(v.tag, []).append((event.step, event.wall_time, value))
     return out
+
+
+def _tensor_value(path, step, value):
+    """The numpy array of a tensor summary; a malformed one is a ValueError naming the file."""
+    try:
+        return _events.tensor_to_numpy(value.tensor)
+    except ValueError as exc:
+        raise ValueError(f"summary file {path!r}: the tensor {value.tag!r} at step {step} is "
+                         f"malformed: {exc}") from None

@@ -21,8 +21,11 @@ import queue
 import struct
 import threading
 import time
+import urllib.parse
 import warnings
 import weakref
+
+import numpy as np
 
 from mscore.train.summary import events as _events
 from mscore.train.summary.crc32c import masked_crc32c
@@ -49,9 +52,27 @@ def event_file_name(prefix: str, suffix: str, seconds: int, hostname: str, seq: 
     return name if seq == 0 else f"{name}.{seq:04d}"
 
 
-def lineage_file_name(prefix: str, suffix: str, seconds: int, hostname: str):
-    """The JSON-lines lineage file beside the events (no "tfevents": TensorBoard skips it)."""
-    return f"{prefix}.out.lineage.{seconds}.{hostname}{suffix}.jsonl"
+def lineage_file_name(prefix: str, suffix: str, seconds: int, hostname: str, seq: int = 0):
+    """The JSON-lines lineage file beside the events (no "tfevents": TensorBoard skips it);
+    ``seq`` > 0 numbers the names tried when the first is taken."""
+    more = f".{seq:04d}" if seq else ""
+    return f"{prefix}.out.lineage.{seconds}.{hostname}{suffix}{more}.jsonl"
+
+
+_CREATE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+
+
+def create_exclusively(directory, name_for, seq=0):
+    """Create a new file ``directory/name_for(k)`` for the first ``k`` = seq, seq + 1, ...
+    whose name is free; returns ``(fd, path, k)``. Never opens an existing file or follows a
+    symlink planted under the name (``O_EXCL``), so nobody can redirect what is written."""
+    while True:
+        path = os.path.join(directory, name_for(seq))
+        try:
+            return os.open(path, _CREATE_FLAGS, 0o640), path, seq
+        except FileExistsError:
+            seq += 1
 
 
 _open_writers = weakref.WeakSet()
@@ -74,8 +95,9 @@ class EventWriter:
     """
 
     def __init__(self, directory, prefix="events", suffix="_MS", max_file_size=None,
-                 queue_size=QUEUE_SIZE):
+                 queue_size=QUEUE_SIZE, export_tensors=False):
         self.directory = directory
+        self.export_tensors = export_tensors   # also save 'tensor' values as .npy files
         self.max_file_size = max_file_size
         self._prefix, self._suffix = prefix, suffix
         self._seconds = int(time.time())
@@ -92,7 +114,8 @@ class EventWriter:
         self._error_reported = False
         self._lost = 0              # events queued but not written because of the failure
         self._lost_steps = []
-        self._buffered = []         # steps of events written since the last file flush
+        self._buffered = []         # (step, end offset) of events written since the last flush
+        self._item_written = False  # the summary item being handled reached _write_record
         self._current_path = directory
         self._closed = False
         self._queue = queue.Queue(maxsize=queue_size)
@@ -183,19 +206,20 @@ class EventWriter:
                     continue
                 if kind == "summary":
                     _, step, wall_time, items = item
+                    self._item_written = False
                     event = _events.summary_event(step, wall_time, items)
                     self._write_record(event.SerializeToString(), step)
+                    if self.export_tensors:
+                        self._export_npy(step, items)
                 else:
                     self._write_lineage(item[1])
                 if self._queue.empty():
                     self._flush_files()
             except BaseException as exc:  # stop writing; the caller sees it on next call
                 self._fail(exc)
-                if kind == "summary" and item[1] not in self._buffered:
+                if kind == "summary" and not self._item_written:
                     self._count_lost(item)
-                self._lost += len(self._buffered)
-                self._lost_steps.extend(self._buffered)
-                self._buffered = []
+                self._count_unflushed_lost()
                 if kind in ("close", "flush"):
                     item[1].set()
                     if kind == "close":
@@ -211,23 +235,29 @@ class EventWriter:
             self._lost += 1
             self._lost_steps.append(item[1])
 
+    def _count_unflushed_lost(self):
+        """After a failure: count the events written since the last flush whose bytes did
+        not all reach the file (the buffer may have been flushed in part before it failed)."""
+        try:
+            on_disk = os.fstat(self._file.fileno()).st_size
+        except (OSError, ValueError):  # closed or gone: assume none of it arrived
+            on_disk = 0
+        for step, end in self._buffered:
+            if end > on_disk:
+                self._lost += 1
+                self._lost_steps.append(step)
+        self._buffered = []
+
     def _flush_files(self):
         self._file.flush()
-        self._buffered = []          # steps written but maybe still in the file buffer
+        self._buffered = []          # events written but maybe still in the file buffer
         if self._lineage is not None:
             self._lineage.flush()
 
     def _open_next_file(self):
-        while True:
-            name = event_file_name(self._prefix, self._suffix, self._seconds, self._host,
-                                   self._seq)
-            self._seq += 1
-            path = os.path.join(self.directory, name)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
-            except FileExistsError:
-                continue
-            break
+        fd, path, used = create_exclusively(self.directory, lambda k: event_file_name(
+            self._prefix, self._suffix, self._seconds, self._host, k), self._seq)
+        self._seq = used + 1
         self._current_path = path
         self._file = os.fdopen(fd, "wb")
         self.paths.append(path)
@@ -249,15 +279,33 @@ class EventWriter:
                           f"max_file_size={limit}; it is written alone in "
                           f"{os.path.basename(self._current_path)}", RuntimeWarning)
         if step is not None:
-            self._buffered.append(step)
+            self._buffered.append((step, self._size + len(record)))
+            self._item_written = True
         self._file.write(record)
         self._size += len(record)
         self._records_in_file += 1
 
+    def _export_npy(self, step, items):
+        """``export_<seconds>/tensor/<quoted tag>_<step>.npy`` for each 'tensor' value (the
+        tag is percent-quoted, '/' included, so it names one file inside that folder)."""
+        folder = os.path.join(self.directory, f"export_{self._seconds}", "tensor")
+        for plugin, tag, value in items:
+            if plugin != "tensor":
+                continue
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            path = os.path.join(folder, f"{urllib.parse.quote(tag, safe='')}_{int(step)}.npy")
+            self._current_path = path
+            with open(path, "wb") as f:
+                np.save(f, value, allow_pickle=False)
+        self._current_path = self.paths[-1]
+
     def _write_lineage(self, record):
         if self._lineage is None:
             self._current_path = self.lineage_path
-            self._lineage = open(self.lineage_path, "a", encoding="utf-8")
+            fd, self.lineage_path, _ = create_exclusively(self.directory, lambda k: (
+                lineage_file_name(self._prefix, self._suffix, self._seconds, self._host, k)))
+            self._current_path = self.lineage_path
+            self._lineage = os.fdopen(fd, "w", encoding="utf-8")
         self._lineage.write(json.dumps(record, sort_keys=True) + "\n")
         self._current_path = self.paths[-1]
 

@@ -155,7 +155,6 @@ class CupyBackend(ArrayModuleBackend):
         super().__init__(xp, "cupy", special_erf=special.erf)
         from .plugin import bfloat16_supported
         self._bf16 = self._host or bfloat16_supported(xp.__version__, np.__version__)
-        self.capabilities = frozenset()
         self._finite_rule = {}
         for d in mdt.FLOAT_DTYPES:
             info = ml_dtypes.finfo(d.np_dtype)

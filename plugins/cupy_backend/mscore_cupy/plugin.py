@@ -72,8 +72,8 @@ def probe():
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA library at import time
         return False, (f"no CUDA device: CuPy cannot be imported ({type(exc).__name__}: "
-                       f"{exc}); install it with 'pip install mscore-cupy[cuda12x]' "
-                       f"(or [cuda13x])"), []
+                       f"{exc}); install CuPy's wheel for the driver's CUDA version: "
+                       f"'pip install cupy-cuda12x' or 'pip install cupy-cuda13x'"), []
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # cupy_backends...CUDARuntimeError: no driver, old driver, ...
@@ -100,7 +100,8 @@ def make_spec():
     version = cupy_version if found else "not installed"
     return BackendSpec(
         name="cupy", version=version, factory=_build, devices=("GPU",),
-        dtypes=declared_dtypes(cupy_version, np.__version__), capabilities=frozenset(),
+        dtypes=declared_dtypes(cupy_version, np.__version__),
+        capabilities=frozenset({"collectives"}),
         probe=probe,
         description=(f"CuPy on CUDA devices (mscore-cupy {__version__}, "
                      f"{found[0] if found else 'no CuPy distribution'}); reference autodiff, "
@@ -111,3 +112,11 @@ def make_spec():
 def mscore_register_backends():
     """The CuPy backend: CUDA devices only, reference autodiff (mscore.autodiff)."""
     return [make_spec()]
+
+
+@hookimpl
+def mscore_collectives_impl(backend_name):
+    """Collectives on NCCL through CuPy's ``cupyx.distributed``."""
+    if backend_name == "cupy":
+        from .collectives import CupyCollectives
+        return CupyCollectives

@@ -10,7 +10,7 @@ from importlib import metadata
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
-CAPABILITIES = frozenset({"native_autodiff", "compile", "donation"})
+CAPABILITIES = frozenset({"native_autodiff", "compile", "donation", "collectives"})
 
 
 def _jax_version():
@@ -23,7 +23,7 @@ def _jax_version():
 def probe():
     """``(available, reason, devices)`` without building the backend."""
     if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
-        return False, "jax/jaxlib are not installed (pip install 'mscore-jax')", []
+        return False, "jax/jaxlib are not installed (pip install jax)", []
     try:
         import jax
         devices = jax.devices()
@@ -52,3 +52,11 @@ def mscore_register_backends():
                         devices=("CPU", "GPU"), capabilities=CAPABILITIES, probe=probe,
                         description="JAX (jax.numpy/lax ops, jax.value_and_grad, jax.jit "
                                     "with donated buffers)")]
+
+
+@hookimpl
+def mscore_collectives_impl(backend_name):
+    """Collectives on ``jax.distributed`` (gloo on CPU, NCCL on GPU)."""
+    if backend_name == "jax":
+        from mscore_jax.collectives import JaxCollectives
+        return JaxCollectives

@@ -15,7 +15,7 @@ from mscore_torch import __version__
 NAME = "torch"
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
           "uint8", "bool")
-CAPABILITIES = frozenset({"native_autodiff", "compile"})
+CAPABILITIES = frozenset({"native_autodiff", "compile", "collectives"})
 
 
 def _torch_version():
@@ -56,3 +56,11 @@ def mscore_register_backends():
                         devices=("CPU", "GPU"), dtypes=DTYPES, capabilities=CAPABILITIES,
                         probe=probe,
                         description=f"PyTorch backend (mscore-torch {__version__})")]
+
+
+@hookimpl
+def mscore_collectives_impl(backend_name):
+    """Collectives on ``torch.distributed`` (gloo on CPU, NCCL on CUDA)."""
+    if backend_name == "torch":
+        from mscore_torch.collectives import TorchCollectives
+        return TorchCollectives

@@ -1,0 +1,303 @@
+"""Tracing a network through the op layer, for the exporters (ONNX, MINDIR).
+
+While the network runs once on the example inputs, a recording stand-in replaces the active
+backend (``mscore.context._active``): every primitive call is forwarded to the real backend and
+recorded with its inputs, attributes and output. Values that depend on an input or a Parameter
+become graph nodes; everything else (``full`` scalars, index arrays, Tensors held by layers) is
+folded to a constant. The network runs in inference mode (``set_train(False)``) and eagerly
+(PYNATIVE); shapes are those of the example inputs.
+
+A format chooses which fused ops it records as one node (``FUSED_RECORDERS``); the other fused
+ops are traced through the core's composites. Each format subclasses :class:`TraceGraph` and
+turns one recorded op into its own nodes in :meth:`TraceGraph.convert`.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from mscore import context as _context
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+
+# Primitive ops that only read metadata or move data out: forwarded, never recorded.
+_PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
+RANDOM_OPS = {"random_uniform", "random_normal"}
+
+_P = inspect.Parameter
+# Signatures of the fused ops a format may record (Backend declares them as None).
+_FUSED_SIGNATURES = {
+    "softmax": ("x", "axis"), "log_softmax": ("x", "axis"), "relu": ("x",),
+    "dense": ("x", "w", "b"),
+    "batch_norm": ("x", "running_mean", "running_var", "weight", "bias", "training",
+                   "momentum", "eps"),
+}
+
+
+def _signature(name):
+    if name in _FUSED_SIGNATURES:
+        return inspect.Signature([_P(p, _P.POSITIONAL_OR_KEYWORD)
+                                  for p in _FUSED_SIGNATURES[name]])
+    sig = inspect.signature(getattr(Backend, name))
+    params = list(sig.parameters.values())[1:]  # drop self
+    return sig.replace(parameters=params)
+
+
+def is_index_array(item):
+    """True for a native integer array inside a ``getitem`` index."""
+    return not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)))
+
+
+def array_args(name, ba):
+    """The native arrays among the bound arguments ``ba`` of op ``name``."""
+    if name in ("full", "arange", "from_numpy", "rng_state"):
+        return []
+    if name == "concat":
+        return list(ba["arrays"])
+    if name in ("getitem", "scatter_add"):
+        extra = [i for i in ba["index"] if is_index_array(i)]
+        return [ba["a"]] + extra + ([ba["updates"]] if name == "scatter_add" else [])
+    if name == "where":
+        return [ba["cond"], ba["x"], ba["y"]]
+    if name in ("conv", "conv_transpose"):
+        return [ba["x"], ba["w"]]
+    if name in ("max_pool", "avg_pool", "softmax", "log_softmax", "relu"):
+        return [ba["x"]]
+    if name == "dense":
+        return [a for a in (ba["x"], ba["w"], ba["b"]) if a is not None]
+    if name == "batch_norm":
+        return [a for a in (ba["x"], ba["running_mean"], ba["running_var"], ba["weight"],
+                            ba["bias"]) if a is not None]
+    if name in RANDOM_OPS:
+        return [ba["state"]]
+    if "b" in ba:
+        return [ba["a"], ba["b"]]
+    return [ba["a"]]
+
+
+class TraceGraph:
+    """The graph under construction, keyed by the identity of native arrays.
+
+    ``names`` maps the id of a native array that depends on an input or a Parameter to the
+    format's handle for it (a value name); ``consts`` holds the numpy value of every other
+    native the trace produced. Subclasses implement :meth:`convert` and :meth:`v`.
+    """
+
+    format_name = "export"
+
+    def __init__(self, real, params):
+        self.real = real
+        self.names = {}
+        self.consts = {}
+        self.params = {id(p._data): p for p in params}
+        self.keep = []  # every native seen, so that no id is reused during the trace
+
+    def is_dynamic(self, x):
+        """True when native ``x`` depends on an input or a Parameter."""
+        return id(x) in self.names or id(x) in self.params
+
+    def shape(self, x):
+        """The shape of native ``x`` as a tuple of ints."""
+        return tuple(int(s) for s in self.real.shape(x))
+
+    def dtype(self, x):
+        """The mscore dtype of native ``x``."""
+        return self.real.dtype(x)
+
+    def constant_value(self, x):
+        """The numpy value of a native that does not depend on the inputs."""
+        value = self.consts.get(id(x))
+        if value is None:  # a native made outside the trace (a Tensor a layer holds)
+            self.keep.append(x)
+            value = np.asarray(self.real.to_numpy(x))
+            self.consts[id(x)] = value
+        return value
+
+    def add_input(self, x, handle):
+        """Register the example input Tensor ``x`` under the format's ``handle``."""
+        self.names[id(x._data)] = handle
+        self.keep.append(x._data)
+
+    def v(self, x):
+        """The format's handle for native ``x`` (a Parameter or constant on first use)."""
+        raise NotImplementedError
+
+    def convert(self, name, ba, out):
+        """Emit the nodes of op ``name`` (bound arguments ``ba``, native output ``out``);
+        return the handle of its output."""
+        raise NotImplementedError
+
+    def record(self, name, args, attrs, out):
+        """Record one call of op ``name`` that produced native ``out``."""
+        bound = _signature(name).bind(*args, **attrs)
+        bound.apply_defaults()
+        ba = dict(bound.arguments)
+        arrays = array_args(name, ba)
+        self.keep.extend(arrays)
+        self.keep.append(out)
+        if name in RANDOM_OPS:
+            raise NotImplementedError(
+                f"export: the network draws random numbers ({name}) in inference mode; "
+                f"{self.format_name} export supports deterministic networks only")
+        if not any(self.is_dynamic(a) for a in arrays):
+            self.consts[id(out)] = np.asarray(self.real.to_numpy(out))
+            return
+        if any(out is a for a in arrays):  # the op returned an input unchanged (a no-op cast)
+            self.v(out)
+            return
+        self.names[id(out)] = self.convert(name, ba, out)
+
+
+# -- fused ops recorded as one node: computed with the real backend (its fused op or the
+# composite from its primitives, unrecorded), then recorded under the fused name -------------
+def _relu(real, x):
+    fused = getattr(real, "relu", None)
+    if fused is not None:
+        return fused(x)
+    zero = real.full((), 0, real.dtype(x))
+    return real.where(real.greater(x, zero), x, zero)
+
+
+def _softmax(real, x, axis, log=False):
+    fused = getattr(real, "log_softmax" if log else "softmax", None)
+    if fused is not None:
+        return fused(x, axis=axis)
+    shifted = real.sub(x, real.max(x, (axis,), True))
+    e = real.exp(shifted)
+    total = real.sum(e, (axis,), True)
+    return real.sub(shifted, real.log(total)) if log else real.div(e, total)
+
+
+def _dense(real, x, w, b):
+    fused = getattr(real, "dense", None)
+    if fused is not None:
+        return fused(x, w, b)
+    out = real.matmul(x, real.transpose(w, (1, 0)))
+    return out if b is None else real.add(out, b)
+
+
+def _batch_norm(real, x, running_mean, running_var, weight, bias, training, momentum, eps):
+    if training or running_mean is None:
+        raise NotImplementedError("export: BatchNorm with batch statistics "
+                                  "(use_batch_statistics=True) cannot be exported; inference "
+                                  "uses the moving statistics")
+    fused = getattr(real, "batch_norm", None)
+    if fused is not None:
+        return fused(x, running_mean, running_var, weight, bias, training, momentum, eps)[0]
+    xdt = real.dtype(x)
+    cdt = mdt.float32 if xdt.itemsize < 4 else xdt
+    n = len(real.shape(x))
+    bshape = (1, -1) + (1,) * (n - 2)
+
+    def param(p):
+        p = p if real.dtype(p) is cdt else real.cast(p, cdt)
+        return real.reshape(p, bshape)
+
+    xc = x if xdt is cdt else real.cast(x, cdt)
+    scale = real.div(param(weight), real.sqrt(real.add(param(running_var),
+                                                        real.full((), eps, cdt))))
+    shift = real.sub(param(bias), real.mul(param(running_mean), scale))
+    out = real.add(real.mul(xc, scale), shift)
+    return out if xdt is cdt else real.cast(out, xdt)
+
+
+FUSED_RECORDERS = {
+    "softmax": lambda real, x, axis: _softmax(real, x, axis),
+    "log_softmax": lambda real, x, axis: _softmax(real, x, axis, log=True),
+    "relu": _relu, "dense": _dense, "batch_norm": _batch_norm,
+}
+
+
+class Recorder:
+    """Stands in for the active backend during export: forwards every primitive to the real
+    backend and records it in the graph; the fused ops named in ``fused`` are recorded as
+    one op each, the others are traced through the core's composites."""
+
+    value_and_grad = None
+    compile = None
+
+    def __init__(self, real, graph, fused=("softmax", "log_softmax")):
+        self._real = real
+        self._graph = graph
+        self.name = real.name
+        self.capabilities = getattr(real, "capabilities", frozenset())
+        self.device = getattr(real, "device", "CPU")
+        for name in FUSED_OPS:
+            setattr(self, name, None)
+        for name in fused:
+            setattr(self, name, self._fused(name))
+
+    def _fused(self, name):
+        compute = FUSED_RECORDERS[name]
+
+        def recorded(*args, **attrs):
+            bound = _signature(name).bind(*args, **attrs)
+            out = compute(self._real, *bound.args, **bound.kwargs)
+            self._graph.record(name, args, attrs, out)
+            if name == "batch_norm":  # the layer expects (out, new_mean, new_var)
+                return out, None, None
+            return out
+        return recorded
+
+    def __getattr__(self, name):
+        attr = getattr(self._real, name)
+        if name in PRIMITIVE_OPS and name not in _PASSTHROUGH:
+            def recorded(*args, **attrs):
+                out = attr(*args, **attrs)
+                self._graph.record(name, args, attrs, out)
+                return out
+            return recorded
+        return attr
+
+
+def flatten_outputs(out, what="output"):
+    """The Tensors of a network's output (a Tensor or nested tuples of them), in order."""
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        leaves = []
+        for o in out:
+            leaves.extend(flatten_outputs(o, what))
+        return leaves
+    raise TypeError(f"export: the network's {what} must be Tensors (or tuples of them), got "
+                    f"{type(out).__name__}")
+
+
+def check_net_and_inputs(net, inputs):
+    """Validate export's ``net`` and example ``inputs`` arguments."""
+    from mscore.nn.cell import Cell
+    if not isinstance(net, Cell):
+        raise TypeError(f"net: expected a Cell, got {type(net).__name__}")
+    if not inputs:
+        raise ValueError("inputs: export needs at least one example input Tensor")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"inputs[{i}]: expected a Tensor, got {type(x).__name__}")
+
+
+def trace(net, inputs, graph, fused=("softmax", "log_softmax")):
+    """Run ``net(*inputs)`` in inference mode with ``graph`` recording every op; the inputs
+    must already be registered with :meth:`TraceGraph.add_input`. Returns the output Tensors
+    (flattened); the training flags and the execution mode are restored afterwards."""
+    real = graph.real
+    modes = [(cell, cell.training) for _, cell in net.cells_and_names()]
+    old_mode = _context._context["mode"]
+    recorder = Recorder(real, graph, fused)
+    net.set_train(False)
+    _context._context["mode"] = _context.PYNATIVE_MODE
+    _context._active = recorder
+    try:
+        out = net(*inputs)
+    finally:
+        _context._active = real
+        _context._context["mode"] = old_mode
+        for cell, training in modes:
+            object.__setattr__(cell, "training", training)
+    leaves = flatten_outputs(out)
+    for i, t in enumerate(leaves):
+        if not graph.is_dynamic(t._data):
+            raise ValueError(f"export: output {i} does not depend on the inputs through the op "
+                             f"layer (a layer bypassed mscore's dispatch?)")
+    return out, leaves
