@@ -14,6 +14,7 @@ mscore traced the step (``mscore.common.graph.trace_count``: all during warm-up,
 timing). Absolute times are only meaningful on an otherwise idle machine (or a GPU).
 
     python bench/jax_vs_native.py                  # all models, CPU
+    python bench/jax_vs_native.py --threads 1 --clock cpu   # one XLA thread, CPU time
     python bench/jax_vs_native.py --model cnn --device GPU --rounds 15
 """
 from __future__ import annotations
@@ -40,6 +41,11 @@ def parse_args(argv=None):
                    help="target seconds per timed block (sets the steps per block)")
     p.add_argument("--precision", choices=("highest", "default"), default="highest",
                    help="matmul/conv precision of both sides (mscore's default is highest)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: perf_counter; cpu: this process's CPU time (steadier on a "
+                        "shared machine; CPU only)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="XLA:CPU intra-op threads (0: XLA's default; set before jax loads)")
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds: expected a positive int")
@@ -226,13 +232,14 @@ def run_model(kind, args, out=sys.stdout):
     n = max(5, min(2000, int(args.block / max(per_step, 1e-6))))
     traces_warm = graph.trace_count - traces_before
     # 3. Interleaved timing.
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     ms_times, nat_times = [], []
     for r in range(args.rounds):
         order = ((ms_block, ms_times), (native_block, nat_times))
         for fn, sink in (order if r % 2 == 0 else order[::-1]):
-            t0 = time.perf_counter()
+            t0 = clock()
             fn(n)
-            sink.append((time.perf_counter() - t0) / n)
+            sink.append((clock() - t0) / n)
     traces_timed = graph.trace_count - traces_before - traces_warm
     ms_med, nat_med = statistics.median(ms_times), statistics.median(nat_times)
     result = {"model": kind, "steps_per_block": n, "rounds": args.rounds,
@@ -252,6 +259,11 @@ def run_model(kind, args, out=sys.stdout):
 def main(argv=None):
     """Run the comparison; returns the list of result dicts."""
     args = parse_args(argv)
+    if args.threads:
+        import os
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_cpu_multi_thread_eigen=false "
+                                   f"intra_op_parallelism_threads={args.threads}").strip()
     import jax
     import mscore as ms
     kinds = MODELS if args.model == "all" else (args.model,)

@@ -74,11 +74,15 @@ def _raise_if_foreign(b, op, values, exc):
 
 
 def fused(name):
-    """The backend's fused op ``name`` or None; None too while tracing for reference
-    autodiff, which differentiates the core's composite instead, and inside an autocast
-    region, whose per-op dtype lists apply to the composite's primitives."""
+    """The backend's fused op ``name`` or None. While the reference autodiff traces, the
+    autodiff's own fused op of that name (one node with a closed-form VJP, see
+    :mod:`mscore.autodiff.fused`); None inside an autocast region, whose per-op dtype lists
+    apply to the composite's primitives."""
     b = backend()
     thread = _thread
-    if thread.autocast_policy is not None or (thread.tracing_depth and b.value_and_grad is None):
+    if thread.autocast_policy is not None:
         return None
+    if thread.tracing_depth and b.value_and_grad is None:
+        from mscore.autodiff.fused import reference_op
+        return reference_op(name)
     return getattr(b, name, None)

@@ -2,6 +2,9 @@
 
 Each rule is ``rule(g, out, *inputs, **attrs) -> [grad per input]`` over native arrays:
 ``g`` is the cotangent of the op's output ``out``; a ``None`` grad means "no gradient".
+Rules registered with ``needs=True`` also take ``needs`` (one bool per input, None for
+all): the backward pass tells them which inputs are traced, so they skip the others' grads
+(the data input of a first layer, a constant factor).
 """
 from __future__ import annotations
 
@@ -12,14 +15,22 @@ from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
 
 VJP_RULES = {}
+NEEDS_AWARE = set()   # rules that take the ``needs`` keyword
 
 
-def _rule(*names):
+def _rule(*names, needs=False):
     def register(fn):
         for n in names:
             VJP_RULES[n] = fn
+            if needs:
+                NEEDS_AWARE.add(n)
         return fn
     return register
+
+
+def wanted(needs, i):
+    """True when input ``i`` needs a gradient (``needs`` None: every input does)."""
+    return needs is None or needs[i]
 
 
 def _scalar(value, like):
@@ -87,26 +98,32 @@ def _erf(g, out, a):
     return [call("mul", g, call("mul", coef, call("exp", call("neg", call("mul", a, a)))))]
 
 
-@_rule("add")
-def _add(g, out, a, b):
-    return [unbroadcast(g, shape_of(a)), unbroadcast(g, shape_of(b))]
+@_rule("add", needs=True)
+def _add(g, out, a, b, needs=None):
+    return [unbroadcast(g, shape_of(a)) if wanted(needs, 0) else None,
+            unbroadcast(g, shape_of(b)) if wanted(needs, 1) else None]
 
 
-@_rule("sub")
-def _sub(g, out, a, b):
-    return [unbroadcast(g, shape_of(a)), unbroadcast(call("neg", g), shape_of(b))]
+@_rule("sub", needs=True)
+def _sub(g, out, a, b, needs=None):
+    return [unbroadcast(g, shape_of(a)) if wanted(needs, 0) else None,
+            unbroadcast(call("neg", g), shape_of(b)) if wanted(needs, 1) else None]
 
 
-@_rule("mul")
-def _mul(g, out, a, b):
-    return [unbroadcast(call("mul", g, b), shape_of(a)), unbroadcast(call("mul", g, a), shape_of(b))]
+@_rule("mul", needs=True)
+def _mul(g, out, a, b, needs=None):
+    return [unbroadcast(call("mul", g, b), shape_of(a)) if wanted(needs, 0) else None,
+            unbroadcast(call("mul", g, a), shape_of(b)) if wanted(needs, 1) else None]
 
 
-@_rule("div")
-def _div(g, out, a, b):
+@_rule("div", needs=True)
+def _div(g, out, a, b, needs=None):
     ga = call("div", g, b)
+    if not wanted(needs, 1):
+        return [unbroadcast(ga, shape_of(a)), None]
     gb = call("neg", call("mul", ga, out))
-    return [unbroadcast(ga, shape_of(a)), unbroadcast(gb, shape_of(b))]
+    return [unbroadcast(ga, shape_of(a)) if wanted(needs, 0) else None,
+            unbroadcast(gb, shape_of(b))]
 
 
 @_rule("pow")
@@ -141,10 +158,11 @@ def _minimum(g, out, a, b):
             _select_grad(g, call("logical_not", a_wins), shape_of(b))]
 
 
-@_rule("where")
-def _where(g, out, cond, x, y):
-    return [None, _select_grad(g, cond, shape_of(x)),
-            _select_grad(g, call("logical_not", cond), shape_of(y))]
+@_rule("where", needs=True)
+def _where(g, out, cond, x, y, needs=None):
+    return [None, _select_grad(g, cond, shape_of(x)) if wanted(needs, 1) else None,
+            _select_grad(g, call("logical_not", cond), shape_of(y)) if wanted(needs, 2)
+            else None]
 
 
 @_rule("cast")
@@ -238,11 +256,13 @@ def _swap_last(x):
     return call("transpose", x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
-@_rule("matmul")
-def _matmul(g, out, a, b):
-    ga = call("matmul", g, _swap_last(b))
-    gb = call("matmul", _swap_last(a), g)
-    return [unbroadcast(ga, shape_of(a)), unbroadcast(gb, shape_of(b))]
+@_rule("matmul", needs=True)
+def _matmul(g, out, a, b, needs=None):
+    ga = unbroadcast(call("matmul", g, _swap_last(b)), shape_of(a)) if wanted(needs, 0) \
+        else None
+    gb = unbroadcast(call("matmul", _swap_last(a), g), shape_of(b)) if wanted(needs, 1) \
+        else None
+    return [ga, gb]
 
 
 # -- convolution -------------------------------------------------------------------------------
@@ -279,25 +299,38 @@ def _conv_output_padding(in_spatial, out_spatial, kernel, stride, padding, dilat
     return tuple(pads)
 
 
-@_rule("conv")
-def _conv(g, out, x, w, stride, padding, dilation, groups):
+def conv_input_grad(g, x, w, stride, padding, dilation, groups):
+    """d(conv(x, w))/dx contracted with ``g``: the transposed convolution of ``g`` by ``w``
+    with the output padding that gives back ``x``'s shape."""
     kernel = shape_of(w)[2:]
     op = _conv_output_padding(shape_of(x)[2:], shape_of(g)[2:], kernel, stride, padding, dilation)
-    gx = call("conv_transpose", g, w, stride=stride, padding=padding, output_padding=op,
-              dilation=dilation, groups=groups)
-    gw = conv_weight_grad(x, g, kernel, stride, padding, dilation, groups)
+    return call("conv_transpose", g, w, stride=stride, padding=padding, output_padding=op,
+                dilation=dilation, groups=groups)
+
+
+@_rule("conv", needs=True)
+def _conv(g, out, x, w, stride, padding, dilation, groups, needs=None):
+    gx = conv_input_grad(g, x, w, stride, padding, dilation, groups) if wanted(needs, 0) \
+        else None
+    gw = conv_weight_grad(x, g, shape_of(w)[2:], stride, padding, dilation, groups) \
+        if wanted(needs, 1) else None
     return [gx, gw]
 
 
-@_rule("conv_transpose")
-def _conv_transpose(g, out, x, w, stride, padding, output_padding, dilation, groups):
+@_rule("conv_transpose", needs=True)
+def _conv_transpose(g, out, x, w, stride, padding, output_padding, dilation, groups,
+                    needs=None):
     kernel = shape_of(w)[2:]
     # conv_transpose(x, w) is the input-gradient of conv(., w): its own gradients are a conv
     # of g by w, and a weight gradient with the roles of input and cotangent swapped.
-    gx = call("conv", g, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    gx = call("getitem", gx, (slice(None), slice(None)) +
-              tuple(slice(0, s) for s in shape_of(x)[2:]))
-    gw = conv_weight_grad(g, x, kernel, stride, padding, dilation, groups)
+    gx = gw = None
+    if wanted(needs, 0):
+        gx = call("conv", g, w, stride=stride, padding=padding, dilation=dilation,
+                  groups=groups)
+        gx = call("getitem", gx, (slice(None), slice(None)) +
+                  tuple(slice(0, s) for s in shape_of(x)[2:]))
+    if wanted(needs, 1):
+        gw = conv_weight_grad(g, x, kernel, stride, padding, dilation, groups)
     return [gx, gw]
 
 

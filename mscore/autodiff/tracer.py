@@ -23,17 +23,19 @@ _counter = itertools.count()
 
 
 class Node:
-    """How a tracer was computed: op name, parent tracers, input values, attributes."""
+    """How a tracer was computed: op name, parent tracers, input values, attributes, and
+    the VJP rule when it is not the primitive's (a fused op's, see :func:`record_fused`)."""
 
-    __slots__ = ("op", "parents", "inputs", "attrs", "index", "list_arity")
+    __slots__ = ("op", "parents", "inputs", "attrs", "index", "list_arity", "rule")
 
-    def __init__(self, op, parents, inputs, attrs, list_arity):
+    def __init__(self, op, parents, inputs, attrs, list_arity, rule=None):
         self.op = op
         self.parents = parents
         self.inputs = inputs
         self.attrs = attrs
         self.index = next(_counter)
         self.list_arity = list_arity
+        self.rule = rule
 
 
 class Tracer:
@@ -85,10 +87,21 @@ def record(backend, name, args, attrs):
     return Tracer(out, Node(name, parents, inputs, attrs, list_arity))
 
 
+def record_fused(name, args, out, rule, saved):
+    """A tracer of ``out``, computed from ``args`` (native arrays, tracers or None) by a
+    fused op whose VJP is ``rule(g, out, *inputs, needs=..., **saved)``; ``out`` itself
+    when no argument is traced."""
+    if not any(isinstance(a, Tracer) for a in args):
+        return out
+    parents = [a if isinstance(a, Tracer) else None for a in args]
+    inputs = [unwrap(a) for a in args]
+    return Tracer(out, Node(name, parents, inputs, saved, None, rule))
+
+
 def backward(root, seed):
     """Gradients ``{id(leaf tracer): grad}`` of ``root`` (a Tracer) given the cotangent
     ``seed`` (a native array of root's shape)."""
-    from .rules import VJP_RULES
+    from .rules import NEEDS_AWARE, VJP_RULES
 
     grads = {id(root): seed}
     keep = {id(root): root}
@@ -114,10 +127,7 @@ def backward(root, seed):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
-            rule = VJP_RULES.get(node.op)
-            if rule is None:
-                raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
-            pairs = zip(node.parents, rule(g, t.value, *node.inputs, **node.attrs))
+            pairs = zip(node.parents, _input_grads(node, g, t.value, VJP_RULES, NEEDS_AWARE))
         for parent, ig in pairs:
             if parent is None or ig is None:
                 continue
@@ -129,3 +139,19 @@ def backward(root, seed):
                 grads[key] = ig
                 keep[key] = parent
     return grads
+
+
+def _input_grads(node, g, out, vjp_rules, needs_aware):
+    """The gradients of ``node``'s inputs given its output's cotangent ``g``; a fused op's
+    rule (and a needs-aware primitive rule) computes only those of traced inputs."""
+    rule = node.rule
+    if rule is not None:  # a fused op: its rule computes only the grads asked for
+        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
+                    **node.attrs)
+    rule = vjp_rules.get(node.op)
+    if rule is None:
+        raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
+    if node.op in needs_aware:  # skip the input grads nobody reads
+        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
+                    **node.attrs)
+    return rule(g, out, *node.inputs, **node.attrs)

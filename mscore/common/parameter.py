@@ -82,6 +82,8 @@ class Parameter(Tensor):
         for scope in _thread.mutation_scopes:
             scope.note(self)
         self._data = data
+        if "_cast_copy" in self.__dict__:   # a low-precision copy of the old value
+            del self.__dict__["_cast_copy"]
 
     def set_data(self, data, slice_shape=False):
         """Replace the value (shape and dtype may change, as in MindSpore); returns self."""

@@ -9,6 +9,7 @@ import re
 from collections import OrderedDict
 
 from mscore import context
+from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import Parameter, ParameterTuple
@@ -301,10 +302,13 @@ class Cell(HookMixin):
         return self._compute_dtype
 
     def cast_param(self, param):
-        """``param`` in this cell's compute dtype (unchanged when none is set)."""
+        """``param`` in this cell's compute dtype (unchanged when none is set); a Parameter's
+        copy is made once per value (see :mod:`mscore.common.cast_cache`)."""
         dtype = self._compute_dtype
         if dtype is None or not param.dtype.is_floating or param.dtype is dtype:
             return param
+        if isinstance(param, Parameter):
+            return cast_cache.cast_param(param, dtype, lambda: F.cast(param, dtype))
         return F.cast(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
@@ -321,11 +325,16 @@ class Cell(HookMixin):
     def _run(self, args, kwargs):
         dtype = self._compute_dtype
         if dtype is not None:
-            args = tuple(_cast_input(a, dtype) for a in args)
+            args = self._cast_inputs(args, dtype)
         hooks = self._hooks
         if hooks is None:
             return self.construct(*args, **kwargs)
         return run_hooked(self, hooks, args, kwargs)
+
+    def _cast_inputs(self, args, dtype):
+        """The call's arguments as ``construct`` sees them in compute dtype ``dtype``:
+        floating Tensors cast to it (a layer that handles other dtypes itself overrides)."""
+        return tuple(_cast_input(a, dtype) for a in args)
 
     # -- display --------------------------------------------------------------------------------
     def extend_repr(self):

@@ -496,6 +496,9 @@ def softplus(input, beta=1, threshold=20):  # noqa: A002
 def gelu(input, approximate="none"):  # noqa: A002
     """Gaussian error linear unit; ``approximate`` is 'none' (erf) or 'tanh'."""
     x = _float_input(input, "input")
+    fused = dispatch.fused("gelu") if approximate in ("none", "tanh") else None
+    if fused is not None:
+        return _wrap(fused(x._data, approximate))
     if approximate == "none":
         return mul(mul(x, 0.5), add(erf(mul(x, 1.0 / math.sqrt(2.0))), 1.0))
     if approximate == "tanh":
@@ -1094,6 +1097,9 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
     _check_window("conv", x.shape[2:], w.shape[2:], pads, dilation)
     _check_floating("conv", x, w)
     rx, rw = _operands(x, w)
+    fused = dispatch.fused("conv_bias") if isinstance(bias, Tensor) else None
+    if fused is not None and bias.dtype is dispatch.dtype(rx) and bias.shape == w.shape[:1]:
+        return _wrap(fused(rx, rw, bias._data, stride, pads, dilation, groups))
     out = _wrap(call("conv", rx, rw, stride=stride, padding=pads, dilation=dilation,
                      groups=groups))
     if bias is not None:
@@ -1265,9 +1271,9 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
             running_mean._assign(call("cast", new_mean._data, running_mean.dtype))
             running_var._assign(call("cast", new_var._data, running_var.dtype))
         out = mul(d, rsqrt(add(v, float(eps))))
-    else:
-        out = mul(sub(x, reshape(running_mean, bshape)),
-                  rsqrt(add(reshape(running_var, bshape), float(eps))))
+    else:  # the running statistics get no gradient, as in MindSpore
+        out = mul(sub(x, reshape(stop_gradient(running_mean), bshape)),
+                  rsqrt(add(reshape(stop_gradient(running_var), bshape), float(eps))))
     if weight is not None:
         out = mul(out, reshape(weight, bshape))
     if bias is not None:
@@ -1337,16 +1343,15 @@ def _check_class_labels(target, classes, ignore_index=None):
     itself (``jax.jit``), whose values are symbolic."""
     if _thread.compiled_depth:
         return
-    bad = logical_or(less(target, 0), greater_equal(target, classes))
-    if ignore_index is not None:
-        bad = logical_and(bad, not_equal(target, ignore_index))
-    try:
-        found = builtins.bool(any(bad).asnumpy())
+    try:  # the labels themselves, not a flag computed on the device: one read, no array ops
+        labels = target.asnumpy()
     except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
         return
-    if not found:
+    mask = (labels < 0) | (labels >= classes)
+    if ignore_index is not None:
+        mask &= labels != ignore_index
+    if not mask.any():
         return
-    labels, mask = target.asnumpy(), bad.asnumpy()
     values = np.unique(labels[mask])
     shown = ", ".join(str(v) for v in values[:5]) + (", ..." if values.size > 5 else "")
     allowed = f"[0, {classes})" + ("" if ignore_index is None
@@ -1410,12 +1415,18 @@ def _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing):
     if fused is not None and weight is None and not t.dtype.is_floating and x.ndim == 2:
         return _wrap(fused(x._data, t._data, ignore_index=int(ignore_index),
                            reduction=reduction, label_smoothing=float(label_smoothing)))
+    if t.dtype.is_floating and t.shape != x.shape:
+        raise ValueError(f"target: probabilities must have the input's shape {x.shape}, "
+                         f"got {t.shape}")
+    general = dispatch.fused("softmax_cross_entropy")  # the reference autodiff's, if tracing
+    if general is not None and reduction in ("mean", "sum", "none") and x.ndim >= 2 and (
+            t.dtype.is_floating or t.shape == x.shape[:1] + x.shape[2:]) and (
+            weight is None or (isinstance(weight, Tensor) and weight.shape == x.shape[1:2])):
+        return _wrap(general(x._data, t._data, None if weight is None else weight._data,
+                             int(ignore_index), reduction, float(label_smoothing)))
     logp = log_softmax(x, 1)
     if not t.dtype.is_floating:
         return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
-    if t.shape != x.shape:
-        raise ValueError(f"target: probabilities must have the input's shape {x.shape}, "
-                         f"got {t.shape}")
     c = x.shape[1]
     if label_smoothing:
         t = add(mul(t, 1.0 - label_smoothing), label_smoothing / c)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mscore.autodiff import reference_value_and_grad
 from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
+from mscore.common import cast_cache
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore import dispatch
@@ -122,7 +123,8 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                     call_args = list(args)
                     for k, p in enumerate(positions):
                         call_args[p] = Tensor._wrap(prims[k])
-                    out = fn(*call_args)
+                    with cast_cache.differentiated_call():
+                        out = fn(*call_args)
                 finally:
                     changed = scope.restore()
             others = [(p, v) for p, v in changed if id(p) not in protected]

@@ -44,7 +44,8 @@ PRIMITIVE_OPS = (
 )
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
-             "attention", "addcmul", "relu", "dense")
+             "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
+             "momentum_update", "adam_update", "unscale_check")
 
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
@@ -117,6 +118,25 @@ class Backend:
     # each (the composites cost 2-3 kernels forward and backward).
     relu = None
     dense = None
+    # gelu(x, approximate) with approximate "none" (erf) or "tanh"; conv_bias(x, w, b, stride,
+    # padding, dilation, groups) -> conv(x, w, ...) + b over the channel axis (b: (O,)).
+    gelu = None
+    conv_bias = None
+    # Over lists of arrays, returning new ones (multi-tensor passes: no Python loop per array):
+    # foreach_div(arrays, scalar) -> [a / scalar] with a 0-d scalar (results keep each dtype);
+    # momentum_update(params, moments, grads, lr, momentum, nesterov, inplace) -> (params,
+    # moments), one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov:
+    # lr * (g + m v)); with inplace=True the results may be written into params and moments.
+    # unscale_check(arrays, scale) -> (arrays / scale, finite): one pass that also tells
+    # (finite: a 0-d bool array) whether no result holds inf/nan; may overwrite ``arrays``.
+    # adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay, inplace)
+    # -> (params, m, v): m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
+    # p -= lr (n / (sqrt(v) + eps) + wd p), n = m (Nesterov: b1 m + (1-b1) g); lr and
+    # weight_decay (or None) 0-d, betas/eps floats.
+    foreach_div = None
+    momentum_update = None
+    adam_update = None
+    unscale_check = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

@@ -1,5 +1,7 @@
-"""Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul
-and batch_norm through ``mscore.ops``, once with the backend's fused op (when it provides one) and
+"""Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
+batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, adam_update,
+foreach_div, unscale_check)
+through ``mscore.ops``, once with the backend's fused op (when it provides one) and
 once with the core's composite from primitives, both against the numpy reference."""
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from mscore.conformance import harness
 
 LEVEL = "ops"
 FLOATS = ("float16", "bfloat16", "float32", "float64")
+LISTS = ("float32", "float64")   # the multi-tensor updates: list plumbing, two precisions
 
 
 @dataclass
@@ -25,6 +28,7 @@ class FusedCase:
     make: object          # (kit) -> list of numpy inputs
     fn: object            # (*Tensors) -> Tensor
     factor: float = 2.0
+    dtypes: tuple = FLOATS
 
     @property
     def id(self):
@@ -117,8 +121,85 @@ CASES += [
               _batch_norm_eval, factor=4.0),
 ]
 
+CASES += [
+    FusedCase("gelu", "erf", "gelu", _x((3, 5)), lambda x: ops.gelu(x, "none")),
+    FusedCase("gelu", "tanh", "gelu", _x((3, 5)), lambda x: ops.gelu(x, "tanh")),
+    FusedCase("conv_bias", "stride_pad_groups", "conv_bias", _x((2, 4, 5, 6), (6, 2, 3, 3), (6,)),
+              lambda x, w, b: ops.conv2d(x, w, b, stride=(2, 1), pad_mode="pad",
+                                         padding=(1, 0, 2, 1), groups=2), factor=4.0),
+]
+
+def _momentum(nesterov, inplace):
+    def fn(p1, v1, g1, p2, v2, g2):
+        from mscore.common.tensor import Tensor
+        from mscore.dispatch import call
+        from mscore.ops.multi_tensor import momentum_update
+        lr, m = (call("full", (), value, p1.dtype) for value in (0.1, 0.9))
+        new_p, new_v = momentum_update([p1._data, p2._data], [v1._data, v2._data],
+                                       [g1._data, g2._data], lr, m, nesterov, inplace)
+        return {"params": [Tensor._wrap(x) for x in new_p],
+                "moments": [Tensor._wrap(x) for x in new_v]}
+    return fn
+
+
+def _adam(nesterov, decay, inplace):
+    def fn(p1, m1, v1, g1, p2, m2, v2, g2):
+        from mscore.common.tensor import Tensor
+        from mscore.dispatch import call
+        from mscore.ops.multi_tensor import adam_update
+        lr = call("full", (), 0.01, p1.dtype)
+        wd = call("full", (), 0.1, p1.dtype) if decay else None
+        v1, v2 = v1 * v1, v2 * v2     # second moments are non-negative
+        out = adam_update([p1._data, p2._data], [m1._data, m2._data], [v1._data, v2._data],
+                          [g1._data, g2._data], lr, 0.9, 0.99, 1e-3, nesterov, wd, inplace)
+        return {k: [Tensor._wrap(x) for x in o] for k, o in zip(("params", "m", "v"), out)}
+    return fn
+
+
+def _divide_all(a, b, s):
+    from mscore.common.tensor import Tensor
+    from mscore.ops.multi_tensor import divide_all
+    return [Tensor._wrap(x) for x in divide_all([a._data, b._data], s._data)]
+
+
+def _unscale_check(poison):
+    def fn(a, b, s):
+        from mscore.common.tensor import Tensor
+        from mscore.ops.multi_tensor import unscale_and_check
+        if poison:
+            b = b * Tensor(np.where(np.arange(b.size) == 2, np.inf, 1.0).reshape(b.shape),
+                           dtype=b.dtype)
+        out, finite = unscale_and_check([a._data, b._data], s._data)
+        return {"arrays": [Tensor._wrap(x) for x in out], "finite": np.bool_(finite)}
+    return fn
+
+
+CASES += [
+    FusedCase("unscale_check", "finite", "unscale_check",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _unscale_check(False), dtypes=LISTS),
+    FusedCase("unscale_check", "inf", "unscale_check",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _unscale_check(True), dtypes=LISTS),
+    FusedCase("momentum_update", "plain", "momentum_update",
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(False, False),
+              dtypes=LISTS),
+    FusedCase("momentum_update", "nesterov_inplace", "momentum_update",
+              _x((3, 4), (3, 4), (3, 4), (5,), (5,), (5,)), _momentum(True, True),
+              dtypes=LISTS),
+    FusedCase("adam_update", "plain", "adam_update",
+              _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
+              _adam(False, False, False), factor=4.0, dtypes=LISTS),
+    FusedCase("adam_update", "nesterov_decay_inplace", "adam_update",
+              _x((3, 4), (3, 4), (3, 4), (3, 4), (5,), (5,), (5,), (5,)),
+              _adam(True, True, True), factor=4.0, dtypes=LISTS),
+    FusedCase("foreach_div", "two_arrays", "foreach_div",
+              lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
+              _divide_all, dtypes=LISTS),
+]
+
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
-          for c in CASES for path in ("fused", "composite") for d in FLOATS]
+          for c in CASES for path in ("fused", "composite") for d in c.dtypes]
 
 
 @pytest.mark.parametrize("case,path,dtype", PARAMS)

@@ -11,6 +11,7 @@ import math
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import (check_bool, check_dtype, check_positive_int,
@@ -147,9 +148,16 @@ class _ConvNd(_Conv):
                 raise ValueError(f"For '{type(self).__name__}', the input's spatial size {s} "
                                  f"(padded {s + lo + hi}) is smaller than the dilated kernel "
                                  f"{d * (k - 1) + 1}")
+        b = None if self.bias is None else self.cast_param(self.bias)
+        fused = None if b is None else dispatch.fused("conv_bias")  # one op where there is one
+        if fused is not None and b.dtype is x.dtype:
+            return _wrap(fused(x._data, w._data, b._data, self.stride, pads, self.dilation,
+                               self.group))
         out = call("conv", x._data, w._data, stride=self.stride, padding=pads,
                    dilation=self.dilation, groups=self.group)
-        return _wrap(self._add_bias(out))
+        if b is not None:
+            out = call("add", out, call("reshape", b._data, self._bias_shape))
+        return _wrap(out)
 
 
 class Conv2d(_ConvNd):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.common import dtype as mdt
+from mscore.common import graph
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -12,6 +13,28 @@ from mscore.nn.optim._args import check_bool, non_negative
 from mscore.nn.optim.adamax import check_betas
 from mscore.nn.optim.optimizer import Optimizer
 from mscore.ops.functional import native_addcmul as addcmul
+from mscore.ops.multi_tensor import adam_update, solely_owned
+
+
+def _adam_step(opt, moments1, moments2, grads, lrs, decays, nesterov):
+    """Adam over every parameter of ``opt``: one multi-tensor update per group of
+    parameters sharing a learning rate, a weight decay and a dtype."""
+    params = opt.parameters
+    groups = {}
+    for i, (p, lr, wd) in enumerate(zip(params, lrs, decays)):
+        groups.setdefault((id(lr), id(wd)), (lr, wd, []))[2].append(i)
+    for lr, wd, idx in groups.values():
+        inplace = not graph.in_compiled() and solely_owned(
+            *(params[i] for i in idx), *(moments1[i] for i in idx),
+            *(moments2[i] for i in idx))
+        new_p, new_m, new_v = adam_update(
+            [params[i]._data for i in idx], [moments1[i]._data for i in idx],
+            [moments2[i]._data for i in idx], [grads[i] for i in idx], lr, opt.beta1,
+            opt.beta2, opt.eps, nesterov, wd, inplace)
+        for i, p, m, v in zip(idx, new_p, new_m, new_v):
+            moments1[i]._assign(m)
+            moments2[i]._assign(v)
+            params[i]._assign(p)
 
 
 class Adam(Optimizer):
@@ -70,24 +93,14 @@ class Adam(Optimizer):
         # lr * sqrt(1 - beta2^t) / (1 - beta1^t), per group, as float32 scalars.
         corr = call("div", call("sqrt", call("sub", one, call("reshape", b2p, ()))),
                     call("sub", one, call("reshape", b1p, ())))
-        neg_lrs = [call("neg", call("mul", lr, corr)) for lr in consts.group_lrs]
         if self.use_amsgrad:
+            neg_lrs = [call("neg", call("mul", lr, corr)) for lr in consts.group_lrs]
             return self._amsgrad_update(grads, consts, neg_lrs)
-        b1, b2, eps = self.beta1, self.beta2, self.eps
-        for k, p, m, v, g in zip(self._lr_of, self.parameters, self.moment1, self.moment2,
-                                 grads):
-            dt = p.dtype
-            # addcmul(a, b, c) = a + b * c: one fused pass where the backend has it.
-            nm = addcmul(m._data, call("sub", g, m._data), consts.get(1.0 - b1, dt))
-            nv = addcmul(v._data, call("sub", call("mul", g, g), v._data),
-                         consts.get(1.0 - b2, dt))
-            m._assign(nm)
-            v._assign(nv)
-            num = nm
-            if self.use_nesterov:
-                num = addcmul(call("mul", nm, consts.get(b1, dt)), g, consts.get(1.0 - b1, dt))
-            denom = call("add", call("sqrt", nv), consts.get(eps, dt))
-            p._assign(addcmul(p._data, call("div", num, denom), consts.cast(neg_lrs[k], dt)))
+        lrs_t = [call("mul", lr, corr) for lr in consts.group_lrs]
+        _adam_step(self, self.moment1, self.moment2, grads,
+                   [consts.cast(lrs_t[k], p.dtype) for k, p in zip(self._lr_of,
+                                                                   self.parameters)],
+                   [None] * len(grads), self.use_nesterov)
         return True
 
     def _amsgrad_update(self, grads, consts, neg_lrs):
@@ -140,19 +153,8 @@ class AdamWeightDecay(Optimizer):
 
     def construct(self, gradients):
         grads, lrs, consts = self._prepare(gradients)
-        b1, b2, eps = self.beta1, self.beta2, self.eps
-        for i, (p, m, v, g, lr) in enumerate(zip(self.parameters, self.moments1, self.moments2,
-                                                 grads, lrs)):
-            dt = p.dtype
-            nm = addcmul(call("mul", m._data, consts.get(b1, dt)), g, consts.get(1.0 - b1, dt))
-            nv = addcmul(call("mul", v._data, consts.get(b2, dt)), call("mul", g, g),
-                         consts.get(1.0 - b2, dt))
-            m._assign(nm)
-            v._assign(nv)
-            update = call("div", nm, call("add", call("sqrt", nv), consts.get(eps, dt)))
-            if self.decay_flags[i]:
-                update = self._decayed(i, p, update, consts)
-            p._assign(addcmul(p._data, update, consts.negated(lr)))
+        decays = [self._decay_scalar(i, p, consts) for i, p in enumerate(self.parameters)]
+        _adam_step(self, self.moments1, self.moments2, grads, lrs, decays, False)
         return True
 
 

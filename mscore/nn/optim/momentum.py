@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore.common import graph
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.layer._checks import check_bool, check_number
 from mscore.nn.optim.optimizer import Optimizer
 from mscore.ops.functional import native_addcmul
+from mscore.ops.multi_tensor import momentum_update, solely_owned
 
 
 def _negated(lr, cache):
@@ -18,6 +20,24 @@ def _negated(lr, cache):
     if hit is None:
         hit = cache[key] = (lr, call("neg", lr))  # holding lr keeps its id() unique
     return hit[1]
+
+
+def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
+    """Momentum SGD over every parameter, one multi-tensor update per group of parameters
+    that share a learning rate and a dtype."""
+    groups = {}
+    for i, (p, lr) in enumerate(zip(params, lrs)):
+        groups.setdefault(id(lr), (lr, p.dtype, []))[2].append(i)
+    for lr, dt, idx in groups.values():
+        inplace = not graph.in_compiled() and solely_owned(*(params[i] for i in idx),
+                                                           *(moments[i] for i in idx))
+        new_p, new_v = momentum_update([params[i]._data for i in idx],
+                                       [moments[i]._data for i in idx],
+                                       [grads[i] for i in idx], lr, consts.cast(momentum, dt),
+                                       nesterov, inplace)
+        for i, p, v in zip(idx, new_p, new_v):
+            moments[i]._assign(v)
+            params[i]._assign(p)
 
 
 class Momentum(Optimizer):
@@ -42,15 +62,8 @@ class Momentum(Optimizer):
 
     def construct(self, gradients):
         grads, lrs, consts = self._prepare(gradients)
-        mom = self.momentum._data
-        neg = {}
-        for p, v, g, lr in zip(self.parameters, self.moments, grads, lrs):
-            m = consts.cast(mom, p.dtype)
-            # addcmul(a, b, c) = a + b * c: one fused pass where the backend has it.
-            nv = native_addcmul(g, v._data, m)
-            v._assign(nv)
-            step = native_addcmul(g, nv, m) if self.use_nesterov else nv
-            p._assign(native_addcmul(p._data, step, _negated(lr, neg)))
+        _momentum_step(self.parameters, self.moments, grads, lrs, self.momentum._data, consts,
+                       self.use_nesterov)
         return True
 
     def extend_repr(self):
@@ -95,18 +108,19 @@ class SGD(Optimizer):
             return True
         mom = self.momentum._data
         damp = self.dampening
+        if not damp:
+            # accum starts at zero, so the first step gives accum = grad by itself: the
+            # momentum update of nn.Momentum, over all parameters at once.
+            _momentum_step(self.parameters, self.accum, grads, lrs, mom, consts, self.nesterov)
+            return True
         for p, a, st, g, lr in zip(self.parameters, self.accum, self.stat, grads, lrs):
             m = consts.cast(mom, p.dtype)
-            if damp:
-                # stat is 1 before the first step (accum = grad) and 0 after.
-                gscale = call("sub", consts.get(1.0, p.dtype),
-                              call("mul", call("sub", consts.get(1.0, p.dtype), st._data),
-                                   consts.get(damp, p.dtype)))
-                na = call("add", call("mul", a._data, m), call("mul", g, gscale))
-                st._assign(call("mul", st._data, consts.get(0.0, p.dtype)))
-            else:
-                # accum starts at zero, so the first step gives accum = grad by itself.
-                na = native_addcmul(g, a._data, m)
+            # stat is 1 before the first step (accum = grad) and 0 after.
+            gscale = call("sub", consts.get(1.0, p.dtype),
+                          call("mul", call("sub", consts.get(1.0, p.dtype), st._data),
+                               consts.get(damp, p.dtype)))
+            na = call("add", call("mul", a._data, m), call("mul", g, gscale))
+            st._assign(call("mul", st._data, consts.get(0.0, p.dtype)))
             a._assign(na)
             step = native_addcmul(g, na, m) if self.nesterov else na
             p._assign(native_addcmul(p._data, step, _negated(lr, neg)))

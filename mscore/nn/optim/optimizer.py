@@ -33,6 +33,7 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
 from mscore.ops.functional import native_addcmul
+from mscore.ops.multi_tensor import divide_all
 
 _wrap = Tensor._wrap
 
@@ -352,8 +353,7 @@ class Optimizer(Cell):
         consts.group_lrs = lrs
         consts.wd_now = wd_now
         if self.need_scale:
-            grads = [call("mul", g, consts.get(1.0 / self.loss_scale, p.dtype))
-                     for p, g in zip(self.parameters, grads)]
+            grads = divide_all(grads, consts.get(self.loss_scale, mdt.float32))
         if self.exec_weight_decay and self._decay_in_grads:
             grads = [self._decayed(i, p, g, consts) for i, (p, g) in
                      enumerate(zip(self.parameters, grads))]
@@ -361,14 +361,15 @@ class Optimizer(Cell):
         return grads, plr, consts
 
     def _decayed(self, i, p, g, consts):
+        wd = self._decay_scalar(i, p, consts)
+        return g if wd is None else native_addcmul(g, p._data, wd)
+
+    def _decay_scalar(self, i, p, consts):
+        """The weight decay of parameter ``i`` as a 0-d array of its dtype, None without."""
         d = self._decay[i]
         if isinstance(d, Cell):
-            wd = consts.cast(consts.wd_now[id(d)], p.dtype)
-        elif d > 0:
-            wd = consts.get(d, p.dtype)
-        else:
-            return g
-        return native_addcmul(g, p._data, wd)
+            return consts.cast(consts.wd_now[id(d)], p.dtype)
+        return consts.get(d, p.dtype) if d > 0 else None
 
     def decay_weight(self, gradients):
         """Gradients with ``weight_decay * param`` added where decay applies (Tensors); a

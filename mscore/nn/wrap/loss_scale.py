@@ -20,6 +20,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
+from mscore.ops.multi_tensor import divide_all, unscale_and_check
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -130,6 +131,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         self.overflow_streak = Parameter(Tensor(0, mdt.int32), name="overflow_streak",
                                          requires_grad=False)
         self._calls = 0
+        self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
         from mscore.nn.wrap.grad_reducer import train_cell_reducer
@@ -153,23 +155,47 @@ class TrainOneStepWithLossScaleCell(Cell):
         # inf/nan in the scaled gradients are what the check below is for: no warnings.
         with dispatch.backend().expected_overflow():
             (_, loss), grads = self._grad_fn(*inputs)
-            grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
-            grads = self.grad_reducer(grads)
-            from mscore.amp.loss_scale import all_finite
-            overflow = F.logical_not(all_finite(grads))
-        if self.reducer_flag:  # every rank skips when any rank overflowed
-            from mscore.nn.wrap.grad_reducer import agree_overflow
-            overflow = agree_overflow(overflow)
+            grads, overflow, host_overflow = self._unscale(grads, scale)
         if self.loss_scaling_manager is not None:
+            checked = overflow
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)
-        streak = self.overflow_streak
-        streak.assign_value(F.where(overflow, F.add(streak, 1), 0))
-        self._apply_unless(overflow, grads)
+            if overflow is not checked and host_overflow is not None:
+                host_overflow = bool(overflow)   # an update cell that decides otherwise
+        self._count_streak(overflow, host_overflow)
+        self._apply_unless(overflow, grads, host_overflow)
         return loss, overflow, scale
 
-    def _apply_unless(self, overflow, grads):
+    def _unscale(self, grads, scale):
+        """``(grads / scale, overflow Tensor, overflow as a Python bool or None)``: eagerly
+        with the step's one host synchronisation, inside a compiled program on the device
+        (None: the program does not wait for it). In DATA_PARALLEL mode the unscaled
+        gradients are all-reduced before the check and the flag is agreed across ranks."""
+        raw = [g._data for g in grads]
+        if graph.in_compiled() or self.reducer_flag:
+            from mscore.amp.loss_scale import all_finite
+            grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
+            grads = self.grad_reducer(grads)
+            overflow = F.logical_not(all_finite(grads))
+            if self.reducer_flag:  # every rank skips when any rank overflowed
+                from mscore.nn.wrap.grad_reducer import agree_overflow
+                overflow = agree_overflow(overflow)
+            return grads, overflow, None if graph.in_compiled() else bool(overflow)
+        raw, finite = unscale_and_check(raw, scale._data)
+        return tuple(Tensor._wrap(g) for g in raw), Tensor(not finite), not finite
+
+    def _count_streak(self, overflow, host_overflow):
+        streak = self.overflow_streak
+        if host_overflow is None or self._host_streak is None:  # compiled: on the device
+            streak.assign_value(F.where(overflow, F.add(streak, 1), 0))
+            return
+        previous = self._host_streak
+        self._host_streak = previous + 1 if host_overflow else 0
+        if self._host_streak != previous:   # written only when it changes: no work per step
+            streak.assign_value(Tensor(self._host_streak, mdt.int32))
+
+    def _apply_unless(self, overflow, grads, host_overflow=None):
         if not graph.in_compiled():
-            if not bool(overflow):
+            if not host_overflow:
                 self.optimizer(grads)
             return
         # One compiled program has no branches on values: update, then select per state.
@@ -183,11 +209,16 @@ class TrainOneStepWithLossScaleCell(Cell):
     def __call__(self, *inputs):
         if self.reducer_flag:  # every rank starts from rank 0's parameters
             self.grad_reducer.broadcast_once(self)
+        if context.get_context("mode") == context.GRAPH_MODE:
+            self._host_streak = None       # the compiled step counts on the device only
+        elif self._host_streak is None:
+            self._host_streak = self.consecutive_overflows   # read once after GRAPH_MODE
         out = super().__call__(*inputs)
         self._calls += 1
-        compiled = context.get_context("mode") == context.GRAPH_MODE
-        if not compiled or self._calls % self.GRAPH_CHECK_INTERVAL == 0:
-            self._check_streak()
+        if self._host_streak is not None:  # PYNATIVE: the step knew its overflow on the host
+            self._check_streak(self._host_streak)
+        elif self._calls % self.GRAPH_CHECK_INTERVAL == 0:
+            self._check_streak(self.consecutive_overflows)
         return out
 
     @property
@@ -195,8 +226,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         """How many steps in a row have overflowed (read from the device)."""
         return int(self.overflow_streak.asnumpy())
 
-    def _check_streak(self):
-        streak = self.consecutive_overflows
+    def _check_streak(self, streak):
         if streak >= self.max_consecutive_overflows:
             raise RuntimeError(
                 f"TrainOneStepWithLossScaleCell: {streak} consecutive steps overflowed (loss "

@@ -357,6 +357,10 @@ class JaxBackend(Backend):
         """``a + b * c`` as one XLA program."""
         return _addcmul(a, b, c)
 
+    def gelu(self, x, approximate):
+        """``jax.nn.gelu`` (``approximate`` "tanh") or the exact erf form ("none")."""
+        return _gelu(x, approximate == "tanh")
+
     # -- native autodiff and compilation -------------------------------------------------------
     def value_and_grad(self, fn, primals, has_aux=True):
         """``jax.value_and_grad`` of ``fn(*primals) -> (value, aux)`` over every floating
@@ -563,9 +567,10 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
             new_var = (running_var * (1.0 - momentum) + bv.astype(running_var.dtype) *
                        momentum).astype(running_var.dtype)
         out = d * lax.rsqrt(v + jnp.asarray(eps, acc))
-    else:
-        out = (xc - running_mean.reshape(bshape).astype(acc)) * \
-            lax.rsqrt(running_var.reshape(bshape).astype(acc) + jnp.asarray(eps, acc))
+    else:  # the running statistics get no gradient, as in MindSpore
+        rm, rv = lax.stop_gradient(running_mean), lax.stop_gradient(running_var)
+        out = (xc - rm.reshape(bshape).astype(acc)) * \
+            lax.rsqrt(rv.reshape(bshape).astype(acc) + jnp.asarray(eps, acc))
     if weight is not None:
         out = out * weight.reshape(bshape).astype(acc)
     if bias is not None:
@@ -576,6 +581,11 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
 @jax.jit
 def _addcmul(a, b, c):
     return a + b * c
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _gelu(x, approximate):
+    return jax.nn.gelu(x, approximate=approximate)
 
 
 def _all_finite_traced(arrays):

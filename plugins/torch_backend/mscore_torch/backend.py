@@ -379,16 +379,19 @@ class TorchBackend(Backend):
 
     def conv(self, x, w, stride, padding, dilation, groups):
         """N-d cross-correlation (N = 1, 2, 3) with torch's convolution kernels."""
+        return self._convolve("conv", x, w, None, stride, padding, dilation, groups)
+
+    def _convolve(self, op, x, w, b, stride, padding, dilation, groups):
         nd = w.ndim - 2
         fn = _CONV.get(nd)
         if fn is None:
-            raise ValueError(f"conv: backend 'torch' supports 1-, 2- and 3-d convolution, got "
+            raise ValueError(f"{op}: backend 'torch' supports 1-, 2- and 3-d convolution, got "
                              f"{nd}-d")
         sym = _symmetric(padding)
         if sym is None:
             x = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), 0)
             sym = (0,) * nd
-        return fn(x, w, None, tuple(stride), sym, tuple(dilation), groups)
+        return fn(x, w, b, tuple(stride), sym, tuple(dilation), groups)
 
     def conv_transpose(self, x, w, stride, padding, output_padding, dilation, groups):
         """N-d transposed convolution (the input-gradient of :meth:`conv`)."""
@@ -459,6 +462,88 @@ class TorchBackend(Backend):
     def addcmul(self, a, b, c): return torch.addcmul(a, b, c)          # noqa: E704
     def relu(self, x): return torch.relu(x)                             # noqa: E704
     def dense(self, x, w, b): return tnf.linear(x, w, b)                # noqa: E704
+    def gelu(self, x, approximate): return tnf.gelu(x, approximate=approximate)  # noqa: E704
+
+    def foreach_div(self, arrays, scalar):
+        """``[a / scalar]`` in one multi-tensor call (``torch._foreach_div``)."""
+        return list(torch._foreach_div(list(arrays), scalar))
+
+    def unscale_check(self, arrays, scale):
+        """``(arrays / scale, finite)`` in one fused pass, in place (the kernel
+        ``torch.amp.GradScaler`` unscales with: multiplies by the float32 reciprocal);
+        arrays that share storage or are not contiguous are copied first; float64 arrays are
+        divided (two passes)."""
+        arrays = list(arrays)
+        if any(a.dtype == torch.float64 for a in arrays):
+            # The fused kernel's reciprocal is float32: divide float64 exactly instead.
+            out = list(torch._foreach_div(arrays, scale))
+            return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
+        storages = {a.untyped_storage().data_ptr() for a in arrays}
+        if len(storages) != len(arrays) or not all(a.is_contiguous() for a in arrays):
+            arrays = [a.clone() for a in arrays]
+        found = torch.zeros(1, dtype=torch.float32, device=scale.device)
+        inverse = torch.reciprocal(scale.to(torch.float32)).reshape(1)
+        torch._amp_foreach_non_finite_check_and_unscale_(arrays, found, inverse)
+        return arrays, found[0] == 0
+
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
+        """Momentum SGD over lists in a few multi-tensor calls (``torch._foreach_*``):
+        ``v = momentum * v + g``, ``p = p - lr * v`` (Nesterov: ``g + momentum * v``); with
+        ``inplace`` into the given tensors, as ``torch.optim.SGD`` does (three passes on the
+        host: ``p += v * -lr`` in one; on CUDA two multi-tensor launches for it instead)."""
+        params, moments, grads = list(params), list(moments), list(grads)
+        if inplace:
+            torch._foreach_mul_(moments, momentum)
+            new_moments = moments
+        else:
+            new_moments = list(torch._foreach_mul(moments, momentum))
+        torch._foreach_add_(new_moments, grads)
+        step = new_moments
+        if nesterov:
+            step = torch._foreach_mul(new_moments, momentum)
+            torch._foreach_add_(step, grads)
+        if inplace and params[0].device.type == "cpu":
+            torch._foreach_addcmul_(params, step, [torch.neg(lr)] * len(params))
+            return params, new_moments
+        step = torch._foreach_mul(step, lr)
+        if inplace:
+            torch._foreach_sub_(params, step)
+            return params, new_moments
+        return list(torch._foreach_sub(params, step)), new_moments
+
+    def adam_update(self, params, m, v, grads, lr, beta1, beta2, eps, nesterov,
+                    weight_decay=None, inplace=False):
+        """Adam over lists in multi-tensor calls (``torch._foreach_*``), out of place or, with
+        ``inplace``, into the given tensors as ``torch.optim.Adam(foreach=True)`` does."""
+        params, m, v, grads = list(params), list(m), list(v), list(grads)
+        fe = torch
+        if inplace:
+            fe._foreach_mul_(m, beta1)
+            fe._foreach_mul_(v, beta2)
+            new_m, new_v = m, v
+        else:
+            new_m = list(fe._foreach_mul(m, beta1))
+            new_v = list(fe._foreach_mul(v, beta2))
+        fe._foreach_add_(new_m, grads, alpha=1.0 - beta1)
+        fe._foreach_addcmul_(new_v, grads, grads, value=1.0 - beta2)
+        num = new_m
+        if nesterov:
+            num = fe._foreach_mul(new_m, beta1)
+            fe._foreach_add_(num, grads, alpha=1.0 - beta1)
+        denom = fe._foreach_sqrt(new_v)
+        fe._foreach_add_(denom, eps)
+        update = fe._foreach_div(num, denom)
+        if weight_decay is not None:
+            fe._foreach_add_(update, fe._foreach_mul(params, weight_decay))
+        fe._foreach_mul_(update, lr)
+        if inplace:
+            fe._foreach_sub_(params, update)
+            return params, new_m, new_v
+        return list(fe._foreach_sub(params, update)), new_m, new_v
+
+    def conv_bias(self, x, w, b, stride, padding, dilation, groups):
+        """``conv`` with the bias added by the convolution kernel itself."""
+        return self._convolve("conv_bias", x, w, b, stride, padding, dilation, groups)
     def softmax(self, x, axis): return torch.softmax(x, axis)           # noqa: E704
     def log_softmax(self, x, axis): return torch.log_softmax(x, axis)   # noqa: E704
 

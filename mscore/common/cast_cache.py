@@ -1,0 +1,56 @@
+"""Low-precision copies of master weights, made once while the master value stays the same.
+
+Amp's O2/O3 networks keep float32 Parameters and cast them where a cell computes in float16
+or bfloat16 (:meth:`mscore.nn.Cell.cast_param`). Within one value of a Parameter the cast is
+the same every time, so it is made once: eval and predict loops reuse the copy from batch to
+batch, and a weight used twice in a step (tied embeddings, an unrolled recurrent cell) is
+cast once. A copy is valid while ``param._data`` is the very array it was made from (every
+change of a Parameter replaces that array); :meth:`Parameter._assign` also drops it, so a
+stale copy is not kept alive.
+
+Inside a differentiated call (``value_and_grad``) the cast is part of the traced program: the
+copies live in a dict of that call only (:func:`differentiated_call`). Inside a compiled
+program outside such a call nothing is cached (a traced value must not outlive its trace).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+_call_copies = contextvars.ContextVar("mscore_cast_copies", default=None)
+_ATTR = "_cast_copy"   # Parameter._assign deletes it
+
+
+@contextlib.contextmanager
+def differentiated_call():
+    """Casts made in the block are cached for the block only (nothing is cached inside a
+    compiled program, where the program itself holds each cast once)."""
+    from mscore.common import graph
+    if graph.in_compiled():
+        yield
+        return
+    token = _call_copies.set({})
+    try:
+        yield
+    finally:
+        _call_copies.reset(token)
+
+
+def cast_param(param, dtype, make):
+    """``make()`` (the cast of ``param`` to ``dtype``), or the copy made from the same value."""
+    data = param._data
+    copies = _call_copies.get()
+    if copies is None:
+        from mscore.common import graph
+        if graph.in_compiled():
+            return make()
+        copies = param.__dict__
+        key = _ATTR
+    else:
+        key = id(param)
+    hit = copies.get(key)
+    if hit is not None and hit[0] is data and hit[1] is dtype:
+        return hit[2]
+    out = make()
+    copies[key] = (data, dtype, out)
+    return out
