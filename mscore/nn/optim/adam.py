@@ -88,6 +88,7 @@ class AdamWeightDecay(Optimizer):
     """
 
     _decay_in_grads = False
+    _centralizes = False   # MindSpore's AdamWeightDecay ignores 'grad_centralization'
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
                  weight_decay=0.0):
