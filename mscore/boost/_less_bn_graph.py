@@ -28,7 +28,7 @@ from mscore import context as _context
 from mscore._per_thread import state as _thread
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.train.serialization._trace import TraceGraph, array_args, trace
+from mscore.train.serialization._trace import TraceGraph, _signature, array_args, trace
 
 FUSED = ("softmax", "log_softmax", "relu", "dense", "batch_norm")
 _NONE = (2 ** 63, 2 ** 63)           # a branch that removes nothing
@@ -107,6 +107,23 @@ class StructureGraph(TraceGraph):
     def __init__(self, real, params):
         super().__init__(real, params)
         self.nodes = []
+        self.fills = {}    # id(native) -> the Python value a ``full`` op filled it with
+
+    def record(self, name, args, attrs, out):
+        """Record op ``name``; unlike the exporters, never read a value back from the
+        device (inside a compiled GRAPH_MODE program every value is symbolic): constants
+        are known by the ``full`` ops that made them."""
+        bound = _signature(name).bind(*args, **attrs)
+        bound.apply_defaults()
+        ba = dict(bound.arguments)
+        arrays = array_args(name, ba)
+        self.keep.extend(arrays)
+        self.keep.append(out)
+        if name == "full":
+            self.fills[id(out)] = ba["value"]
+        if not any(self.is_dynamic(a) for a in arrays) or any(out is a for a in arrays):
+            return
+        self.names[id(out)] = self.convert(name, ba, out)
 
     def v(self, x):
         node = self.names.get(id(x))
@@ -124,7 +141,9 @@ class StructureGraph(TraceGraph):
         return made
 
     def _const(self, x):
-        return None if self.is_dynamic(x) else np.asarray(self.constant_value(x))
+        """The value of constant ``x`` when a ``full`` op made it, else None."""
+        value = self.fills.get(id(x))
+        return None if value is None else np.asarray(value)
 
     def _param_of(self, x):
         """The Parameter behind native ``x`` (directly, or through Cast/Reshape nodes)."""
