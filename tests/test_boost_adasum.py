@@ -5,7 +5,8 @@
 timeout). Each rank trains a linear model with SGD on its half of each batch; with
 ``device_number`` 1 the two processes are two server groups and AdaSum combines their weight
 changes, with the default 8 the step falls back to averaging the gradients. The references are
-computed here in numpy from the same data. The default run launches the numpy backend (over
+computed here in numpy from the same data; so is a gradient-freezing run (level O1), whose
+per-group cells all-reduce their own group's gradients. The default run launches the numpy backend (over
 torch's gloo); ``MSCORE_SLOW_TESTS=1`` adds torch and jax with the step compiled.
 """
 from __future__ import annotations
@@ -61,6 +62,27 @@ def reference(config):
     return np.stack(weights), np.stack(biases)
 
 
+def freeze_reference():
+    """The chain's weights after every step of the 0 1 0 1 freezing schedule, trained on the
+    whole batches (what two ranks averaging their halves' gradients must give)."""
+    x, y = W.data()
+    ws = [w.astype(np.float64) for w in W.chain_weights(5)]
+    out = []
+    for step in range(W.STEPS):
+        acts = [x[step].astype(np.float64)]
+        for w in ws:
+            acts.append(acts[-1] @ w.T)
+        d = 2.0 * (acts[-1] - y[step]) / acts[-1].size
+        grads = [None] * len(ws)
+        for i in reversed(range(len(ws))):
+            grads[i] = d.T @ acts[i]
+            d = d @ ws[i]
+        for i in (range(len(ws)) if step % 2 == 0 else [len(ws) - 1]):
+            ws[i] = ws[i] - W.LR * grads[i]
+        out.append(np.concatenate([w.ravel() for w in ws]))
+    return np.stack(out)
+
+
 def _launch(tmp_path, backend, mode):
     out = tmp_path / f"{backend}-{mode}"
     out.mkdir()
@@ -79,6 +101,9 @@ def _check(ranks):
                                        err_msg=f"{config} rank {rank}")
             np.testing.assert_allclose(got[f"{config}_biases"], want_b, rtol=1e-5, atol=1e-6,
                                        err_msg=f"{config} rank {rank}")
+    for rank, got in enumerate(ranks):
+        np.testing.assert_allclose(got["freeze_weights"], freeze_reference(), rtol=1e-5,
+                                   atol=1e-6, err_msg=f"freeze rank {rank}")
     # the data makes the ranks disagree, so AdaSum is not the average
     assert np.abs(reference("adasum")[0] - reference("fallback")[0]).max() > 1e-2
 
