@@ -20,7 +20,8 @@ COMPATIBLE = 1
 LAX = 2
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
 
-_context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE}
+_context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE,
+            "print_file_path": ""}
 _active = None          # the Backend instance ops dispatch to
 _seed = None
 _host_rng = np.random.default_rng()
@@ -45,15 +46,23 @@ def _activate(name):
 
 
 def set_context(**kwargs):
-    """Set context keys: ``backend``, ``device_target``, ``device_id``, ``mode``.
+    """Set context keys: ``backend``, ``device_target``, ``device_id``, ``mode``,
+    ``print_file_path``.
+
+    ``print_file_path`` sends what the ``Print`` primitive prints to that file, in
+    MindSpore's print-file format (read it back with ``mscore.parse_print``), instead of the
+    screen; an existing file is not overwritten: the name gets ``.<seconds since epoch>``
+    appended, as MindSpore does. ``None`` or ``""`` prints to the screen again.
 
     Unknown keys are ``ValueError``; bad values name the key and what was expected.
     """
-    allowed = {"backend", "device_target", "device_id", "mode"}
+    allowed = {"backend", "device_target", "device_id", "mode", "print_file_path"}
     unknown = set(kwargs) - allowed
     if unknown:
         raise ValueError(f"set_context: unknown key(s) {sorted(unknown)}; supported: "
                          f"{sorted(allowed)}")
+    if "print_file_path" in kwargs:
+        _context["print_file_path"] = _print_file_path(kwargs["print_file_path"])
     if "mode" in kwargs:
         mode = kwargs["mode"]
         if mode not in (GRAPH_MODE, PYNATIVE_MODE) or isinstance(mode, bool):
@@ -86,6 +95,24 @@ def set_context(**kwargs):
     except Exception:
         _context.update(old)
         raise
+
+
+def _print_file_path(path):
+    """The file ``Print`` will write to, as MindSpore resolves ``print_file_path``."""
+    if path is None or path == "":
+        return ""
+    if not isinstance(path, str):
+        raise TypeError(f"print_file_path: expected a str, got {type(path).__name__}")
+    full = os.path.realpath(path)
+    if os.path.isdir(full):
+        raise OSError(f"print_file_path: expected a file path, but {path!r} is a directory")
+    if os.path.exists(full):
+        import time
+        stamped = f"{full}.{int(time.time())}"
+        if os.path.exists(stamped):
+            raise ValueError(f"print_file_path: {path!r} exists and so does {stamped!r}")
+        full = stamped
+    return full
 
 
 def get_context(attr_key):

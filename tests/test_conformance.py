@@ -1,30 +1,46 @@
-"""The conformance kit itself: its comparison helpers, its pytest plugin and runner, a full run
-over every installed backend, a deliberately broken backend it must catch, and the example
-third-party backend it must pass after ``pip install``."""
+"""The conformance kit itself: its comparison helpers, its pytest plugin and runner, a run
+over every installed backend (a quick sample by default, the whole kit with
+``MSCORE_SLOW_TESTS=1``), a deliberately broken backend and backends that declare more than
+they honour, which it must catch, and the example third-party backend it must pass after
+``pip install``."""
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mscore.conformance import harness
-from mscore.conformance.kit import normalize_device
+from mscore.conformance import coverage, harness
+from mscore.conformance.kit import Target, normalize_device
 from mscore.conformance.pytest_plugin import _pattern_matches
 from mscore.conformance import runner
+from mscore.plugin.backend import BackendSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN_DIR = ROOT / "tests" / "plugins" / "broken_backend"
+LIARS_DIR = ROOT / "tests" / "plugins" / "lying_backends"
 EXAMPLE_DIR = ROOT / "examples" / "third_party_backend"
+SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 
 
 def _installed():
     from mscore.plugin.registry import get_registry
     return get_registry().names()
+
+
+def _unavailable_reason(name):
+    from mscore.plugin.registry import get_registry
+    spec = get_registry().spec(name)
+    if spec.probe is None:
+        return None
+    available, reason, _ = spec.probe()
+    return None if available else reason
 
 
 # -- the comparison helpers -------------------------------------------------------------------
@@ -95,25 +111,42 @@ def test_runner_rejects_unknown_backend(capsys):
 
 
 # -- the kit over every installed backend -------------------------------------------------------
+# JAX compiles every op for every new shape (most of a kit run on jax); its persistent
+# compilation cache makes a repeated run several times cheaper. A cache folder that outlives
+# the test session (MSCORE_TEST_JAX_CACHE, default: one in the temporary directory) is handed to
+# the kit's processes unless the caller configured JAX's own.
+JAX_CACHE = {"JAX_COMPILATION_CACHE_DIR": os.environ.get(
+                 "MSCORE_TEST_JAX_CACHE",
+                 os.path.join(tempfile.gettempdir(), "mscore-tests-jax-compilation-cache")),
+             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+
 def _run_kit(run_py, tmp_path, backend, *extra, paths=()):
     report = tmp_path / f"report-{backend}.json"
+    env = {} if "JAX_COMPILATION_CACHE_DIR" in os.environ else JAX_CACHE
     proc = run_py(["-m", "mscore.conformance", backend, "--report", str(report), *extra],
-                  *paths, cwd=tmp_path)
+                  *paths, cwd=tmp_path, **env)
     data = json.loads(report.read_text()) if report.exists() else None
     return proc, data
 
 
 @pytest.mark.parametrize("backend", _installed())
 def test_kit_passes_on_installed_backend(backend, run_py, tmp_path):
-    """`mscore conformance BACKEND` passes (or skips, for a backend that cannot run here) and
-    writes a complete report."""
-    proc, report = _run_kit(run_py, tmp_path, backend)
+    """`mscore conformance BACKEND` passes and writes a complete report in which every
+    declared dtype and capability was tested (a quick sample of the cases by default, the
+    whole kit with MSCORE_SLOW_TESTS=1)."""
+    reason = _unavailable_reason(backend)
+    if reason:
+        pytest.skip(f"backend {backend} cannot run here: {reason}")
+    proc, report = _run_kit(run_py, tmp_path, backend, *(() if SLOW else ("--quick",)))
     tail = proc.stdout[-6000:] + proc.stderr[-2000:]
     assert report is not None, tail
     failed = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
     assert proc.returncode == 0 and not failed, (
         f"{len(failed)} failures, e.g. {failed[:3]}\n{tail}")
-    assert report["passed"] is True
+    assert report["passed"] is True and report["verdict"] == []
+    assert report["profile"] == ("full" if SLOW else "quick")
     assert report["suite_version"] == harness.SUITE_VERSION
     assert report["mscore_version"]
     (info,) = report["backends"]
@@ -123,15 +156,19 @@ def test_kit_passes_on_installed_backend(backend, run_py, tmp_path):
     for t in report["tests"]:
         assert {"case", "feature", "dtype", "device", "outcome", "max_abs_err",
                 "max_rel_err"} <= set(t)
-    if not info["available"]:
-        assert all(t["outcome"] == "skipped" and "cannot run here" in t["message"]
-                   for t in report["tests"])
-        return
+    table = info["coverage"]
+    assert {d: row["status"] for d, row in table["dtypes"].items()} == \
+        dict.fromkeys(info["dtypes"], "tested")
+    assert {c: row["status"] for c, row in table["capabilities"].items()} == {
+        c: "tested" if c in info["capabilities"] else "not declared"
+        for c in table["capabilities"]}
     assert "mscore conformance matrix" in proc.stdout
+    assert f"mscore conformance coverage: {backend} on" in proc.stdout
     outcomes = {t["outcome"] for t in report["tests"]}
     assert "passed" in outcomes
     levels = {t["feature"].split(".")[0] for t in report["tests"] if t["outcome"] == "passed"}
-    assert {"contract", "ops", "grad", "layers", "training", "checkpoint"} <= levels, levels
+    assert {"contract", "ops", "errors", "grad", "layers", "amp", "training",
+            "checkpoint"} <= levels, levels
     measured = [t for t in report["tests"] if t["feature"].startswith("ops.")
                 and t["outcome"] == "passed" and t["max_abs_err"] is not None]
     assert measured and all(isinstance(t["max_abs_err"], float) for t in measured)
@@ -235,15 +272,138 @@ def test_example_backend_passes_after_pip_install(pip_target, run_py, tmp_path):
     assert "capability 'compile' not declared by array_api_strict" in skipped
     passed = {t["feature"].split(".")[0] for t in data["tests"] if t["outcome"] == "passed"}
     assert {"contract", "ops", "grad", "layers", "training", "checkpoint"} <= passed
+    # A full run: every declaration is certified.
+    assert data["profile"] == "full" and data["passed"] is True
+    assert {row["status"] for row in info["coverage"]["dtypes"].values()} == {"tested"}
+    assert info["coverage"]["capabilities"]["deterministic"]["status"] == "tested"
+
+
+# -- backends that declare more than they honour --------------------------------------------------
+@pytest.fixture(scope="module")
+def liars_run(run_py, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("liars")
+    return _run_kit(run_py, tmp, "liar_dtypes,liar_deterministic,liar_capabilities",
+                    "--plugin", "mscore_lying_backends", "-k", "test_capabilities or int8",
+                    paths=(LIARS_DIR,))
+
+
+def _failures(report, backend):
+    return {t["feature"]: t["message"] for t in report["tests"]
+            if t["backend"] == backend and t["outcome"] == "failed"}
+
+
+def test_a_declared_dtype_that_cannot_be_computed_fails(liars_run):
+    proc, report = liars_run
+    assert proc.returncode == 1 and report["passed"] is False
+    failed = _failures(report, "liar_dtypes")
+    assert {"ops.neg", "ops.abs", "ops.add", "ops.sum", "ops.matmul",
+            "ops.int_overflow_wraps"} <= set(failed), failed
+    assert failed["ops.neg"].endswith("neg_int: liar_dtypes declares int8, but the op raised "
+                                      "TypeError: neg: int8 is not supported")
+    # Transfer and casts of int8 work, and say so.
+    passed = {t["feature"] for t in report["tests"]
+              if t["backend"] == "liar_dtypes" and t["outcome"] == "passed"}
+    assert {"contract.transfer_round_trip", "ops.cast"} <= passed
+    (info,) = [b for b in report["backends"] if b["name"] == "liar_dtypes"]
+    assert info["coverage"]["dtypes"]["int8"]["status"] == "failed"
+    assert "FAILED liar_dtypes/CPU ops.neg [int8]: " in proc.stdout
+
+
+def test_a_declared_determinism_with_noise_fails(liars_run):
+    proc, report = liars_run
+    failed = _failures(report, "liar_deterministic")
+    assert set(failed) == {"capabilities.deterministic"}, failed
+    assert re.search(r"liar_deterministic declares 'deterministic', but two runs of matmul "
+                     r"gave different bits in \d+ of 192 elements",
+                     failed["capabilities.deterministic"])
+
+
+def test_declared_collectives_and_donation_with_nothing_behind_them_fail(liars_run):
+    proc, report = liars_run
+    failed = _failures(report, "liar_capabilities")
+    assert set(failed) == {"capabilities.collectives",
+                           "capabilities.donated_buffer_is_reused"}, failed
+    assert "liar_capabilities declares 'collectives', but " in \
+        failed["capabilities.collectives"]
+    assert failed["capabilities.donated_buffer_is_reused"].endswith(
+        "liar_capabilities declares 'donation', but compile(fn, donate_argnums=(0,)) left the "
+        "donated argument intact and readable: its buffer was not reused")
+    (info,) = [b for b in report["backends"] if b["name"] == "liar_capabilities"]
+    caps = {c: row["status"] for c, row in info["coverage"]["capabilities"].items()}
+    assert caps == {"collectives": "failed", "compile": "tested", "deterministic":
+                    "not declared", "donation": "failed", "native_autodiff": "not declared"}
+    # The honest numpy reference under the same selection: nothing declared fails.
+    assert "liar_capabilities on CPU: 2 of" in proc.stdout
+
+
+def test_a_run_in_which_everything_was_skipped_does_not_pass(run_py, tmp_path):
+    proc, report = _run_kit(run_py, tmp_path, "liar_deterministic", "--plugin",
+                            "mscore_lying_backends", "-k", "float16 and test_primitive",
+                            paths=(LIARS_DIR,))
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert report["passed"] is False
+    (reason,) = report["verdict"]
+    assert reason.startswith("liar_deterministic on CPU did not run: all ") and \
+        "float16 not declared by liar_deterministic" in reason
+
+
+def test_the_kit_without_pytest_names_the_extra(run_py, tmp_path):
+    code = ("import sys; sys.modules['pytest'] = None\n"
+            "from mscore.conformance.runner import main\n"
+            "sys.exit(main(['numpy']))")
+    proc = run_py(["-c", code], cwd=tmp_path)
+    assert proc.returncode == runner.USAGE_ERROR
+    assert proc.stderr.strip() == ('mscore conformance: the kit runs on pytest, which is not '
+                                   'installed; install it with: pip install '
+                                   '"mscore[conformance]"')
+
+
+def _target(capabilities=(), dtypes=("float32",)):
+    spec = BackendSpec("fake", "1", lambda: None, dtypes=dtypes, capabilities=capabilities)
+    return Target("fake", "CPU", spec)
+
+
+def _entry(outcome, dtype="float32", needs=()):
+    return {"backend": "fake", "device": "CPU", "outcome": outcome, "dtype": dtype,
+            "needs": list(needs), "message": "why"}
+
+
+def test_verdict_fails_a_full_run_that_leaves_a_declaration_untested():
+    target = _target(capabilities={"collectives"}, dtypes=("float32", "int8"))
+    entries = [_entry("passed"), _entry("skipped", "int8")]
+    table = coverage.target_coverage(target.spec, entries, {"collectives", "compile"})
+    assert table["dtypes"]["int8"]["status"] == "not tested"
+    assert table["capabilities"] == {"collectives": {"status": "not tested"},
+                                     "compile": {"status": "not declared"}}
+    full = coverage.verdict([target], entries, {target.id: table}, True, 0)
+    assert full.exit_status == 1 and full.untested == [
+        "fake on CPU declares dtype 'int8', but no test of the kit exercised it",
+        "fake on CPU declares capability 'collectives', but no test of the kit exercised it"]
+    partial = coverage.verdict([target], entries, {target.id: table}, False, 0)
+    assert partial.exit_status == 0 and partial.passed
+
+
+def test_verdict_not_run_beats_failures():
+    target = _target()
+    entries = [_entry("failed")]
+    v = coverage.verdict([target], entries, {}, False, 1)
+    assert v.exit_status == 1 and v.failed == ["fake on CPU: 1 of 1 tests failed"]
+    gone = Target("fake", "CPU", target.spec, "backend fake cannot run here: no device")
+    v = coverage.verdict([gone], [_entry("skipped")], {}, False, 0)
+    assert v.exit_status == 2 and not v.passed
+    assert v.reasons == ["fake on CPU did not run: backend fake cannot run here: no device"]
 
 
 # -- the pytest plugin -------------------------------------------------------------------------
 def test_pytest_pyargs_and_device_gate(run_py, tmp_path):
+    # A device the backend does not declare: each test is skipped with the reason, and the
+    # run, which certified nothing, does not pass (exit status 2).
     proc = run_py(["-m", "pytest", "--pyargs", "mscore.conformance", "--mscore-backend=numpy",
                    "--mscore-device=GPU", "-k", "test_spec or test_primitive_set", "-p",
                    "no:cacheprovider", "-rs"], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert proc.returncode == 2, proc.stdout[-3000:]
     assert "2 skipped" in proc.stdout and "GPU not declared by numpy" in proc.stdout
+    assert "numpy on GPU did not run: GPU not declared by numpy" in proc.stdout
     proc = run_py(["-m", "pytest", "--pyargs", "mscore.conformance", "--mscore-backend=numpy",
                    "-k", "test_spec", "-p", "no:cacheprovider"], cwd=tmp_path)
     assert proc.returncode == 0 and "1 passed" in proc.stdout
@@ -259,7 +419,7 @@ def test_plugin_is_inert_for_other_test_suites(run_py, tmp_path):
     assert "--mscore-backend" in helped.stdout
 
 
-def test_unavailable_backend_is_skipped_with_the_probe_reason(run_py, tmp_path):
+def test_an_unavailable_backend_fails_the_run_with_the_probe_reason(run_py, tmp_path):
     plugin = tmp_path / "unavailable_plugin.py"
     plugin.write_text(
         "from mscore.plugin.backend import BackendSpec\n"
@@ -270,8 +430,12 @@ def test_unavailable_backend_is_skipped_with_the_probe_reason(run_py, tmp_path):
         "            devices=('GPU',), probe=lambda: (False, 'no CUDA device: none found', []))]\n")
     proc, report = _run_kit(run_py, tmp_path, "ghost", "--plugin", "unavailable_plugin",
                             "-k", "test_spec or test_primitive", paths=(tmp_path,))
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert report["passed"] is False and report["exit_status"] == 2
+    assert report["verdict"] == ["ghost on GPU did not run: backend ghost cannot run here: "
+                                 "no CUDA device: none found"]
     assert report["tests"] and all(t["outcome"] == "skipped" for t in report["tests"])
     assert all("no CUDA device: none found" in t["message"] for t in report["tests"])
     assert report["backends"][0]["available"] is False
     assert not math.isnan(report["duration_s"])
+    assert "mscore conformance: the run does not pass" in proc.stdout

@@ -139,8 +139,9 @@ def test_unavailable_here_is_reported_and_selecting_it_fails_clearly():
 def test_cli_lists_cupy_unavailable(capsys, monkeypatch):
     if "cupy" not in get_registry().names():
         pytest.skip("mscore-cupy is not pip-installed: pip install -e plugins/cupy_backend")
-    cli = pytest.importorskip("mscore.cli")
     import json
+
+    from mscore import cli
     registry = get_registry()
     # Only the rows under test: probing the other plugins imports their libraries (slow).
     monkeypatch.setattr(registry, "names", lambda: ["cupy", "numpy"])
@@ -159,14 +160,16 @@ def _run_kit(*args):
 
 
 @without_gpu
-def test_conformance_kit_skips_cupy_with_the_probe_reason():
+def test_conformance_kit_fails_a_cupy_run_without_a_gpu_with_the_probe_reason():
+    """No GPU, no pass: every test is skipped with the probe's reason and the run exits 2."""
     if "cupy" not in get_registry().names():
         pytest.skip("mscore-cupy is not pip-installed: pip install -e plugins/cupy_backend")
     done = _run_kit("--mscore-backend=cupy", "-k", "test_contract")
     out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-3000:]
+    assert done.returncode == 2, out[-3000:]
     assert " passed" not in out and " failed" not in out and " skipped" in out
     assert "backend cupy cannot run here: no CUDA device:" in out
+    assert "cupy on GPU did not run: backend cupy cannot run here: no CUDA device:" in out
 
 
 def test_conformance_kit_passes_on_the_standin():

@@ -142,8 +142,9 @@ def test_seed004_model_example_on_every_backend(backend, mnist_dir, seed004_nump
     assert len(losses) == 10  # 10 epochs of 1 batch; LossMonitor(100) prints nothing
     assert capsys.readouterr().out == ""
     assert losses[-1] < losses[0] - 0.1  # SGD(1e-2) for 10 steps: the loss falls
-    # O2 (fp16 compute) on every backend follows the numpy reference within fp16 rounding
-    np.testing.assert_allclose(losses, seed004_numpy_losses, rtol=2e-2, atol=2e-3)
+    if backend != "numpy":  # numpy is the reference itself: comparing would prove nothing
+        # O2 (fp16 compute) follows the numpy reference within fp16 rounding
+        np.testing.assert_allclose(losses, seed004_numpy_losses, rtol=2e-2, atol=2e-3)
     # the amp-converted network still evaluates in float32 at the metric
     acc = trainer.eval(train_dataset)["accuracy"]
     assert acc > 0.3

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mscore.backends.array_module import ArrayModuleBackend
 from mscore.plugin import hookspecs
 from mscore.plugin.backend import BackendSpec
-from mscore.plugin.registry import PluginLoadError, Registry
+from mscore.plugin.registry import BackendNameCollision, PluginLoadError, Registry
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 
@@ -87,10 +88,6 @@ def test_broken_plugins_are_reported_and_others_work(broken_site, run_py):
 
 
 def test_mscore_backends_lists_the_failures(broken_site, run_py):
-    try:
-        import mscore.cli  # noqa: F401
-    except ImportError:
-        pytest.skip("mscore.cli is not there yet")
     both = ("import sys; from mscore.cli import main; main(['backends']); print('@@JSON@@'); "
             "main(['backends', '--json'])")
     proc = run_py(["-c", both], broken_site)
@@ -183,12 +180,145 @@ def test_wrong_hook_signature_in_process(monkeypatch):
         _fresh_registry().register_plugin(_BadSignature(), "badsig2")
 
 
-def test_duplicate_backend_name_keeps_the_first(monkeypatch):
+def _claims_dup(reg, order):
+    plugins = {"first": (_Plugin([BackendSpec("dup", "1", _numpy_factory)]), "dist-a 1.0"),
+               "second": (_Plugin([BackendSpec("dup", "2", _numpy_factory)]), "dist-b 2.0")}
+    for name in order:
+        plugin, dist = plugins[name]
+        reg.register_plugin(plugin, name, distribution=dist)
+
+
+@pytest.mark.parametrize("order", [("first", "second"), ("second", "first")])
+def test_a_backend_name_claimed_twice_is_used_by_neither(order, monkeypatch):
+    """The rule does not depend on the order of registration (sys.path, entry points)."""
     monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    monkeypatch.delenv("MSCORE_BACKEND_PLUGIN_DUP", raising=False)
     reg = _fresh_registry()
-    reg.register_plugin(_Plugin([BackendSpec("dup", "1", _numpy_factory)]), "first")
-    with pytest.warns(RuntimeWarning, match="already"):
-        reg.register_plugin(_Plugin([BackendSpec("dup", "2", _numpy_factory)]), "second")
-    assert reg.spec("dup").version == "1"
+    with pytest.warns(RuntimeWarning, match="claimed by 2 plugins"):
+        _claims_dup(reg, order)
+    assert "dup" not in reg.names()
+    with pytest.raises(BackendNameCollision) as info:
+        reg.spec("dup")
+    message = str(info.value)
+    assert "dist-a 1.0 (plugin 'first')" in message and "dist-b 2.0 (plugin 'second')" in message
+    assert "MSCORE_BACKEND_PLUGIN_DUP=<distribution>" in message
+    with pytest.raises(BackendNameCollision):
+        reg.get("dup")
+    assert [f.plugin for f in reg.failures] == ["first, second"]
+
+
+@pytest.mark.parametrize("pin, version", [("dist-a", "1"), ("DIST_B", "2"), ("second", "2")])
+def test_a_pin_chooses_the_claimant(pin, version, monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    monkeypatch.setenv("MSCORE_BACKEND_PLUGIN_DUP", pin)
+    reg = _fresh_registry()
+    _claims_dup(reg, ("first", "second"))
+    assert reg.spec("dup").version == version and not reg.failures
     x = reg.get("dup").from_numpy(np.ones(2))
     assert reg.get("dup").to_numpy(x).tolist() == [1.0, 1.0]
+
+
+def test_pin_in_code_and_a_pin_that_matches_nothing(monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    monkeypatch.setenv("MSCORE_BACKEND_PLUGIN_DUP", "dist-c")
+    reg = _fresh_registry()
+    with pytest.warns(RuntimeWarning, match="matches none of them"):
+        _claims_dup(reg, ("first", "second"))
+    assert "dup" not in reg.names()
+    reg.pin("dup", "dist-b")
+    assert reg.spec("dup").version == "2"
+
+
+def test_strict_mode_raises_on_a_collision(monkeypatch):
+    monkeypatch.setenv("MSCORE_STRICT_PLUGINS", "1")
+    monkeypatch.delenv("MSCORE_BACKEND_PLUGIN_DUP", raising=False)
+    with pytest.raises(BackendNameCollision, match="dist-a 1.0"):
+        _claims_dup(_fresh_registry(), ("first", "second"))
+
+
+def test_the_numpy_name_belongs_to_the_core(monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    from mscore.backends.numpy import plugin as numpy_plugin
+    reg = _fresh_registry()
+    impostor = _Plugin([BackendSpec("numpy", "99", _numpy_factory)])
+    with pytest.warns(RuntimeWarning, match="built-in reference"):
+        reg.register_plugin(impostor, "impostor", distribution="evil 1.0")
+        reg.register_plugin(numpy_plugin, "numpy", distribution="mscore 0.1.0")
+    assert reg.spec("numpy").distribution == "mscore 0.1.0"
+    assert reg.failures[0].plugin == "impostor" and "evil 1.0" in reg.failures[0].reason
+
+
+def test_a_taken_plugin_name_is_reported(monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    reg = _fresh_registry()
+    reg.register_plugin(_Plugin([BackendSpec("one", "1", _numpy_factory)]), "p",
+                        distribution="dist-a 1.0")
+    with pytest.warns(RuntimeWarning, match="already used by dist-a 1.0"):
+        reg.register_plugin(_Plugin([BackendSpec("two", "1", _numpy_factory)]), "p")
+    assert reg.names() == ["one"]
+
+
+class _DeclaresItself(ArrayModuleBackend):
+    """A backend class that declares capabilities its spec does not."""
+
+    capabilities = frozenset({"compile"})
+
+    def __init__(self):
+        super().__init__(np, "selfish")
+
+
+def test_capabilities_come_from_the_spec_only(monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    reg = _fresh_registry()
+    reg.register_plugin(_Plugin([BackendSpec("plain", "1", _numpy_factory,
+                                             capabilities={"deterministic"}),
+                                 BackendSpec("selfish", "1", _DeclaresItself)]), "p")
+    assert reg.get("plain").capabilities == frozenset({"deterministic"})
+    with pytest.raises(TypeError, match=r"Backend.capabilities \['compile'\] differs from "
+                                        r"BackendSpec.capabilities \[\]"):
+        reg.get("selfish")
+
+
+# -- an impostor distribution whose entry point and backend are both named "torch" -----------
+IMPOSTOR_PROBE = r"""
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from mscore.plugin.registry import get_registry
+    reg = get_registry()
+    names = reg.names()
+print("RESULT" + json.dumps({
+    "names": names, "collisions": reg.collisions,
+    "torch": reg.spec("torch").distribution if "torch" in names else None,
+    "warnings": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]}))
+"""
+
+
+def _real_torch_plugin_installed():
+    from importlib import metadata
+    return any(ep.name == "torch" for ep in
+               metadata.entry_points().select(group="mscore.backends"))
+
+
+def test_an_impostor_named_torch_is_never_chosen_silently(pip_target, run_py, tmp_path):
+    if not _real_torch_plugin_installed():
+        pytest.skip("mscore-torch is not installed: there is no real 'torch' to collide with")
+    site = pip_target(PLUGINS / "impostor_torch")
+    res = _result(run_py(["-c", IMPOSTOR_PROBE], site))
+    assert "torch" not in res["names"] and "numpy" in res["names"]
+    why = res["collisions"]["torch"]
+    assert "mscore-torch " in why and "mscore-test-impostor 0.0.1" in why, why
+    assert "MSCORE_BACKEND_PLUGIN_TORCH=<distribution>" in why
+    assert any("mscore-test-impostor" in w and "mscore-torch" in w for w in res["warnings"])
+    for pin, chosen in (("mscore-torch", "mscore-torch "),
+                        ("mscore_test_impostor", "mscore-test-impostor ")):
+        res = _result(run_py(["-c", IMPOSTOR_PROBE], site, MSCORE_BACKEND_PLUGIN_TORCH=pin))
+        assert res["torch"].startswith(chosen) and not res["collisions"], res
+    # The kit refuses to certify either: exit status 2 and one line naming both.
+    proc = run_py(["-m", "mscore.conformance", "torch", "--report", str(tmp_path / "r.json")],
+                  site, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("mscore conformance: backend 'torch' cannot be tested: backend "
+                           "name 'torch' is claimed by 2 plugins"), line
+    assert "mscore-torch" in line and "mscore-test-impostor" in line

@@ -24,6 +24,7 @@ training-side subset (``rules.TRAINING_OPS``) is expected; the rest is listed by
 from __future__ import annotations
 
 import argparse
+import enum
 import importlib
 import inspect
 import json
@@ -117,6 +118,8 @@ def _same_default(ref, value):
             return list(value) == want
         if isinstance(value, bool) or isinstance(want, bool):
             return type(value) is type(want) and value == want
+        if isinstance(value, enum.IntEnum):  # signal.SIGTERM is recorded as 15
+            value = int(value)
         return type(value) in (int, float, str, type(None)) and value == want
     text = ref.get("repr", "")
     if text.startswith("mindspore."):

@@ -60,7 +60,20 @@ class ArrayModuleBackend(Backend):
         target = self.native_dtype(dtype)
         if a.dtype == target:
             return a
+        if dtype.is_integer and a.dtype.kind in "fV":   # V: bfloat16
+            return self._saturating_cast(a, dtype)
         return a.astype(target)
+
+    def _saturating_cast(self, a, dtype):
+        """Float to integer, truncating toward zero; values beyond the integer range
+        saturate and NaN gives 0 (the contract; a plain C cast is undefined there)."""
+        xp = self.xp
+        info = np.iinfo(dtype.np_dtype)
+        t = xp.trunc(a.astype(np.float32) if a.dtype.itemsize < 4 else a)
+        # info.max + 1 is a power of two, exact in every float dtype.
+        high, low, nan = t >= float(info.max) + 1, t < float(info.min), xp.isnan(t)
+        out = xp.where(high | low | nan, 0, t).astype(self.native_dtype(dtype))
+        return xp.where(high, info.max, xp.where(low, info.min, out)).astype(out.dtype)
 
     # -- elementwise -------------------------------------------------------------------
     def neg(self, a): return self.xp.negative(a)                # noqa: E704
@@ -100,9 +113,24 @@ class ArrayModuleBackend(Backend):
     def logical_or(self, a, b): return self.xp.logical_or(a, b)    # noqa: E704
 
     def div(self, a, b):
-        if a.dtype.kind in "iub":  # integer division truncates toward zero like MindSpore Div
-            return self.xp.trunc(self.xp.true_divide(a, b)).astype(a.dtype)
+        if a.dtype.kind in "iub":
+            return self._int_div(a, b)
         return self.xp.true_divide(a, b)
+
+    def _int_div(self, a, b):
+        """Integer division truncating toward zero (MindSpore's Div) in integer arithmetic:
+        ``x / 0`` is 0 and ``MIN / -1`` wraps to MIN (the contract)."""
+        xp = self.xp
+        if a.dtype.kind == "b":
+            return self._int_div(a.astype(np.int8), b.astype(np.int8)).astype(a.dtype)
+        zero = b == 0
+        safe = xp.where(zero, xp.ones_like(b), b)
+        with np.errstate(over="ignore"):       # MIN // -1 wraps, as the contract says
+            q = xp.floor_divide(a, safe)
+            r = a - q * safe
+        # Floor is one below truncation for an inexact negative quotient.
+        q = q + ((r != 0) & ((a < 0) != (safe < 0))).astype(q.dtype)
+        return xp.where(zero, xp.zeros_like(q), q)
 
     def pow(self, a, b):
         return self.xp.power(a, b)

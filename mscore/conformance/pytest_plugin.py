@@ -7,17 +7,21 @@ It only acts on tests that request the ``kit`` fixture, which are the modules in
 - parametrizes ``kit`` over the selected backends and devices (``--mscore-backend``,
   ``--mscore-device``; default: every installed backend on every device it can use here);
 - skips a test whose dtype, device or capability the backend does not declare, with the
-  reason "... not declared by BACKEND", and every test of a backend whose probe says it
-  cannot run here;
+  reason "... not declared by BACKEND", and every test of a backend that cannot run here;
+  any other problem is a failure, never a skip;
 - marks the entries of the backend's expected-failures file as xfail and reports stale ones;
-- prints a feature x dtype x device matrix and, for each failure, a one-line command that
-  reproduces it; ``--mscore-report PATH`` writes everything as JSON.
+- with ``--mscore-quick``, runs a deterministic sample of each parametrized test's cases
+  (every test function and every declared dtype at least once, every capability check);
+- prints a feature x dtype x device matrix, the coverage of every declared dtype and
+  capability (:mod:`mscore.conformance.coverage`) and, for each failure, a one-line command
+  that reproduces it; ``--mscore-report PATH`` writes everything as JSON;
+- sets the exit status to the run's verdict: 2 when a backend could not run at all (or
+  nothing ran), 1 when a test failed or, in a full run, a declaration went untested.
 """
 from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -25,12 +29,12 @@ from pathlib import Path
 
 import pytest
 
+from mscore.conformance import report as _report
+
 _STATE_KEY = pytest.StashKey()
 _KIT_MARKER = "mscore_needs"
-LEVEL_ORDER = ("contract", "ops", "grad", "layers", "amp", "training", "checkpoint")
-_SYMBOL = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "--",
-           "xfailed": "xf", "xpassed": "XP"}
-_RANK = {"error": 6, "failed": 5, "xpassed": 4, "xfailed": 3, "passed": 2, "skipped": 1}
+LEVEL_ORDER = _report.LEVEL_ORDER
+QUICK_STRIDE = 3     # --mscore-quick keeps about one (case, dtype) pair in this many
 
 
 def pytest_addoption(parser):
@@ -51,6 +55,10 @@ def pytest_addoption(parser):
                          "entry point) before the run (repeatable)")
     group.addoption("--mscore-no-matrix", action="store_true", default=False,
                     help="do not print the conformance matrix")
+    group.addoption("--mscore-quick", action="store_true", default=False,
+                    help="run a deterministic sample of the cases of each parametrized test "
+                         "(every test and declared dtype at least once); a quick run does "
+                         "not certify full coverage")
 
 
 def pytest_configure(config):
@@ -71,8 +79,10 @@ class KitState:
         self.results = {}            # nodeid -> result dict
         self.items = {}              # nodeid -> item info
         self.xfail_entries = {}      # backend -> list of entry dicts
+        self.deselected = 0
         self.started = time.time()
         self.active = False
+        self.verdict = None
 
     def option(self, name):
         return self.config.getoption(name)
@@ -93,10 +103,10 @@ class KitState:
         installed = registry.names()
         wanted = self.option("mscore_backend")
         if wanted in (None, "", "all"):
-            names = installed
+            names = installed + sorted(registry.collisions)
         else:
             names = [n.strip() for n in wanted.split(",") if n.strip()]
-            missing = [n for n in names if n not in installed]
+            missing = [n for n in names if n not in installed and n not in registry.collisions]
             if missing:
                 raise pytest.UsageError(
                     f"--mscore-backend: {', '.join(missing)} not installed; installed "
@@ -109,6 +119,10 @@ class KitState:
             raise pytest.UsageError(f"--mscore-device: {exc}") from None
         targets = []
         for name in names:
+            if name in registry.collisions:  # neither claimant is chosen: nothing to test
+                targets.append(Target(name, (asked or ["CPU"])[0], None,
+                                      registry.collisions[name]))
+                continue
             spec = registry.spec(name)
             declared = declared_device_targets(spec) or ["CPU"]
             available, reason, probed = True, "", []
@@ -131,6 +145,8 @@ class KitState:
             for device in devices:
                 unavailable = None if available else \
                     f"backend {name} cannot run here: {reason or 'its probe says unavailable'}"
+                if available and device.split(":")[0] not in declared:
+                    unavailable = f"{device.split(':')[0]} not declared by {name}"
                 targets.append(Target(name, device, spec, unavailable))
         return targets
 
@@ -269,8 +285,14 @@ def _dtype_of(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Attach expected failures to the kit's items and remember their metadata."""
+    """Attach expected failures to the kit's items and remember their metadata; with
+    ``--mscore-quick``, deselect all but a sample of the cases."""
     state = config.stash[_STATE_KEY]
+    if config.getoption("mscore_quick"):
+        dropped = _quick_deselection(items)
+        if dropped:
+            items[:] = [i for i in items if i not in dropped]
+            config.hook.pytest_deselected(items=list(dropped))
     for item in items:
         if "kit" not in getattr(item, "fixturenames", ()) or not hasattr(item, "callspec"):
             continue
@@ -279,6 +301,7 @@ def pytest_collection_modifyitems(session, config, items):
             continue
         case = _case_key(item, target)
         info = {"case": case, "feature": _feature(item), "dtype": _dtype_of(item),
+                "needs": tuple(c for m in item.iter_markers(_KIT_MARKER) for c in m.args),
                 "backend": target.name, "device": target.device, "target": target,
                 "path": str(item.fspath), "name": item.name}
         state.items[item.nodeid] = info
@@ -293,6 +316,53 @@ def pytest_collection_modifyitems(session, config, items):
                 break
 
 
+def pytest_deselected(items):
+    """Count deselected kit tests: a run with any is not a full run of the kit."""
+    state = _current_state
+    if state is not None:
+        state.deselected += sum(1 for i in items if "kit" in getattr(i, "fixturenames", ()))
+
+
+def _quick_deselection(items):
+    """The kit items ``--mscore-quick`` leaves out. Per test function and target, an item
+    (case, dtype) stays when ``(hash(case) + rank(dtype)) % QUICK_STRIDE == 0``: about one in
+    :data:`QUICK_STRIDE` of the cases of each dtype, a different share for each dtype. Every
+    test function keeps at least one item and every declared dtype at least one test. Items
+    of undeclared dtypes stay (they are skipped with the reason); unparametrized tests and
+    capability checks stay."""
+    from mscore.conformance.harness import stable_seed
+    groups, dtypes = {}, {}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        target = params.get("kit")
+        if target is None or getattr(target, "spec", None) is None:
+            continue
+        if any(True for _ in item.iter_markers(_KIT_MARKER)):
+            continue  # capability checks are few and each certifies a declaration
+        dtype = params.get("dtype")
+        name = "-" if dtype is None else getattr(dtype, "name", dtype)
+        if dtype is not None and name not in target.spec.dtypes:
+            continue
+        case = tuple(sorted((k, getattr(v, "id", None) or repr(v)) for k, v in params.items()
+                            if k not in ("kit", "dtype")))
+        if not case and dtype is None:
+            continue
+        key = (target.id, str(item.path), getattr(item, "originalname", item.name))
+        groups.setdefault(key, []).append((stable_seed(*key[1:], case), name, item))
+        dtypes.setdefault((target.id, name), []).append(item)
+    order = list(_report._DTYPE_ORDER)
+    keep = set()
+    for members in groups.values():
+        chosen = [item for h, name, item in members
+                  if (h + (order.index(name) if name in order else len(order))) %
+                  QUICK_STRIDE == 0]
+        keep.update(chosen or [min(members, key=lambda m: m[0])[2]])
+    for (_, name), members in dtypes.items():
+        if name != "-" and not keep.intersection(members):
+            keep.add(members[0])
+    return {item for members in groups.values() for _, _, item in members} - keep
+
+
 # -- the fixture -------------------------------------------------------------------------------
 @pytest.fixture
 def kit(request):
@@ -305,9 +375,6 @@ def kit(request):
     if target.unavailable:
         pytest.skip(target.unavailable)
     spec = target.spec
-    declared = [d.split(":")[0] for d in spec.devices]
-    if target.device_target not in declared:
-        pytest.skip(f"{target.device_target} not declared by {target.name}")
     params = request.node.callspec.params
     dtype = params.get("dtype")
     if dtype is not None:
@@ -441,94 +508,60 @@ def _quote(text):
     return shlex.quote(text)
 
 
-def _test_entries(state):
-    entries = []
-    for nodeid, info in state.items.items():
-        res = state.results.get(nodeid)
-        if res is None or res["outcome"] is None:
-            continue  # deselected or not run
-        record = info.get("record")
-        max_abs, max_rel = record.worst() if record is not None else (None, None)
-        tol = None
-        if record is not None and record.comparisons:
-            t = record.comparisons[-1].tolerance
-            tol = {"rtol": t.rtol, "atol": t.atol}
-        entry = {"nodeid": nodeid, "case": info["case"], "feature": info["feature"],
-                 "dtype": info["dtype"], "backend": info["backend"],
-                 "device": info["device"], "outcome": res["outcome"],
-                 "duration_s": round(res["duration"], 4), "message": res["message"],
-                 "max_abs_err": _json_float(max_abs), "max_rel_err": _json_float(max_rel),
-                 "comparisons": len(record.comparisons) if record is not None else 0,
-                 "tolerance": tol}
-        if info.get("expected_failure"):
-            entry["expected_failure"] = info["expected_failure"]
-        if res["outcome"] in ("failed", "error"):
-            entry["repro"] = res.get("repro") or ""
-        entries.append(entry)
-    return entries
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Turn the kit's results into the run's verdict and exit status (before the terminal
+    summary prints them)."""
+    state = session.config.stash.get(_STATE_KEY, None)
+    if state is None or not state.active:
+        return
+    state.entries = _report.test_entries(state)
+    state.coverage = _report.coverage_tables(state, state.entries)
+    from mscore.conformance.coverage import verdict
+    state.verdict = verdict(state.targets(), state.entries, state.coverage,
+                            _is_full_run(session.config, state), int(exitstatus))
+    session.exitstatus = state.verdict.exit_status
 
 
-def _json_float(v):
-    if v is None:
-        return None
-    if v != v or v in (float("inf"), float("-inf")):
-        return str(v)
-    return float(v)
-
-
-def stale_entries(state):
-    """Expected-failure entries that matched no test, or whose tests passed."""
-    stale = []
-    for backend, entries in state.xfail_entries.items():
-        for e in entries:
-            outcomes = [state.results.get(n, {}).get("outcome") for n in e["matched"]]
-            ran = [o for o in outcomes if o not in (None, "skipped")]
-            if not e["matched"]:
-                why = "matches no test of the kit"
-            elif ran and all(o == "xpassed" for o in ran):
-                why = "the test passes now (remove the entry)"
-            else:
-                continue
-            stale.append({"backend": backend, "test": e["test"], "reason": e["reason"],
-                          "source": e["source"], "stale_because": why})
-    return stale
+def _is_full_run(config, state):
+    """True when the whole kit was selected: no -k/-m, no deselection, no quick sample, no
+    test named on the command line."""
+    return not (config.getoption("keyword") or config.getoption("markexpr") or
+                config.getoption("mscore_quick") or state.deselected or
+                any("::" in str(a) for a in config.args))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """Print the feature x dtype x device matrix, the failures' reproduction lines and stale
-    expected failures."""
+    """Print the matrix, the coverage, the failures' reproduction lines, stale expected
+    failures and the verdict; write the JSON report."""
     state = config.stash.get(_STATE_KEY, None)
-    if state is None or not state.results:
+    if state is None or state.verdict is None:
         return
     tr = terminalreporter
     for nodeid, info in state.items.items():
         res = state.results.get(nodeid)
         if res and res["outcome"] in ("failed", "error"):
             res["repro"] = repro_command(_ItemProxy(info, config), info)
-    entries = _test_entries(state)
+    entries = state.entries = _report.test_entries(state)
     if not config.getoption("mscore_no_matrix"):
         for backend in sorted({e["backend"] for e in entries}):
-            _print_matrix(tr, backend, [e for e in entries if e["backend"] == backend])
-    failed = [e for e in entries if e["outcome"] in ("failed", "error")]
-    if failed:
-        tr.section("mscore conformance: failures (one line each, then how to reproduce)")
-        for e in failed:
-            first = (e["message"] or "").strip().splitlines()
-            tr.write_line(f"{e['outcome'].upper()} {e['backend']}/{e['device']} {e['feature']} "
-                          f"[{e['dtype']}]: {first[0] if first else ''}")
-            tr.write_line(f"    reproduce: {e['repro']}")
-    stale = stale_entries(state)
+            _report.print_matrix(tr, backend, [e for e in entries if e["backend"] == backend])
+        for target in state.targets():
+            if target.id in state.coverage:
+                _report.print_coverage(tr, target, state.coverage[target.id])
+    _report.print_failures(tr, entries)
+    stale = _report.stale_entries(state)
     if stale:
         tr.section("mscore conformance: stale expected failures")
         for s in stale:
             tr.write_line(f"{s['backend']}: {s['test']!r} ({s['source']}): {s['stale_because']}")
+    _report.print_verdict(tr, state.verdict)
     path = config.getoption("mscore_report")
     if path:
-        report = build_report(state, entries, stale, exitstatus)
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(str(path) + ".tmp")
-        tmp.write_text(json.dumps(report, indent=1, sort_keys=False))
-        os.replace(tmp, path)
+        profile = "quick" if config.getoption("mscore_quick") else (
+            "full" if _is_full_run(config, state) else "selection")
+        _report.write_report(path, _report.build_report(state, entries, stale, state.verdict,
+                                                        state.coverage, profile))
         tr.write_line(f"mscore conformance report written to {path}")
 
 
@@ -538,101 +571,3 @@ class _ItemProxy:
     def __init__(self, info, config):
         self.name = info["name"]
         self.config = config
-
-
-def _print_matrix(tr, backend, entries):
-    from mscore.conformance.harness import SHORT
-    devices = sorted({e["device"] for e in entries})
-    dtypes_seen = {e["dtype"] for e in entries}
-    order = ["-", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-             "int64", "uint8", "bool"]
-    dtypes = [d for d in order if d in dtypes_seen] + sorted(dtypes_seen - set(order))
-    columns = [(dev, dt) for dev in devices for dt in dtypes]
-    cells = {}
-    for e in entries:
-        key = (e["feature"], e["device"], e["dtype"])
-        prev = cells.get(key)
-        if prev is None or _RANK[e["outcome"]] > _RANK[prev]:
-            cells[key] = e["outcome"]
-
-    def sort_key(feature):
-        level, _, name = feature.partition(".")
-        rank = LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER)
-        return (rank, level, name)
-
-    features = sorted({e["feature"] for e in entries}, key=sort_key)
-    width = max([len(f) for f in features] + [7])
-    heads = [f"{dev if len(devices) > 1 else ''}{' ' if len(devices) > 1 else ''}"
-             f"{SHORT.get(dt, dt)}" for dev, dt in columns]
-    colw = max([len(h) for h in heads] + [4])
-    tr.section(f"mscore conformance matrix: {backend} on {', '.join(devices)}")
-    tr.write_line("feature".ljust(width) + " " + " ".join(h.rjust(colw) for h in heads))
-    for f in features:
-        row = []
-        for dev, dt in columns:
-            outcome = cells.get((f, dev, dt))
-            row.append((_SYMBOL[outcome] if outcome else "").rjust(colw))
-        tr.write_line(f.ljust(width) + " " + " ".join(row))
-    counts = {}
-    for e in entries:
-        counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
-    tr.write_line("legend: ok passed, FAIL failed, ERR error, -- skipped, xf expected "
-                  "failure, XP unexpectedly passed (stale expected failure)")
-    tr.write_line("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    reasons = {}
-    for e in entries:
-        if e["outcome"] == "skipped":
-            reasons[e["message"]] = reasons.get(e["message"], 0) + 1
-    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
-        tr.write_line(f"skipped {n}: {reason}")
-
-
-def build_report(state, entries, stale, exitstatus):
-    """The JSON report: versions, device, capabilities, every test's outcome and errors."""
-    import mscore
-    from mscore.conformance.harness import SUITE_VERSION
-    backends = {}
-    for info in state.items.values():
-        target = info["target"]
-        key = f"{target.name}@{target.device}"
-        if key in backends or not any(e["backend"] == target.name and
-                                      e["device"] == target.device for e in entries):
-            continue
-        spec = target.spec
-        backends[key] = {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
-                         "device": target.device, "declared_devices": list(spec.devices),
-                         "dtypes": list(spec.dtypes),
-                         "capabilities": sorted(spec.capabilities),
-                         "fused_ops": _fused_ops(target), "available": not target.unavailable,
-                         "unavailable_reason": target.unavailable}
-    summary = {}
-    for e in entries:
-        summary[e["outcome"]] = summary.get(e["outcome"], 0) + 1
-    return {
-        "format": "mscore-conformance-report/1",
-        "suite_version": SUITE_VERSION,
-        "mscore_version": getattr(mscore, "__version__", "unknown"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "pytest": pytest.__version__,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(state.started)),
-        "duration_s": round(time.time() - state.started, 2),
-        "exit_status": int(exitstatus),
-        "passed": summary.get("failed", 0) == 0 and summary.get("error", 0) == 0,
-        "summary": summary,
-        "backends": list(backends.values()),
-        "stale_expected_failures": stale,
-        "tests": entries,
-    }
-
-
-def _fused_ops(target):
-    if target.unavailable:
-        return []
-    try:
-        from mscore.plugin.backend import FUSED_OPS
-        from mscore.plugin.registry import get_registry
-        b = get_registry().get(target.name)
-        return [n for n in FUSED_OPS if getattr(b, n, None) is not None]
-    except Exception:
-        return []

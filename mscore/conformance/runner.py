@@ -1,7 +1,11 @@
 """``mscore conformance BACKEND``: run the kit against one installed backend.
 
-``main(argv) -> int`` is the CLI entry (the exit status of pytest: 0 when everything passed
-or was skipped/expected to fail, 1 when a test failed, 2-4 for usage errors).
+``main(argv) -> int`` is the CLI entry. Exit status: 0 when the run passes (nothing failed,
+every declared dtype and capability tested in a full run; skips of what is not declared and
+expected failures do not count), 1 when a test failed or a declaration went untested, 2 when
+the backend could not run at all (unavailable here, its name claimed by two plugins, a
+device it does not declare, or every selected test skipped), 4 for usage errors (including
+pytest missing: the kit needs ``pip install "mscore[conformance]"``).
 """
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ import os
 import sys
 
 USAGE_ERROR = 4
+NOT_RUN = 2
+EXTRA_HINT = 'pip install "mscore[conformance]"'
 
 
 def build_parser():
@@ -31,6 +37,9 @@ def build_parser():
                    help="an extra expected-failures JSON file (repeatable)")
     p.add_argument("--plugin", metavar="MODULE", action="append", default=[],
                    help="register a backend plugin module that is not installed (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="a deterministic sample of the cases of each test (every test and "
+                        "declared dtype at least once); does not certify full coverage")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     p.add_argument("--no-matrix", action="store_true", help="do not print the matrix")
@@ -66,6 +75,8 @@ def pytest_args(ns):
     args.append("-v" if ns.verbose else "-q")
     if ns.no_matrix:
         args.append("--mscore-no-matrix")
+    if ns.quick:
+        args.append("--mscore-quick")
     return args
 
 
@@ -102,14 +113,26 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return USAGE_ERROR
     if ns.backend != "all":
-        missing = [n for n in ns.backend.split(",") if n.strip() and n.strip() not in installed]
+        names = [n.strip() for n in ns.backend.split(",") if n.strip()]
+        collided = [n for n in names if n in registry.collisions]
+        for name in collided:
+            print(f"mscore conformance: backend {name!r} cannot be tested: "
+                  f"{registry.collisions[name]}", file=sys.stderr)
+        if collided:
+            return NOT_RUN
+        missing = [n for n in names if n not in installed]
         if missing:
             print(f"mscore conformance: backend {', '.join(missing)} is not installed; "
                   f"installed backends: {', '.join(installed)}. Install a plugin with "
                   f"'pip install mscore-NAME' (or 'pip install -e plugins/NAME_backend').",
                   file=sys.stderr)
             return USAGE_ERROR
-    import pytest
+    try:
+        import pytest
+    except ImportError:
+        print(f"mscore conformance: the kit runs on pytest, which is not installed; install "
+              f"it with: {EXTRA_HINT}", file=sys.stderr)
+        return USAGE_ERROR
     return int(pytest.main(pytest_args(ns)))
 
 

@@ -97,7 +97,31 @@ def _operands(a, b):
 
 def _binary(name, a, b):
     ra, rb = _operands(a, b)
-    return _wrap(call(name, ra, rb))
+    try:
+        return _wrap(call(name, ra, rb))
+    except Exception:
+        _check_broadcast(name, ra, rb)
+        raise
+
+
+def _check_broadcast(name, *arrays):
+    """ValueError naming the shapes when native ``arrays`` do not broadcast: the backends'
+    own errors for that differ in type (ValueError, RuntimeError, TypeError)."""
+    shapes = [tuple(dispatch.shape(a)) for a in arrays]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{name}: shapes {', '.join(map(str, shapes))} do not "
+                         f"broadcast") from None
+
+
+def _check_window(op, spatial, kernel, pads, dilation):
+    """ValueError when a (dilated) kernel does not fit the padded input on some axis."""
+    for i, (size, k, (lo, hi), d) in enumerate(zip(spatial, kernel, pads, dilation)):
+        if size + lo + hi < d * (k - 1) + 1:
+            raise ValueError(f"{op}: the kernel {tuple(kernel)} (dilation {tuple(dilation)}) "
+                             f"does not fit the input's spatial shape {tuple(spatial)} padded "
+                             f"by {tuple(pads)} (axis {i})")
 
 
 def _axes(axis, ndim, name="axis"):
@@ -392,7 +416,11 @@ def where(condition, input, other):  # noqa: A002
     dtype)."""
     cond = _bool(condition)
     rx, ry = _operands(input, other)
-    return _wrap(call("where", cond, rx, ry))
+    try:
+        return _wrap(call("where", cond, rx, ry))
+    except Exception:
+        _check_broadcast("where", cond, rx, ry)
+        raise
 
 
 select = where
@@ -770,6 +798,9 @@ def concat(tensors, axis=0):
         target = mdt.promote(target, t.dtype)
         if t.ndim != ndim:
             raise ValueError(f"concat: all tensors need {ndim} dims, got {t.ndim}")
+        if t.shape[:ax] + t.shape[ax + 1:] != ts[0].shape[:ax] + ts[0].shape[ax + 1:]:
+            raise ValueError(f"concat: shapes must match except along axis {ax}, got "
+                             f"{ts[0].shape} and {t.shape}")
     data = [t._data if t.dtype is target else call("cast", t._data, target) for t in ts]
     return _wrap(call("concat", data, axis=ax))
 
@@ -934,7 +965,18 @@ def matmul(input, other):  # noqa: A002
     kb = dispatch.shape(rb)[-2]
     if ka != kb:
         raise ValueError(f"matmul: inner sizes differ: {a.shape} @ {b.shape}")
-    out = call("matmul", ra, rb)
+    if a.dtype.is_bool and b.dtype.is_bool:
+        raise TypeError("matmul: expected numeric Tensors, got bool and bool")
+    try:
+        out = call("matmul", ra, rb)
+    except Exception:
+        sa, sb = dispatch.shape(ra), dispatch.shape(rb)
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: batch shapes {sa[:-2]} and {sb[:-2]} do not "
+                             f"broadcast ({a.shape} @ {b.shape})") from None
+        raise
     if a_vec or b_vec:
         shape = dispatch.shape(out)
         shape = shape[:-2] + ((shape[-2],) if not a_vec else ()) + \
@@ -1031,12 +1073,22 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
         raise ValueError(f"conv: weight expects {w.shape[1] * groups} input channels, "
                          f"input has {x.shape[1]}")
     pads = conv_padding_pairs(pad_mode, padding, nd, x.shape[2:], w.shape[2:], stride, dilation)
+    _check_window("conv", x.shape[2:], w.shape[2:], pads, dilation)
+    _check_floating("conv", x, w)
     rx, rw = _operands(x, w)
     out = _wrap(call("conv", rx, rw, stride=stride, padding=pads, dilation=dilation,
                      groups=groups))
     if bias is not None:
         out = add(out, reshape(bias, (1, -1) + (1,) * nd))
     return out
+
+
+def _check_floating(op, x, w):
+    """TypeError unless input and weight compute in a floating dtype (the contract's domain
+    of convolution)."""
+    if not mdt.promote(x.dtype, w.dtype).is_floating:
+        raise TypeError(f"{op}: expected floating-point input and weight, got {x.dtype} and "
+                        f"{w.dtype}")
 
 
 def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1,
@@ -1072,6 +1124,7 @@ def conv_transpose(input, weight, bias=None, stride=1, pad_mode="valid", padding
     if x.shape[1] != w.shape[0]:
         raise ValueError(f"conv_transpose: weight expects {w.shape[0]} input channels, input "
                          f"has {x.shape[1]}")
+    _check_floating("conv_transpose", x, w)
     if pad_mode == "same":
         pads = conv_transpose_same_padding(w.shape[2:], stride, dilation)
     else:
@@ -1098,6 +1151,7 @@ def _pool_args(x, kernel_size, stride, padding, nd):
     for k, (lo, hi) in zip(kernel, pads):
         if lo > k // 2 or hi > k // 2:
             raise ValueError(f"padding: must be at most half the kernel size, got {pads}")
+    _check_window("pool", x.shape[2:], kernel, pads, (1,) * nd)
     return kernel, stride, pads
 
 
@@ -1118,7 +1172,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indice
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, nd=2):
     """N-d average pooling over the last ``nd`` axes."""
-    x = _check_tensor(x, "x")
+    x = _float_input(x, "x")
     kernel, stride, pads = _pool_args(x, kernel_size, stride, padding, nd)
     return _wrap(call("avg_pool", x._data, kernel=kernel, stride=stride, padding=pads,
                       count_include_pad=bool(count_include_pad)))

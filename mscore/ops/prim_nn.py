@@ -371,13 +371,20 @@ class Partial(Primitive):
 
 class Print(Primitive):
     """``Print()(*inputs)``: print strings and Tensors to stdout (as MindSpore's PyNative
-    mode does); returns None."""
+    mode does); returns None. With ``set_context(print_file_path=...)`` they go to that file
+    instead, in MindSpore's print-file format (``parse_print`` reads it)."""
 
     def __call__(self, *args):
         for a in args:
             if not isinstance(a, (str, Tensor, numbers.Number, bool, tuple, list)):
                 raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
                                 f"{type(a).__name__}")
+        from mscore.context import get_context
+        path = get_context("print_file_path")
+        if path:
+            from mscore.train.serialization._print import append_print_record
+            append_print_record(path, args)
+            return
         print(*args, sep="\n", flush=True)
 
 

@@ -74,7 +74,8 @@ class BackendSpec:
     capabilities: frozenset = frozenset()
     probe: Callable | None = None
     description: str = ""
-    plugin: str = field(default="", compare=False)
+    plugin: str = field(default="", compare=False)          # set by the registry
+    distribution: str = field(default="", compare=False)    # "mscore-torch 0.1.0", likewise
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -90,8 +91,9 @@ class Backend:
     """Base class of a backend: the primitive op set over native arrays.
 
     Subclasses set ``name`` and implement every method that raises ``NotImplementedError``
-    here. ``capabilities`` mirrors the spec. ``device`` is the current placement string
-    ("CPU", "GPU:0", ...), changed through :meth:`set_device`.
+    here. ``capabilities`` is set from :attr:`BackendSpec.capabilities` by the registry when
+    the backend is built (the spec is the one place a plugin declares them). ``device`` is
+    the current placement string ("CPU", "GPU:0", ...), changed through :meth:`set_device`.
     """
 
     name = "abstract"

@@ -1,12 +1,20 @@
 """Backend discovery (entry points), registration (pluggy) and selection.
 
 Loading is robust: a plugin that fails to import, or whose hooks pluggy rejects, is recorded
-in :func:`load_failures` with the reason and a warning, and the other backends keep working.
-``MSCORE_STRICT_PLUGINS=1`` turns every such failure into an exception.
+in :attr:`Registry.failures` with the reason and a warning, and the other backends keep
+working. ``MSCORE_STRICT_PLUGINS=1`` turns every such failure into an exception.
+
+Name collisions are resolved the same way whatever the order of ``sys.path`` or of the
+entry points: when two plugins claim one backend name, neither is used and the collision is
+reported with both distributions named, until the user pins one with the environment
+variable ``MSCORE_BACKEND_PLUGIN_<NAME>=<distribution>`` (or :meth:`Registry.pin`). The
+built-in ``numpy`` reference belongs to the ``mscore`` distribution; another plugin's claim on
+it is refused.
 """
 from __future__ import annotations
 
 import os
+import re
 import threading
 import warnings
 from dataclasses import dataclass
@@ -19,6 +27,8 @@ from .backend import Backend, BackendSpec, KNOWN_CAPABILITIES
 
 ENTRY_POINT_GROUP = "mscore.backends"
 DEFAULT_BACKEND = "numpy"
+CORE_DISTRIBUTION = "mscore"
+PIN_ENV_PREFIX = "MSCORE_BACKEND_PLUGIN_"
 
 
 class PluginLoadError(RuntimeError):
@@ -29,12 +39,39 @@ class BackendUnavailableError(RuntimeError):
     """The backend is installed but cannot run here (no device, missing library, ...)."""
 
 
+class BackendNameCollision(PluginLoadError):
+    """Several plugins claim one backend name and none is pinned, so none of them is used."""
+
+
 @dataclass
 class LoadFailure:
     """One plugin or backend that failed to load, and why."""
 
     plugin: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One plugin's claim on a backend name: the spec and where it comes from."""
+
+    spec: BackendSpec
+    plugin: str
+    distribution: str
+
+    def describe(self):
+        """"mscore-torch 0.1.0 (plugin 'torch')"."""
+        return f"{self.distribution} (plugin {self.plugin!r})"
+
+
+def normalize_distribution(name):
+    """A distribution name compared the way pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", str(name).split(" ")[0]).lower()
+
+
+def pin_variable(backend_name):
+    """The environment variable that pins the distribution providing ``backend_name``."""
+    return PIN_ENV_PREFIX + re.sub(r"[^0-9A-Za-z]", "_", backend_name).upper()
 
 
 class Registry:
@@ -44,9 +81,15 @@ class Registry:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.specs: dict[str, BackendSpec] = {}
+        self.collisions: dict[str, str] = {}      # backend name -> why it is not used
         self.failures: list[LoadFailure] = []
+        self._claims: dict[str, list[BackendSpec]] = {}   # plugin name -> its specs
+        self._sources: dict[str, str] = {}        # plugin name -> "distribution version"
+        self._pins: dict[str, str] = {}
+        self._reported: set = set()
         self._built: dict[str, Backend] = {}
         self._loaded = False
+        self._loading = False
         self._lock = threading.RLock()
 
     # -- loading -------------------------------------------------------------------------
@@ -55,41 +98,80 @@ class Registry:
         with self._lock:
             if self._loaded:
                 return
-            self._loaded = True
-            for ep in _entry_points():
-                self._load_entry_point(ep)
-            self._collect_specs()
+            self._loaded = self._loading = True
+            try:
+                eps = _entry_points()
+                counts = {}
+                for ep in eps:
+                    counts[ep.name] = counts.get(ep.name, 0) + 1
+                for ep in eps:
+                    self._load_entry_point(ep, shared_name=counts[ep.name] > 1)
+            finally:
+                self._loading = False
+            self._resolve()
 
-    def _load_entry_point(self, ep):
+    def _load_entry_point(self, ep, shared_name=False):
+        dist = _distribution(ep)
+        # Two distributions may use one entry-point name: load both, under distinct names.
+        name = f"{ep.name}@{normalize_distribution(dist)}" if shared_name else ep.name
         try:
             module = ep.load()
         except Exception as exc:  # any import-time error of a third-party plugin
-            self._fail(ep.name, f"import of {ep.value!r} failed: {type(exc).__name__}: {exc}")
+            self._fail(name, f"import of {ep.value!r} from {dist} failed: "
+                             f"{type(exc).__name__}: {exc}")
             return
-        self.register_plugin(module, ep.name)
+        self.register_plugin(module, name, distribution=dist)
 
-    def register_plugin(self, plugin, name):
-        """Register a plugin object with pluggy; record (or raise) a validation failure."""
-        try:
-            if self.pm.is_registered(plugin) or self.pm.get_plugin(name) is not None:
+    def register_plugin(self, plugin, name, distribution=None):
+        """Register a plugin object with pluggy under ``name``; record (or raise) a validation
+        failure. ``distribution`` names where it comes from (default: its module)."""
+        with self._lock:
+            if self.pm.is_registered(plugin):
                 return
-            self.pm.register(plugin, name=name)
-        except Exception as exc:  # pluggy.PluginValidationError and friends
-            self._fail(name, f"invalid hook implementation: {type(exc).__name__}: {exc}")
-            return
-        if self._loaded:
-            self._collect_specs(only=name)
+            taken = self.pm.get_plugin(name)
+            if taken is not None:
+                self._fail(name, f"plugin name {name!r} is already used by "
+                                 f"{self._sources.get(name, repr(taken))}; not registered")
+                return
+            try:
+                self.pm.register(plugin, name=name)
+            except Exception as exc:  # pluggy.PluginValidationError and friends
+                self._fail(name, f"invalid hook implementation: {type(exc).__name__}: {exc}")
+                return
+            self._sources[name] = distribution or _module_source(plugin)
+            self._collect_specs(name)
+            if self._loaded and not self._loading:
+                self._resolve()
 
-    def _collect_specs(self, only=None):
-        hook = self.pm.hook.mscore_register_backends
-        impls = hook.get_hookimpls()
+    def unregister_plugin(self, plugin):
+        """Remove a plugin object and the backends it provided (for tests and tools)."""
+        with self._lock:
+            name = self.pm.get_name(plugin)
+            if name is None:
+                return
+            self.pm.unregister(plugin)
+            for spec in self._claims.pop(name, []):
+                self._built.pop(spec.name, None)
+            self._resolve()
+
+    def pin(self, backend_name, distribution):
+        """Use ``distribution`` (or plugin name) for ``backend_name`` when several claim it;
+        the programmatic twin of ``MSCORE_BACKEND_PLUGIN_<NAME>``. Call before first use."""
+        with self._lock:
+            self._pins[backend_name] = distribution
+            self._built.pop(backend_name, None)
+            if self._loaded and not self._loading:
+                self._resolve()
+
+    def _collect_specs(self, plugin_name):
+        impls = [i for i in self.pm.hook.mscore_register_backends.get_hookimpls()
+                 if i.plugin_name == plugin_name]
+        specs = []
         for impl in impls:
-            if only is not None and impl.plugin_name != only:
-                continue
             try:
                 result = impl.function()
-                specs = list(result or [])
-                for spec in specs:
+                found = list(result or [])
+                for spec in found:
                     if not isinstance(spec, BackendSpec):
                         raise TypeError(f"expected BackendSpec objects, got {type(spec).__name__}")
                     unknown = set(spec.capabilities) - KNOWN_CAPABILITIES
@@ -97,21 +179,75 @@ class Registry:
                         raise ValueError(f"backend {spec.name!r} declares unknown "
                                          f"capabilities {sorted(unknown)}")
             except Exception as exc:
-                self._fail(impl.plugin_name,
+                self._fail(plugin_name,
                            f"mscore_register_backends failed: {type(exc).__name__}: {exc}")
                 continue
-            for spec in specs:
-                spec.plugin = impl.plugin_name
-                if spec.name in self.specs and self.specs[spec.name].plugin != impl.plugin_name:
-                    self._fail(impl.plugin_name, f"backend name {spec.name!r} is already "
-                                                 f"provided by {self.specs[spec.name].plugin!r}")
-                    continue
-                self.specs[spec.name] = spec
+            for spec in found:
+                spec.plugin = plugin_name
+                spec.distribution = self._sources.get(plugin_name, "")
+            specs.extend(found)
+        self._claims[plugin_name] = specs
 
-    def _fail(self, plugin, reason):
+    def _resolve(self):
+        """Decide which claim provides each backend name; report collisions, once each."""
+        by_name = {}
+        for plugin_name, specs in self._claims.items():
+            if self.pm.get_plugin(plugin_name) is None:  # unregistered behind our back
+                continue
+            for spec in specs:
+                by_name.setdefault(spec.name, []).append(
+                    Claim(spec, plugin_name, self._sources.get(plugin_name, "")))
+        specs, collisions = {}, {}
+        for name, claims in by_name.items():
+            claims.sort(key=lambda c: (normalize_distribution(c.distribution), c.plugin))
+            chosen, problem = self._choose(name, claims)
+            if chosen is not None:
+                specs[name] = chosen.spec
+            if problem:
+                if chosen is None:
+                    collisions[name] = problem
+                key = (name, tuple(c.plugin for c in claims), problem)
+                if key not in self._reported:
+                    self._reported.add(key)
+                    self._fail(", ".join(c.plugin for c in claims if c is not chosen),
+                               problem, BackendNameCollision if chosen is None else
+                               PluginLoadError)
+        for name in set(self.specs) - set(specs):
+            self._built.pop(name, None)
+        self.specs = specs
+        self.collisions = collisions
+
+    def _choose(self, name, claims):
+        """``(claim or None, problem or "")`` for the claims on one backend name."""
+        if len(claims) == 1:
+            return claims[0], ""
+        listed = "; ".join(c.describe() for c in claims)
+        if name == DEFAULT_BACKEND:
+            core = [c for c in claims if normalize_distribution(c.distribution) ==
+                    CORE_DISTRIBUTION]
+            if len(core) == 1:
+                others = "; ".join(c.describe() for c in claims if c is not core[0])
+                return core[0], (f"backend name {name!r} belongs to the built-in reference "
+                                 f"({CORE_DISTRIBUTION}); the claim of {others} is refused")
+        variable = pin_variable(name)
+        pin = self._pins.get(name) or os.environ.get(variable, "")
+        if pin:
+            matches = [c for c in claims if normalize_distribution(c.distribution) ==
+                       normalize_distribution(pin) or c.plugin == pin]
+            if len(matches) == 1:
+                return matches[0], ""
+            return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: "
+                          f"{listed}; the pin {variable}={pin} matches "
+                          f"{'none' if not matches else 'several'} of them, so none is used")
+        return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: {listed}; "
+                      f"none is used. Pin one with {variable}=<distribution> (e.g. "
+                      f"{variable}={claims[0].distribution.split(' ')[0]}) or uninstall "
+                      f"the other")
+
+    def _fail(self, plugin, reason, error=PluginLoadError):
         self.failures.append(LoadFailure(plugin, reason))
         if os.environ.get("MSCORE_STRICT_PLUGINS", "") not in ("", "0"):
-            raise PluginLoadError(f"mscore plugin {plugin!r}: {reason}")
+            raise error(f"mscore plugin {plugin!r}: {reason}")
         warnings.warn(f"mscore plugin {plugin!r} not loaded: {reason}", RuntimeWarning,
                       stacklevel=3)
 
@@ -129,6 +265,8 @@ class Registry:
         try:
             return self.specs[name]
         except KeyError:
+            if name in self.collisions:
+                raise BackendNameCollision(self.collisions[name]) from None
             raise ValueError(
                 f"backend: {name!r} is not installed; installed backends: "
                 f"{', '.join(self.names()) or 'none'}. Install it with "
@@ -150,6 +288,7 @@ class Registry:
             if not isinstance(backend, Backend):
                 raise TypeError(f"backend {name!r}: factory returned "
                                 f"{type(backend).__name__}, expected a mscore Backend")
+            _adopt_capabilities(backend, spec)
             self._apply_overrides(backend)
             self._built[name] = backend
             return backend
@@ -209,15 +348,39 @@ class Registry:
 
 
 def _entry_points():
-    eps = metadata.entry_points()
-    selected = eps.select(group=ENTRY_POINT_GROUP)
+    eps = metadata.entry_points().select(group=ENTRY_POINT_GROUP)
     seen, unique = set(), []
-    for ep in selected:  # an editable install can list one entry point twice
-        if ep.name in seen:
+    for ep in eps:  # an editable install can list one entry point twice: that is one plugin
+        key = (ep.name, ep.value, normalize_distribution(_distribution(ep)))
+        if key in seen:
             continue
-        seen.add(ep.name)
+        seen.add(key)
         unique.append(ep)
     return unique
+
+
+def _distribution(ep):
+    """"name version" of the distribution that declares entry point ``ep``."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return f"unknown distribution of {ep.value}"
+    return f"{dist.name} {dist.version}"
+
+
+def _module_source(plugin):
+    module = getattr(plugin, "__name__", None) or type(plugin).__module__
+    return f"module {module}"
+
+
+def _adopt_capabilities(backend, spec):
+    """The spec is the one source of truth: the built backend carries its capabilities; a
+    backend class that declares different ones is a plugin bug, reported as such."""
+    own = backend.__dict__.get("capabilities", type(backend).capabilities)
+    if own and frozenset(own) != spec.capabilities:
+        raise TypeError(f"backend {spec.name!r}: Backend.capabilities {sorted(own)} differs "
+                        f"from BackendSpec.capabilities {sorted(spec.capabilities)}; declare "
+                        f"capabilities in the BackendSpec only")
+    backend.capabilities = spec.capabilities
 
 
 REGISTRY = Registry()
@@ -226,7 +389,7 @@ REGISTRY = Registry()
 def _ensure_builtin():
     """Register the built-in numpy backend even when the package's metadata is missing."""
     from mscore.backends.numpy import plugin as numpy_plugin
-    REGISTRY.register_plugin(numpy_plugin, "numpy")
+    REGISTRY.register_plugin(numpy_plugin, "numpy", distribution=CORE_DISTRIBUTION)
 
 
 def get_registry() -> Registry:

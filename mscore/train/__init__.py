@@ -10,6 +10,10 @@ _SUBMODULES = {
     "connect_network_with_dataset": "mscore.train.dataset_helper",
     "save_checkpoint": "mscore.train.serialization",
     "load_checkpoint": "mscore.train.serialization",
+    "load_checkpoint_async": "mscore.train.serialization",
+    "async_ckpt_thread_status": "mscore.train.serialization",
+    "ckpt_to_safetensors": "mscore.train.serialization",
+    "safetensors_to_ckpt": "mscore.train.serialization",
     "load_param_into_net": "mscore.train.serialization",
     "merge_sliced_parameter": "mscore.train.serialization",
     "build_searched_strategy": "mscore.train.serialization",
@@ -26,7 +30,8 @@ _SUBMODULES = {
 }
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",
-              "History", "ProgressBar")
+              "History", "ProgressBar", "BackupAndRestore", "OnRequestExit",
+              "LearningRateScheduler")
 _METRICS = ("Metric", "rearrange_inputs", "Accuracy", "Loss", "Precision", "Recall", "Fbeta",
             "F1", "MAE", "MSE", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
             "Top5CategoricalAccuracy", "ConfusionMatrix", "ConfusionMatrixMetric", "ROC", "auc",

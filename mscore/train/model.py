@@ -76,6 +76,20 @@ def _make_eval_cell(network, loss_fn, add_cast_fp32):
     return nn.WithEvalCell(network, loss_fn, add_cast_fp32)
 
 
+# MindSpore's own callbacks (``mindspore.train.callback.__all__``) other than TimeMonitor
+# see no evaluation hooks inside Model.fit; a user's callback class sees them all.
+_TRAIN_ONLY_IN_FIT = frozenset((
+    "Callback", "LossMonitor", "ModelCheckpoint", "FlopsUtilizationCollector",
+    "SummaryCollector", "CheckpointConfig", "RunContext", "LearningRateScheduler",
+    "SummaryLandscape", "History", "LambdaCallback", "ReduceLROnPlateau", "EarlyStopping",
+    "OnRequestExit", "BackupAndRestore", "TrainFaultTolerance"))
+
+
+def _eval_callbacks_in_fit(list_callback):
+    return [cb for cb in list_callback.callbacks
+            if type(cb).__name__ not in _TRAIN_ONLY_IN_FIT]
+
+
 class Model:
     """Groups a network, its loss and optimizer into train / eval / predict.
 
@@ -283,7 +297,8 @@ class Model:
             train_dataset_element=None, net_outputs=None, last_save_ckpt_step=None,
             latest_ckpt_file=None, loss_scale_manager=self._loss_scale_manager,
             dataset_sink_mode=sink, cur_epoch_num=initial_epoch,
-            cur_step_num=initial_epoch * max(batch_num, 0))
+            cur_step_num=initial_epoch * max(batch_num, 0), initial_step=None)
+        cb_params.loss_scale_mananger = self._loss_scale_manager  # MindSpore's spelling
         run_context = RunContext(cb_params)
         try:
             with CallbackList(cb_list) as list_callback:
@@ -345,6 +360,7 @@ class Model:
             list_callback.on_eval_epoch_begin(run_context)
             for inputs in helper:
                 cb_params.cur_step_num += 1
+                cb_params.eval_dataset_element = inputs
                 list_callback.on_eval_step_begin(run_context)
                 outputs = self._eval_network(*inputs)
                 cb_params.net_outputs = outputs
@@ -352,6 +368,8 @@ class Model:
                 self._update_metrics(outputs)
                 if loss_metric is not None:
                     loss_metric.update(_as_tuple(outputs)[self._eval_indexes[0]])
+                if run_context.get_stop_requested():
+                    break
             list_callback.on_eval_epoch_end(run_context)
             metrics = self._get_metrics()
             cb_params.metrics = metrics
@@ -409,7 +427,8 @@ class Model:
         cb_params.update(mode="eval", cur_step_num=0, valid_dataset=dataset,
                          dataset_sink_mode=sink)
         try:
-            self._eval_process(dataset, list_callback, cb_params, sink, add_eval_loss=True)
+            self._eval_process(dataset, CallbackList(_eval_callbacks_in_fit(list_callback)),
+                               cb_params, sink, add_eval_loss=True)
         finally:
             cb_params.update(saved)
         self._set_mode(self._train_network, True)

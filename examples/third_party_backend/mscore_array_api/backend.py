@@ -19,7 +19,6 @@ class ArrayAPIBackend(Backend):
     """mscore's primitive ops over an array API namespace (``array_api_strict``)."""
 
     name = "array_api_strict"
-    capabilities = frozenset({"deterministic"})
 
     def __init__(self, xp=None):
         super().__init__()
@@ -68,7 +67,22 @@ class ArrayAPIBackend(Backend):
 
     def cast(self, a, dtype):
         native = self.native_dtype(dtype)
-        return a if a.dtype == native else self.xp.astype(a, native)
+        if a.dtype == native:
+            return a
+        if self.xp.isdtype(a.dtype, "real floating") and self.xp.isdtype(native, "integral"):
+            return self._saturating_cast(a, native)
+        return self.xp.astype(a, native)
+
+    def _saturating_cast(self, a, native):
+        """Float to integer: truncate, saturate at the integer range, NaN to 0 (the contract;
+        the array API leaves out-of-range casts undefined)."""
+        xp = self.xp
+        info = xp.iinfo(native)
+        t = xp.trunc(a)
+        high, low, nan = t >= float(info.max) + 1, t < float(info.min), xp.isnan(t)
+        out = xp.astype(xp.where(high | low | nan, xp.zeros_like(t), t), native)
+        out = xp.where(high, xp.full_like(out, info.max), out)
+        return xp.where(low, xp.full_like(out, info.min), out)
 
     # -- elementwise -----------------------------------------------------------------------
     def neg(self, a): return self.xp.negative(a)               # noqa: E704

@@ -163,8 +163,6 @@ def _layer_fn(case, spec, case_key, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_layer(kit, case, dtype):
     """Forward, input and parameter gradients, and buffers match the reference."""
-    if not hasattr(nn, case.layer):
-        pytest.skip(f"mscore.nn.{case.layer} does not exist in this mscore")
     flat, spec = _flat_inputs(case.make(kit))
     fn = _layer_fn(case, spec, kit.case_key, dtype)
     kit.check(fn, *flat, dtype=dtype, what=case.name, factor=case.factor)

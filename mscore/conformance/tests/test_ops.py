@@ -1,8 +1,15 @@
-"""Level 1: every primitive op of the contract against the numpy reference in float64.
+"""Level 1: every primitive op of the contract, on every dtype of its domain that the backend
+declares, against the numpy reference.
 
 Each case calls the backend's method directly on native arrays, exactly as the core does, with
 the inputs rounded to the tested dtype; the reference runs the same call on the numpy backend
-in float64 (integers and booleans: in their own dtype, compared exactly).
+in float64 (integers and booleans: in their own dtype, compared exactly, so integer overflow
+must wrap around as two's complement arithmetic does). The domains: arithmetic, reductions,
+``matmul`` and ``max_pool`` take every integer dtype as well as the floats; the transcendental
+functions, ``floor``/``ceil``, convolutions and ``avg_pool`` are float-only; shape ops,
+indexing, ``where``, ``equal``/``not_equal`` and casts take bool too. The edge cases the
+contract pins (division by zero, NaN in reductions, out-of-range casts) are in
+``test_edge_semantics.py``.
 """
 from __future__ import annotations
 
@@ -14,8 +21,9 @@ import pytest
 from mscore.common import dtype as mdt
 from mscore.conformance import harness
 
-FLOATS = ("float16", "bfloat16", "float32", "float64")
-INTS = ("int32", "int64")
+FLOATS = harness.FLOAT_DTYPES
+INTS = harness.INT_DTYPES
+ALL = FLOATS + INTS + ("bool",)
 
 
 @dataclass
@@ -30,6 +38,7 @@ class Case:
     call: object
     out: object = None
     factor: float = 1.0
+    needs: tuple = ()            # further dtypes the case needs declared (a cast's target)
     attrs: dict = field(default_factory=dict)
 
     @property
@@ -52,7 +61,22 @@ def _cast(x, dtype):
         return np.asarray(x, dtype=np.float64)  # rounded to dtype by the kit
     if d.is_bool:
         return np.asarray(x) > 0
-    return np.round(np.asarray(x)).astype(d.np_dtype)
+    # Through int64 so that values outside the dtype wrap (well defined) instead of a float
+    # cast out of range (undefined in numpy).
+    return np.round(np.asarray(x)).astype(np.int64).astype(d.np_dtype)
+
+
+def _full_range(*shapes):
+    """Integers spread over the whole range of the dtype (so arithmetic wraps around);
+    floats in [-3, 3)."""
+    def make(rng, dtype):
+        d = mdt.get_dtype(dtype)
+        if d.is_floating:
+            return [rng.uniform(-3, 3, size=s) for s in shapes]
+        info = np.iinfo(d.np_dtype)
+        return [rng.integers(info.min, info.max, size=s, endpoint=True, dtype=d.np_dtype)
+                for s in shapes]
+    return make
 
 
 def _grid(*shapes, low=-3, high=4):
@@ -85,27 +109,43 @@ CASES = []
 _DT = {}
 
 
-def case(name, variant, dtypes, make, call, out=None, factor=1.0):
-    CASES.append(Case(name, variant, dtypes, make, call, out, factor))
+def case(name, variant, dtypes, make, call, out=None, factor=1.0, needs=()):
+    CASES.append(Case(name, variant, dtypes, make, call, out, factor, needs))
 
 
 # -- creation ----------------------------------------------------------------------------------
-case("full", "", FLOATS + INTS + ("bool",), lambda rng, d: [],
+case("full", "", ALL, lambda rng, d: [],
      lambda b: b.full((2, 3), 1, _DT["d"]))
-case("arange", "int", ("int64",), lambda rng, d: [],
-     lambda b: b.arange(-3, 10, 3, mdt.int64))
+case("arange", "int", INTS, lambda rng, d: [],
+     lambda b: b.arange(1, 10, 3, _DT["d"]))
 case("arange", "float", ("float32", "float64"), lambda rng, d: [],
      lambda b: b.arange(0.5, 3.0, 0.5, _DT["d"]))
-case("cast", "to_float32", FLOATS, _u(-3, 3, (3, 4)), lambda b, x: b.cast(x, mdt.float32),
-     out=_to("float32"))
-case("cast", "to_int32", FLOATS, _u(-3, 3, (3, 4)), lambda b, x: b.cast(x, mdt.int32),
-     out=_to("int32"))
-case("cast", "to_bool", FLOATS, _grid((3, 4), low=-1, high=2),
-     lambda b, x: b.cast(x, mdt.bool_), out=_to("bool"))
-case("cast", "from_int", INTS, _grid((3, 4)), lambda b, x: b.cast(x, mdt.float32),
-     out=_to("float32"))
-case("cast", "from_bool", ("bool",), _bools((3, 4)), lambda b, x: b.cast(x, mdt.float32),
-     out=_to("float32"))
+
+
+def _cast_inputs(target):
+    """Values every source dtype holds and ``target`` represents (out-of-range float casts
+    are pinned in test_edge_semantics); integer to narrower integer wraps around."""
+    t = mdt.get_dtype(target)
+
+    def make(rng, dtype):
+        d = mdt.get_dtype(dtype)
+        if d.is_bool:
+            return [rng.random((3, 4)) > 0.5]
+        if d.is_floating:
+            low = 0 if t.name == "uint8" else -100
+            x = rng.uniform(low, 100, size=(3, 4))
+            x[0, :2] = (0.0, -0.0 if low < 0 else 0.5)   # zero and a fraction: bool targets
+            return [x]
+        if t.is_floating:   # small integers: exact in every float dtype
+            return [_cast(rng.integers(-64, 64, size=(3, 4)), dtype)]
+        return _full_range((3, 4))(rng, dtype)
+    return make
+
+
+for _target in ALL:
+    case("cast", f"to_{_target}", ALL, _cast_inputs(_target),
+         (lambda t: lambda b, x: b.cast(x, mdt.get_dtype(t)))(_target), out=_to(_target),
+         needs=(_target,))
 
 # -- elementwise unary -------------------------------------------------------------------------
 for _name, _lo, _hi in (("neg", -3, 3), ("abs", -3, 3), ("exp", -3, 3), ("log", 0.1, 5),
@@ -114,7 +154,8 @@ for _name, _lo, _hi in (("neg", -3, 3), ("abs", -3, 3), ("exp", -3, 3), ("log", 
     case(_name, "", FLOATS, _u(_lo, _hi, (3, 5)),
          (lambda n: lambda b, x: getattr(b, n)(x))(_name))
 for _name in ("neg", "abs", "sign"):
-    case(_name, "int", INTS, _grid((3, 5)), (lambda n: lambda b, x: getattr(b, n)(x))(_name))
+    case(_name, "int", INTS, _full_range((3, 5)),
+         (lambda n: lambda b, x: getattr(b, n)(x))(_name))
 case("sign", "", FLOATS, _grid((3, 5), low=-2, high=3), lambda b, x: b.sign(x))
 case("floor", "", FLOATS, _halves((3, 5)), lambda b, x: b.floor(x))
 case("ceil", "", FLOATS, _halves((3, 5)), lambda b, x: b.ceil(x))
@@ -134,7 +175,7 @@ _BROADCAST = ((3, 1, 4), (2, 4))
 for _name in ("add", "sub", "mul", "maximum", "minimum"):
     case(_name, "", FLOATS, _u(-3, 3, *_BROADCAST),
          (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
-    case(_name, "int", INTS, _grid(*_BROADCAST),
+    case(_name, "int", INTS, _full_range(*_BROADCAST),
          (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
 
 
@@ -145,9 +186,11 @@ def _divisor_inputs(rng, dtype):
 
 
 def _int_div_inputs(rng, dtype):
-    x = rng.integers(-9, 10, size=(3, 1, 4))
-    y = rng.integers(1, 4, size=(2, 4)) * rng.choice([-1, 1], size=(2, 4))
-    return [_cast(x, dtype), _cast(y, dtype)]
+    x = _full_range((3, 1, 4))(rng, dtype)[0]
+    signs = rng.choice([-1, 1], size=(2, 4)) if np.iinfo(mdt.get_dtype(dtype).np_dtype).min \
+        else 1
+    y = rng.integers(1, 12, size=(2, 4)) * signs
+    return [x, _cast(y, dtype)]
 
 
 case("div", "", FLOATS, _divisor_inputs, lambda b, x, y: b.div(x, y))
@@ -159,10 +202,22 @@ def _pow_inputs(rng, dtype):
 
 
 case("pow", "", FLOATS, _pow_inputs, lambda b, x, y: b.pow(x, y))
+
+
+def _int_pow_inputs(rng, dtype):
+    low = -6 if np.iinfo(mdt.get_dtype(dtype).np_dtype).min else 0
+    return [_cast(rng.integers(low, 12, size=(3, 1, 4)), dtype),
+            _cast(rng.integers(0, 4, size=(2, 4)), dtype)]   # 11**3 wraps in 8 bits
+
+
+case("pow", "int", INTS, _int_pow_inputs, lambda b, x, y: b.pow(x, y))
 for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
     for _variant, _dts in (("", FLOATS), ("int", INTS)):
         case(_name, _variant, _dts, _grid(*_BROADCAST, low=-2, high=3),
              (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name), out=_to("bool"))
+for _name in ("equal", "not_equal"):
+    case(_name, "bool", ("bool",), _bools(*_BROADCAST),
+         (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name), out=_to("bool"))
 for _name in ("logical_and", "logical_or"):
     case(_name, "", ("bool",), _bools(*_BROADCAST),
          (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
@@ -173,15 +228,17 @@ def _where_inputs(rng, dtype):
             _cast(rng.uniform(-3, 3, size=(3,)), dtype)]
 
 
-case("where", "", FLOATS + ("int32",), _where_inputs, lambda b, c, x, y: b.where(c, x, y))
+case("where", "", ALL, _where_inputs, lambda b, c, x, y: b.where(c, x, y))
 
 # -- reductions --------------------------------------------------------------------------------
 for _axis, _keep in ((None, False), ((1,), False), ((0, 2), True), ((2,), True)):
     _variant = f"axis{'' if _axis is None else ''.join(map(str, _axis))}" + \
         ("_keep" if _keep else "")
+    # Integers: the axis handling is the floats'; two variants show the dtype works.
+    _dts = FLOATS + INTS if _axis in (None, (0, 2)) else FLOATS
     for _name in ("sum", "max", "min"):
-        case(_name, _variant, FLOATS + INTS,
-             _u(-3, 3, (3, 4, 5)) if _name == "sum" else _grid((3, 4, 5), low=-50, high=50),
+        case(_name, _variant, _dts,
+             _full_range((3, 4, 5)) if _name == "sum" else _grid((3, 4, 5), low=-50, high=50),
              (lambda n, a, k: lambda b, x: getattr(b, n)(x, axis=a, keepdims=k))(
                  _name, _axis, _keep),
              factor=2.0)
@@ -199,21 +256,21 @@ for _name in ("argmax", "argmin"):
              out=_to("int64"))
 
 # -- shape -------------------------------------------------------------------------------------
-case("reshape", "", FLOATS + INTS, _u(-3, 3, (2, 3, 4)), lambda b, x: b.reshape(x, (4, 6)))
-case("transpose", "", FLOATS + INTS, _u(-3, 3, (2, 3, 4)),
+case("reshape", "", ALL, _u(-3, 3, (2, 3, 4)), lambda b, x: b.reshape(x, (4, 6)))
+case("transpose", "", ALL, _u(-3, 3, (2, 3, 4)),
      lambda b, x: b.transpose(x, (2, 0, 1)))
-case("broadcast_to", "", FLOATS + INTS, _u(-3, 3, (3, 1)),
+case("broadcast_to", "", ALL, _u(-3, 3, (3, 1)),
      lambda b, x: b.broadcast_to(x, (2, 3, 4)))
-case("concat", "", FLOATS + INTS, _u(-3, 3, (2, 1, 3), (2, 4, 3), (2, 2, 3)),
+case("concat", "", ALL, _u(-3, 3, (2, 1, 3), (2, 4, 3), (2, 2, 3)),
      lambda b, x, y, z: b.concat([x, y, z], axis=1))
-case("pad", "zero", FLOATS + INTS, _u(-3, 3, (2, 3)),
+case("pad", "zero", ALL, _u(-3, 3, (2, 3)),
      lambda b, x: b.pad(x, ((1, 2), (0, 1)), 0))
 case("pad", "value", FLOATS, _u(-3, 3, (2, 3, 2)),
      lambda b, x: b.pad(x, ((0, 0), (2, 0), (1, 1)), -1.5))
 
 # -- indexing ----------------------------------------------------------------------------------
 _X543 = _u(-3, 3, (5, 4, 3))
-case("getitem", "basic", FLOATS + INTS, _X543,
+case("getitem", "basic", ALL, _X543,
      lambda b, x: b.getitem(x, (slice(1, None, 2), None, Ellipsis, 1)))
 case("getitem", "ints", FLOATS, _X543, lambda b, x: b.getitem(x, (1, slice(None), -1)))
 case("getitem", "negative_step", FLOATS, _X543,
@@ -222,12 +279,12 @@ case("getitem", "negative_step", FLOATS, _X543,
 
 def _with_index(*index_arrays):
     def make(rng, dtype):
-        return [rng.uniform(-3, 3, size=(5, 4, 3))] + [np.asarray(i, dtype=np.int64)
-                                                       for i in index_arrays]
+        return [_cast(rng.uniform(-3, 3, size=(5, 4, 3)), dtype)] + \
+            [np.asarray(i, dtype=np.int64) for i in index_arrays]
     return make
 
 
-case("getitem", "int_array", FLOATS, _with_index([0, 2, -1, 2]),
+case("getitem", "int_array", ALL, _with_index([0, 2, -1, 2]),
      lambda b, x, i: b.getitem(x, (i,)))
 case("getitem", "int_arrays_adjacent", FLOATS, _with_index([[0], [3]], [1, 2]),
      lambda b, x, i, j: b.getitem(x, (slice(None), i, j)))
@@ -237,14 +294,14 @@ case("getitem", "int_arrays_apart", FLOATS, _with_index([4, 0, 1], [2, 2, 0]),
 
 def _scatter_inputs(update_shape, *index_arrays):
     def make(rng, dtype):
-        return [rng.uniform(-3, 3, size=(5, 4)), rng.uniform(-3, 3, size=update_shape)] + \
+        return _full_range((5, 4), update_shape)(rng, dtype) + \
             [np.asarray(i, dtype=np.int64) for i in index_arrays]
     return make
 
 
 case("scatter_add", "slices", FLOATS, _scatter_inputs((2, 4)),
      lambda b, x, u: b.scatter_add(x, (slice(1, 5, 2), slice(None)), u))
-case("scatter_add", "repeated_indices", FLOATS, _scatter_inputs((4, 4), [0, 2, 0, -5]),
+case("scatter_add", "repeated_indices", FLOATS + INTS, _scatter_inputs((4, 4), [0, 2, 0, -5]),
      lambda b, x, u, i: b.scatter_add(x, (i,), u))
 case("scatter_add", "two_arrays", FLOATS, _scatter_inputs((3,), [1, 1, 3], [2, 2, 0]),
      lambda b, x, u, i, j: b.scatter_add(x, (i, j), u))
@@ -256,6 +313,7 @@ case("matmul", "batched_mixed_rank", FLOATS, _u(-1, 1, (2, 3, 8), (8, 5)),
      lambda b, x, y: b.matmul(x, y), factor=2.0)
 case("matmul", "batched_broadcast", FLOATS, _u(-1, 1, (2, 1, 3, 6), (3, 6, 2)),
      lambda b, x, y: b.matmul(x, y), factor=2.0)
+case("matmul", "int_wraps", INTS, _full_range((2, 3, 8), (8, 5)), lambda b, x, y: b.matmul(x, y))
 
 # -- convolution and pooling -------------------------------------------------------------------
 case("conv", "1d_stride_pad", FLOATS, _u(-1, 1, (2, 3, 9), (4, 3, 3)),
@@ -282,7 +340,7 @@ case("conv_transpose", "2d_stride_pad_dilation_groups", FLOATS,
      factor=3.0)
 case("max_pool", "1d", FLOATS, _u(-3, 3, (2, 3, 8)),
      lambda b, x: b.max_pool(x, kernel=(3,), stride=(2,), padding=((1, 1),)))
-case("max_pool", "2d_pad", FLOATS, _u(-3, 3, (2, 3, 7, 6)),
+case("max_pool", "2d_pad", FLOATS + INTS, _full_range((2, 3, 7, 6)),
      lambda b, x: b.max_pool(x, kernel=(3, 2), stride=(2, 2), padding=((1, 1), (0, 1))))
 case("avg_pool", "1d", FLOATS, _u(-3, 3, (2, 3, 8)),
      lambda b, x: b.avg_pool(x, kernel=(3,), stride=(2,), padding=((1, 1),),
@@ -313,6 +371,7 @@ def _leaves(x):
 @pytest.mark.parametrize("case,dtype", PARAMS)
 def test_primitive(kit, case, dtype):
     """The backend's primitive op gives the reference's values, shape and dtype."""
+    kit.require_dtype(*case.needs)
     d = mdt.get_dtype(dtype)
     inputs = case.make(kit.rng, dtype)
     if d.is_floating:
@@ -324,7 +383,12 @@ def test_primitive(kit, case, dtype):
                                                                                    ref_in)))]
     # Backend under test, in the tested dtype.
     _DT["d"] = d
-    got = _leaves(case.call(kit.backend, *_natives(kit.backend, inputs)))
+    try:
+        got = _leaves(case.call(kit.backend, *_natives(kit.backend, inputs)))
+    except Exception as exc:
+        raise harness.ConformanceFailure(
+            f"{case.id}: {kit.name} declares {dtype}, but the op raised "
+            f"{type(exc).__name__}: {exc}") from exc
     want_dtype = mdt.get_dtype(case.out(dtype) if case.out else dtype)
     for i, (g, e) in enumerate(zip(got, expected)):
         what = f"{case.name}({case.variant})" if case.variant else case.name

@@ -78,21 +78,10 @@ def _train(name):
     return run
 
 
-def _skip_without(*names):
-    missing = [n for n in names if not hasattr(nn, n)]
-    if missing:
-        pytest.skip(f"mscore.nn lacks {', '.join(missing)} in this mscore")
-
-
-NEEDED = ("Dense", "ReLU", "Conv2d", "BatchNorm2d", "MaxPool2d", "Flatten", "Momentum",
-          "SoftmaxCrossEntropyWithLogits", "WithLossCell", "TrainOneStepCell")
-
-
 @pytest.mark.parametrize("case", sorted(MODELS))
 @pytest.mark.parametrize("dtype", ("float32",))
 def test_train_20_steps(kit, case, dtype):
     """PYNATIVE training matches the reference step by step."""
-    _skip_without(*NEEDED)
     expected = _reference(kit, case)
     actual = kit.run(_train(case))
     _compare(kit, actual, expected, dtype)
@@ -114,7 +103,6 @@ class GraphCase:
 @pytest.mark.parametrize("dtype", ("float32",))
 def test_train_20_steps_graph_mode(kit, case, dtype):
     """GRAPH_MODE (the whole step compiled by the backend) matches the reference."""
-    _skip_without(*NEEDED)
     expected = _reference(kit, case.model)
     with kit.graph_mode():
         actual = kit.run(_train(case.model))

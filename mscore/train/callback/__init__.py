@@ -17,6 +17,9 @@ _LAZY = {
     "LambdaCallback": "mscore.train.callback._lambda",
     "History": "mscore.train.callback._history",
     "ProgressBar": "mscore.train.callback._progress",
+    "BackupAndRestore": "mscore.train.callback._backup_restore",
+    "OnRequestExit": "mscore.train.callback._on_request_exit",
+    "LearningRateScheduler": "mscore.train.callback._lr_scheduler",
     "SummaryCollector": "mscore.train.summary.collector",
 }
 

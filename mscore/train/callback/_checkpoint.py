@@ -1,158 +1,21 @@
-"""``CheckpointConfig`` and ``ModelCheckpoint``: save checkpoints while training."""
+"""``ModelCheckpoint``: save checkpoints while training (``CheckpointConfig`` is in
+:mod:`._checkpoint_config` and re-exported here)."""
 from __future__ import annotations
 
-import inspect
+import logging
 import os
 import re
 import time
 
 from mscore.train.callback._callback import Callback
-from mscore.train.callback._utils import check_bool, check_non_negative_int, step_in_epoch
+from mscore.train.callback._checkpoint_config import CheckpointConfig
+from mscore.train.callback._utils import step_in_epoch
 
 __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 
-_FORMATS = ("ckpt", "safetensors")
-
-
-class CheckpointConfig:
-    """When to save checkpoints and how many to keep.
-
-    Args:
-        save_checkpoint_steps (int): save every this many steps (default 1). It takes
-            precedence: ``save_checkpoint_seconds`` only counts when this is 0 or None.
-        save_checkpoint_seconds (int): save every this many seconds (default 0: off).
-        keep_checkpoint_max (int): keep at most this many files, removing the oldest
-            (default 5).
-        keep_checkpoint_per_n_minutes (int): instead of a maximum, keep one file per this
-            many minutes (only when ``keep_checkpoint_max`` is 0 or None).
-        integrated_save (bool): MindSpore's parallel option; passed to ``save_checkpoint``.
-        async_save (bool): write the file in a background thread.
-        saved_network (Cell): save this network instead of the train network.
-        append_info (list): extra ``"epoch_num"`` / ``"step_num"`` entries or a dict of
-            str -> number/str saved with the parameters.
-        format (str): ``"ckpt"`` (MindSpore's protobuf, default) or ``"safetensors"``.
-
-    At least one of the four counts must be non-zero, else ``ValueError``.
-    """
-
-    def __init__(self, save_checkpoint_steps=1, save_checkpoint_seconds=0, keep_checkpoint_max=5,
-                 keep_checkpoint_per_n_minutes=0, integrated_save=True, async_save=False,
-                 saved_network=None, append_info=None, format="ckpt", **kwargs):  # noqa: A002
-        cls = "CheckpointConfig"
-        if kwargs:
-            raise ValueError(f"For '{cls}', unsupported argument(s) {sorted(kwargs)}.")
-        if save_checkpoint_steps is not None:
-            check_non_negative_int(save_checkpoint_steps, "save_checkpoint_steps", cls)
-        if save_checkpoint_seconds is not None:
-            check_non_negative_int(save_checkpoint_seconds, "save_checkpoint_seconds", cls)
-        if keep_checkpoint_max is not None:
-            check_non_negative_int(keep_checkpoint_max, "keep_checkpoint_max", cls)
-        if keep_checkpoint_per_n_minutes is not None:
-            check_non_negative_int(keep_checkpoint_per_n_minutes,
-                                   "keep_checkpoint_per_n_minutes", cls)
-        if saved_network is not None:
-            from mscore.nn.cell import Cell
-            if not isinstance(saved_network, Cell):
-                raise TypeError(f"For '{cls}', the argument 'saved_network' must be a Cell, but "
-                                f"got {type(saved_network).__name__}.")
-        if not (save_checkpoint_steps or save_checkpoint_seconds or keep_checkpoint_max or
-                keep_checkpoint_per_n_minutes):
-            raise ValueError(f"For '{cls}', the input arguments 'save_checkpoint_steps', "
-                             f"'save_checkpoint_seconds', 'keep_checkpoint_max' and "
-                             f"'keep_checkpoint_per_n_minutes' can't be all None or 0.")
-        if format not in _FORMATS:
-            raise ValueError(f"For '{cls}', the argument 'format' must be one of {_FORMATS}, "
-                             f"but got {format!r}.")
-        self._save_checkpoint_steps = save_checkpoint_steps
-        self._save_checkpoint_seconds = save_checkpoint_seconds
-        if self._save_checkpoint_steps and self._save_checkpoint_steps > 0:
-            self._save_checkpoint_seconds = None
-        self._keep_checkpoint_max = keep_checkpoint_max
-        self._keep_checkpoint_per_n_minutes = keep_checkpoint_per_n_minutes
-        if self._keep_checkpoint_max and self._keep_checkpoint_max > 0:
-            self._keep_checkpoint_per_n_minutes = None
-        elif not self._keep_checkpoint_per_n_minutes:
-            self._keep_checkpoint_max = 1
-        self._integrated_save = check_bool(integrated_save, "integrated_save", cls)
-        self._async_save = check_bool(async_save, "async_save", cls)
-        self._saved_network = saved_network
-        self._append_info = _check_append_info(append_info)
-        self._format = format
-
-    @property
-    def save_checkpoint_steps(self):
-        """Steps between saves (None/0: not step based)."""
-        return self._save_checkpoint_steps
-
-    @property
-    def save_checkpoint_seconds(self):
-        """Seconds between saves (None when step based)."""
-        return self._save_checkpoint_seconds
-
-    @property
-    def keep_checkpoint_max(self):
-        """Files kept at most."""
-        return self._keep_checkpoint_max
-
-    @property
-    def keep_checkpoint_per_n_minutes(self):
-        """Keep one file per this many minutes (None when a maximum is used)."""
-        return self._keep_checkpoint_per_n_minutes
-
-    @property
-    def integrated_save(self):
-        """MindSpore's parallel-save flag."""
-        return self._integrated_save
-
-    @property
-    def async_save(self):
-        """Whether files are written in a background thread."""
-        return self._async_save
-
-    @property
-    def saved_network(self):
-        """The network saved instead of the train network, or None."""
-        return self._saved_network
-
-    @property
-    def append_info(self):
-        """Extra entries saved with the parameters."""
-        return self._append_info
-
-    @property
-    def format(self):  # noqa: A003
-        """``"ckpt"`` or ``"safetensors"``."""
-        return self._format
-
-    def get_checkpoint_policy(self):
-        """The policy as a dict."""
-        return {"save_checkpoint_steps": self.save_checkpoint_steps,
-                "save_checkpoint_seconds": self.save_checkpoint_seconds,
-                "keep_checkpoint_max": self.keep_checkpoint_max,
-                "keep_checkpoint_per_n_minutes": self.keep_checkpoint_per_n_minutes,
-                "saved_network": self.saved_network}
-
-
-def _check_append_info(append_info):
-    if append_info is None or append_info == []:
-        return None
-    if not isinstance(append_info, list):
-        raise TypeError(f"For 'CheckpointConfig', the argument 'append_info' must be a list, "
-                        f"but got {type(append_info).__name__}.")
-    out = {}
-    for item in append_info:
-        if item in ("epoch_num", "step_num"):
-            out[item] = 0
-        elif isinstance(item, dict):
-            for k, v in item.items():
-                if not isinstance(k, str) or not isinstance(v, (int, float, str, bool)):
-                    raise TypeError("For 'CheckpointConfig', the dict in 'append_info' must map "
-                                    "str to int, float, bool or str.")
-                out[k] = v
-        else:
-            raise ValueError(f"For 'CheckpointConfig', 'append_info' elements must be "
-                             f"'epoch_num', 'step_num' or a dict, got {item!r}.")
-    return out
+logger = logging.getLogger("mscore.callback")
+_BREAKPOINT = "_breakpoint.ckpt"
+_CHECKPOINT_SUFFIXES = (".ckpt", ".safetensors")
 
 
 def _parse_name(prefix, filename, suffix):
@@ -161,22 +24,72 @@ def _parse_name(prefix, filename, suffix):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _unique_prefix(directory, prefix, suffix):
-    """MindSpore renames the prefix to ``prefix_N`` when files of that prefix exist already,
-    so a new run never overwrites or rotates away an old run's checkpoints."""
-    used = -1
-    pat = re.compile(re.escape(prefix) + r"(?:_(\d+))?-\d+_\d+" + re.escape(suffix))
-    for name in os.listdir(directory):
-        m = pat.fullmatch(name)
-        if m:
-            used = max(used, int(m.group(1)) if m.group(1) else 0)
-    return prefix if used < 0 else f"{prefix}_{used + 1}"
+def unique_prefix(directory, prefix, breakpoints=False):
+    """The prefix a new run uses in ``directory``: MindSpore 2.10's rule, so a new run never
+    overwrites or rotates away an earlier run's files.
+
+    Among the checkpoint files (``.ckpt`` / ``.safetensors``, ``*_breakpoint.ckpt`` left out;
+    with ``breakpoints`` only those) a file counts when its name starts with ``prefix``
+    followed by a character that is not a letter. If a ``-`` follows right away the new
+    prefix needs at least ``_1``; if the text between that character and the first ``-`` is
+    a number N, at least ``_{N+1}``. So with ``net-1_1.ckpt`` and ``net_3-2_2.ckpt`` the new
+    prefix is ``net_4``; ``network-1_1.ckpt`` or ``net_x-1_1.ckpt`` leave ``net``.
+    """
+    suffix_num = 0
+    size = len(prefix)
+    for filename in os.listdir(directory):
+        is_breakpoint = filename.endswith(_BREAKPOINT)
+        if breakpoints != is_breakpoint:
+            continue
+        if not breakpoints and os.path.splitext(filename)[1] not in _CHECKPOINT_SUFFIXES:
+            continue
+        if not filename.startswith(prefix) or len(filename) <= size or \
+                filename[size].isalpha():
+            continue
+        dash = filename.find("-", size)
+        if dash == size:
+            suffix_num = max(suffix_num, 1)
+        elif dash > size:
+            number = filename[size + 1:dash]
+            if number.isdigit():
+                suffix_num = max(suffix_num, int(number) + 1)
+    return f"{prefix}_{suffix_num}" if suffix_num else prefix
+
+
+def _make_directory(path):
+    """``path`` absolute (its ``rank_R`` sub-folder in a job of several processes) and
+    created: ``TypeError`` for a non-path, ``ValueError`` for an empty one (MindSpore's
+    checks)."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"For 'ModelCheckpoint', the argument 'directory' must be a str path "
+                        f"or a callable, but got {type(path).__name__}.")
+    if not path.strip():
+        raise ValueError("For 'ModelCheckpoint', the argument 'directory' is invalid, it "
+                         "should be non-blank.")
+    from mscore.communication.management import rank_subdirectory
+    path = rank_subdirectory(os.path.abspath(path))
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _check_prefix(prefix, from_callable=False):
+    if isinstance(prefix, str) and "/" not in prefix and os.sep not in prefix:
+        return prefix
+    if from_callable:
+        raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file "
+                         f"name is callable, it must return a string that does not contain "
+                         f"'/', but got {prefix!r}.")
+    raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file name is "
+                     f"invalid, it must be callable or string that does not contain '/', but "
+                     f"got {prefix!r}.")
 
 
 class ModelCheckpoint(Callback):
     """Save the train network's parameters (optimizer state included) as
     ``{prefix}-{epoch}_{step}.ckpt`` in ``directory`` by the ``config`` policy, and once
-    more at the end of training.
+    more at the end of training (``step`` counts inside the epoch).
 
     Each file is written atomically and old files are removed only once the new one is
     complete (for ``async_save`` too: in the writer thread, right after it), so a process
@@ -184,40 +97,53 @@ class ModelCheckpoint(Callback):
     at most ``keep_checkpoint_max`` files remain.
 
     Args:
-        prefix (str): file name prefix, no ``/`` (default ``"CKP"``). If files of this prefix
-            are already in the directory, ``_1``, ``_2``, ... is appended, as in MindSpore.
-        directory (str): folder to save in, created if needed (default: current folder).
-            In a data-parallel job of several processes each rank saves in its own
-            sub-folder ``rank_R`` (call ``mscore.communication.init()`` first).
+        prefix (Union[str, callable]): file name prefix, no ``/`` (default ``"CKP"``). If
+            checkpoint files of this prefix are already in the directory, ``_1``, ``_2``, ...
+            is appended by MindSpore's rule (:func:`unique_prefix`). A callable gets
+            ``cb_params`` at every step and returns the whole file name stem: the file is
+            ``{prefix(cb_params)}.ckpt``, without epoch and step, and nothing is renamed.
+        directory (Union[str, callable]): folder to save in, created if needed (default: the
+            current folder); a callable gets ``cb_params`` at every step and returns it. In
+            a data-parallel job of several processes each rank saves in its own sub-folder
+            ``rank_R`` of it (call ``mscore.communication.init()`` first).
         config (CheckpointConfig): the policy (default ``CheckpointConfig()``).
+
+    With ``config.exception_save`` an exception that ends training first saves the train
+    network as ``{prefix}-{epoch}_{step}_breakpoint.ckpt`` (the prefix renamed among such
+    files only).
     """
 
     def __init__(self, prefix="CKP", directory=None, config=None):
         super().__init__()
-        if not isinstance(prefix, str) or not prefix or "/" in prefix or os.sep in prefix:
-            raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file "
-                             f"name is invalid, it must be a non-empty string and does not "
-                             f"contain '/', but got {prefix!r}.")
-        if directory is not None and not isinstance(directory, (str, os.PathLike)):
-            raise TypeError(f"For 'ModelCheckpoint', the argument 'directory' must be a path, "
-                            f"but got {type(directory).__name__}.")
+        if not callable(prefix):
+            _check_prefix(prefix)
         if config is None:
             config = CheckpointConfig()
         elif not isinstance(config, CheckpointConfig):
             raise TypeError(f"For 'ModelCheckpoint', the type of argument 'config' should be "
                             f"'CheckpointConfig', but got {type(config).__name__}.")
         self._config = config
-        from mscore.communication.management import rank_subdirectory
-        self._directory = rank_subdirectory(os.path.abspath(
-            os.fspath(directory) if directory is not None else os.getcwd()))
-        os.makedirs(self._directory, exist_ok=True)
+        self._prefix_func = prefix if callable(prefix) else None
+        self._directory_func = directory if callable(directory) else None
+        self._exception_prefix = prefix
+        if self._directory_func is not None:
+            self._directory = None
+        else:
+            self._directory = _make_directory(directory if directory is not None
+                                              else os.getcwd())
         self._suffix = "." + config.format
-        self._prefix = _unique_prefix(self._directory, prefix, self._suffix)
+        self._prefix = prefix
+        if self._prefix_func is None and self._directory_func is None:
+            self._prefix = unique_prefix(self._directory, prefix)
+        append = config.append_dict or {}
+        self._append_start = {name: append[name] for name in ("epoch_num", "step_num")
+                              if name in append}
         self._latest_ckpt_file_name = ""
         self._last_triggered_step = 0
         self._last_time = time.time()
         self._kept_per_minute = []  # (time saved, path) under keep_checkpoint_per_n_minutes
-        self._threads = []
+        self._run = None            # cb_params of the training run in progress
+        self._step_seen = (0, 0)    # (epoch, global step) of the last step that began
 
     @property
     def latest_ckpt_file_name(self):
@@ -226,7 +152,7 @@ class ModelCheckpoint(Callback):
 
     @property
     def directory(self):
-        """The folder checkpoints are written to."""
+        """The folder checkpoints are written to (the last one a callable returned)."""
         return self._directory
 
     @property
@@ -234,21 +160,68 @@ class ModelCheckpoint(Callback):
         """The file name prefix actually used (maybe with a ``_N`` suffix)."""
         return self._prefix
 
+    # -- the hooks ----------------------------------------------------------------------------
     def on_train_begin(self, run_context):
         """Remember where the run's step counter starts."""
         cb_params = run_context.original_args()
+        self._run = cb_params
+        self._step_seen = (0, 0)
         self._last_triggered_step = cb_params.get("cur_step_num", 0) or 0
         self._last_time = time.time()
 
+    def on_train_step_begin(self, run_context):
+        """Note the step (for the name of an exception checkpoint)."""
+        cb_params = run_context.original_args()
+        self._step_seen = (cb_params.get("cur_epoch_num", 0), cb_params.get("cur_step_num", 0))
+
     def on_train_step_end(self, run_context):
-        """Save when the policy says so."""
-        self._save_ckpt(run_context.original_args())
+        """Evaluate a callable prefix/directory, then save when the policy says so."""
+        cb_params = run_context.original_args()
+        self._resolve_names(cb_params)
+        self._save_ckpt(cb_params)
 
     def on_train_end(self, run_context):
         """Save the last state (unless this step was just saved) and wait for async writes."""
+        self._run = None
         self._save_ckpt(run_context.original_args(), force=True)
         self._wait()
 
+    def __exit__(self, exc_type, exc, tb):
+        run, self._run = self._run, None
+        if exc_type is not None and run is not None and self._config.exception_save:
+            try:
+                self._save_breakpoint(run)
+            except Exception as save_error:  # the training error stays the one raised
+                logger.error("ModelCheckpoint: the exception_save checkpoint could not be "
+                             "written: %s: %s", type(save_error).__name__, save_error)
+        return None
+
+    # -- names --------------------------------------------------------------------------------
+    def _resolve_names(self, cb_params):
+        if self._prefix_func is not None:
+            self._prefix = _check_prefix(self._prefix_func(cb_params), from_callable=True)
+        if self._directory_func is not None:
+            self._directory = _make_directory(self._directory_func(cb_params))
+
+    def _file_name(self, cb_params):
+        if self._prefix_func is not None:
+            return f"{self._prefix}{self._suffix}"
+        return (f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch(cb_params)}"
+                f"{self._suffix}")
+
+    def _append_values(self, epoch, step):
+        """The append_info entries with the counters added to their start values."""
+        append = self._config.append_dict
+        if append is None:
+            return None
+        values = dict(append)
+        if "epoch_num" in self._append_start:
+            values["epoch_num"] = self._append_start["epoch_num"] + epoch
+        if "step_num" in self._append_start:
+            values["step_num"] = self._append_start["step_num"] + step
+        return values
+
+    # -- saving -------------------------------------------------------------------------------
     def _due(self, cb_params, force):
         cfg = self._config
         if cfg.save_checkpoint_steps and cfg.save_checkpoint_steps > 0:
@@ -297,45 +270,60 @@ class ModelCheckpoint(Callback):
             return
         if not self._due(cb_params, force):
             return
-        name = (f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch(cb_params)}"
-                f"{self._suffix}")
-        path = os.path.join(self._directory, name)
+        if self._directory is None:  # a callable directory not evaluated yet
+            self._resolve_names(cb_params)
+        path = os.path.join(self._directory, self._file_name(cb_params))
         self._last_triggered_step = cb_params.cur_step_num
         network = self._config.saved_network or cb_params.get("train_network") \
             or cb_params.get("network")
-        append = None
-        if self._config.append_info is not None:
-            append = dict(self._config.append_info)
-            if "epoch_num" in append:
-                append["epoch_num"] = cb_params.cur_epoch_num
-            if "step_num" in append:
-                append["step_num"] = cb_params.cur_step_num
+        append = self._append_values(cb_params.cur_epoch_num, cb_params.cur_step_num)
         self._write(network, path, append)
         self._latest_ckpt_file_name = path
         cb_params["latest_ckpt_file"] = path
         cb_params["last_save_ckpt_step"] = cb_params.cur_step_num
 
-    def _write(self, network, path, append):
-        from mscore.train import serialization
-        save = serialization.save_checkpoint
-        params = inspect.signature(save).parameters
-        kwargs = {}
-        if "integrated_save" in params:
-            kwargs["integrated_save"] = self._config.integrated_save
-        if "async_save" in params:
-            kwargs["async_save"] = self._config.async_save
+    def _save_kwargs(self, append):
+        cfg = self._config
+        kwargs = {"integrated_save": cfg.integrated_save, "async_save": cfg.async_save,
+                  "enc_key": cfg.enc_key, "enc_mode": cfg.enc_mode}
         if append is not None:
             kwargs["append_dict"] = append
-        if self._config.format != "ckpt":
-            kwargs["format"] = self._config.format
+        return kwargs
+
+    def _write(self, network, path, append):
+        from mscore.train import serialization
+        kwargs = self._save_kwargs(append)
+        kwargs.update(crc_check=self._config.crc_check, format=self._config.format)
         with serialization._checkpoint.after_checkpoint_written(self._rotate):
-            save(network, path, **kwargs)
+            serialization.save_checkpoint(network, path, **kwargs)
+
+    def _breakpoint_step(self, cb_params):
+        """MindSpore's (epoch, step inside the epoch) at the moment training raised."""
+        epoch = cb_params.get("cur_epoch_num", 0) or 0
+        seen_epoch, seen_step = self._step_seen
+        step = cb_params.get("cur_step_num", 0) or 0
+        if step > seen_step or (seen_epoch == epoch and seen_step):
+            return epoch, step_in_epoch(cb_params)
+        return epoch, 0
+
+    def _save_breakpoint(self, cb_params):
+        """The exception_save checkpoint, of the train network, rotation-free."""
+        from mscore.train import serialization
+        directory = self._directory or os.getcwd()
+        base = self._prefix if callable(self._exception_prefix) else self._exception_prefix
+        prefix = unique_prefix(directory, base if isinstance(base, str) else "CKP",
+                               breakpoints=True)
+        epoch, step = self._breakpoint_step(cb_params)
+        path = os.path.join(directory, f"{prefix}-{epoch}_{step}{_BREAKPOINT}")
+        network = cb_params.get("train_network") or cb_params.get("network")
+        serialization.save_checkpoint(network, path,
+                                      **self._save_kwargs(self._append_values(epoch, step)))
+        self._wait()
 
     def _wait(self):
         from mscore.train import serialization
-        waiter = getattr(serialization, "wait_async_save", None)
-        if self._config.async_save and callable(waiter):
-            waiter()
+        if self._config.async_save:
+            serialization.wait_async_save()
 
 
 def _remove(path):

@@ -6,90 +6,117 @@ import warnings
 import numpy as np
 
 from mscore.train.callback._callback import Callback
-from mscore.train.callback._utils import check_bool, check_non_negative_int, check_number, \
-    loss_value
+from mscore.train.callback._utils import check_bool, check_int_or_float, \
+    check_non_negative_int, check_str, loss_value
 
 __all__ = ["EarlyStopping"]
 
+#: Monitored names for which ``mode='auto'`` means smaller is better (MindSpore's list);
+#: every other name is maximised.
+SMALLER_IS_BETTER = ("hausdorff_distance", "mae", "mse", "loss", "perplexity",
+                     "mean_surface_distance", "root_mean_square_distance", "eval_loss")
+
 
 def monitor_value(cb_params, monitor, cls):
-    """The monitored value: ``'loss'`` is the training loss of the last step; any other name
-    is looked up in the evaluation results of ``Model.fit`` (``'eval_loss'``, ``'accuracy'``,
-    ...). None (with a warning) when it is not available."""
+    """The monitored value as a float: ``'loss'`` is the training loss of the last step; any
+    other name is looked up in the evaluation results of ``Model.fit`` (``'eval_loss'``,
+    ``'acc'``, ...). None (with a warning) when it is not available; a value with more than
+    one element is ``ValueError``."""
     if monitor == "loss":
         value = loss_value(cb_params.get("net_outputs"))
-        candidates = ["loss"]
+        candidates = {"loss"}
     else:
         results = cb_params.get("eval_results") or {}
         value = results.get(monitor)
-        candidates = sorted(results)
+        candidates = {"loss", *results}
     if value is None:
         warnings.warn(f"{cls} is conditioned on {monitor!r}, which is not available. "
-                      f"Available choices are: {candidates}", RuntimeWarning, stacklevel=3)
+                      f"Available choices are: {sorted(candidates)}", RuntimeWarning,
+                      stacklevel=3)
         return None
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
     arr = np.asarray(value, dtype=np.float64)
     if arr.size != 1:
-        raise ValueError(f"For '{cls}', the monitored value {monitor!r} must be a scalar, got "
-                         f"shape {arr.shape}")
+        raise ValueError(f"{cls} only supports scalar monitor now; {monitor!r} has shape "
+                         f"{arr.shape}.")
     return float(arr.reshape(()))
 
 
-def _check_mode(mode, cls):
+def check_mode(mode, cls):
+    """``'auto'``, ``'min'`` or ``'max'``: ``TypeError`` for a non-str, ``ValueError``
+    otherwise."""
+    check_str(mode, "mode", cls)
     if mode not in ("auto", "min", "max"):
-        raise ValueError(f"For '{cls}', the argument 'mode' must be 'auto', 'min' or 'max', but "
-                         f"got {mode!r}.")
+        raise ValueError(f"For '{cls}', the argument 'mode' should be 'auto', 'min' or 'max', "
+                         f"but got {mode!r}.")
     return mode
 
 
-def _check_monitor(monitor, cls):
-    if not isinstance(monitor, str) or not monitor:
-        raise TypeError(f"For '{cls}', the argument 'monitor' must be a non-empty str, but got "
-                        f"{monitor!r}.")
-    return monitor
+def minimises(mode, monitor):
+    """Whether smaller monitored values are better under ``mode``."""
+    return mode == "min" or (mode == "auto" and monitor in SMALLER_IS_BETTER)
 
 
 class EarlyStopping(Callback):
-    """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience``
-    epochs.
+    """Stop training when ``monitor`` has not improved by more than ``min_delta`` for
+    ``patience`` epochs.
+
+    After each training epoch the wait counter grows by one and is reset when the value
+    improves on the best so far (and, with ``baseline``, also beats the baseline); when it
+    reaches ``patience`` training stops. So ``patience=0`` stops after the first epoch.
 
     Args:
-        monitor (str): ``'eval_loss'`` (default) or a metric name of ``Model.fit``'s
-            evaluation, or ``'loss'`` for the training loss.
-        min_delta (float): the smallest change that counts as an improvement.
+        monitor (str): ``'eval_loss'`` (default) or a metric of ``Model.fit``'s evaluation,
+            or ``'loss'`` for the training loss of the epoch's last step.
+        min_delta (float): the smallest change that counts as an improvement (its absolute
+            value is used).
         patience (int): epochs without improvement before stopping.
         verbose (bool): print when stopping / restoring.
-        mode (str): ``'min'``, ``'max'`` or ``'auto'`` (max for names containing ``acc``).
-        baseline (float): stop unless the value beats this.
-        restore_best_weights (bool): put back the weights of the best epoch when stopping.
+        mode (str): ``'min'``, ``'max'`` or ``'auto'`` (min for loss-like names: ``loss``,
+            ``eval_loss``, ``mae``, ``mse``, ``perplexity`` and the distances; max
+            otherwise).
+        baseline (float): the value must also beat this for the wait to reset.
+        restore_best_weights (bool): when stopping, put back the train network's parameters
+            of the best epoch.
     """
 
     def __init__(self, monitor="eval_loss", min_delta=0, patience=0, verbose=False,
                  mode="auto", baseline=None, restore_best_weights=False):
         super().__init__()
         cls = "EarlyStopping"
-        self.monitor = _check_monitor(monitor, cls)
-        self.min_delta = abs(check_number(min_delta, "min_delta", cls))
+        self.monitor = check_str(monitor, "monitor", cls)
+        self.min_delta = abs(check_int_or_float(min_delta, "min_delta", cls))
         self.patience = check_non_negative_int(patience, "patience", cls)
         self.verbose = check_bool(verbose, "verbose", cls)
-        self.mode = _check_mode(mode, cls)
-        self.baseline = None if baseline is None else check_number(baseline, "baseline", cls)
+        self.mode = check_mode(mode, cls)
+        self.baseline = None if baseline is None else check_int_or_float(baseline, "baseline",
+                                                                         cls)
         self.restore_best_weights = check_bool(restore_best_weights, "restore_best_weights",
                                                cls)
-        maximise = self.mode == "max" or (self.mode == "auto" and "acc" in self.monitor)
-        self._better = (lambda a, b: a - self.min_delta > b) if maximise else \
-            (lambda a, b: a + self.min_delta < b)
-        self._worst = -np.inf if maximise else np.inf
-        self._reset()
-
-    def _reset(self):
+        self._minimise = minimises(self.mode, self.monitor)
         self.wait = 0
         self.stopped_epoch = 0
-        self.best = self._worst if self.baseline is None else self.baseline
+        self.best = np.inf if self._minimise else -np.inf
         self.best_weights = None
+
+    def is_improvement(self, current, reference):
+        """Whether ``current`` beats ``reference`` by more than ``min_delta``."""
+        if self._minimise:
+            return current < reference - self.min_delta
+        return current > reference + self.min_delta
 
     def on_train_begin(self, run_context):
         """Reset the state."""
-        self._reset()
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = np.inf if self._minimise else -np.inf
+        self.best_weights = None
+
+    @staticmethod
+    def _snapshot(network):
+        return None if network is None else \
+            [(p, p.asnumpy().copy()) for p in network.get_parameters()]
 
     def on_train_epoch_end(self, run_context):
         """Compare the monitored value with the best so far; request a stop when due."""
@@ -97,25 +124,27 @@ class EarlyStopping(Callback):
         current = monitor_value(cb_params, self.monitor, "EarlyStopping")
         if current is None:
             return
-        network = cb_params.get("train_network") or cb_params.get("network")
-        if self._better(current, self.best):
+        network = cb_params.get("train_network")
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self._snapshot(network)
+        self.wait += 1
+        if self.is_improvement(current, self.best):
             self.best = current
-            self.wait = 0
-            if self.restore_best_weights and network is not None:
-                self.best_weights = [(p, p.asnumpy().copy()) for p in network.get_parameters()]
-        else:
-            self.wait += 1
+            if self.restore_best_weights:
+                self.best_weights = self._snapshot(network)
+            if self.baseline is None or self.is_improvement(current, self.baseline):
+                self.wait = 0
         if self.wait >= self.patience:
-            self.stopped_epoch = cb_params.cur_epoch_num
+            self.stopped_epoch = cb_params.get("cur_epoch_num")
             run_context.request_stop()
             if self.restore_best_weights and self.best_weights is not None:
                 if self.verbose:
                     print("Restoring model weights from the end of the best epoch.")
                 from mscore.common.tensor import Tensor
-                for p, value in self.best_weights:
-                    p.set_data(Tensor(value))
+                for param, value in self.best_weights:
+                    param.set_data(Tensor(value))
 
     def on_train_end(self, run_context):
         """Report the epoch training stopped at."""
-        if self.stopped_epoch > 0 and self.verbose:
+        if self.stopped_epoch and self.stopped_epoch > 0 and self.verbose:
             print(f"Epoch {self.stopped_epoch:05d}: early stopping")

@@ -11,9 +11,15 @@ _HOOKS = ("on_train_epoch_begin", "on_train_epoch_end", "on_train_step_begin",
           "on_eval_end")
 
 
+def _nothing(run_context):
+    return None
+
+
 class LambdaCallback(Callback):
     """Each argument, when given, is a function ``f(run_context)`` called at that stage of
-    ``Model.train`` / ``eval`` / ``fit``."""
+    ``Model.train`` / ``eval`` / ``fit``; the stages not given do nothing. (In ``Model.fit``,
+    as in MindSpore, the evaluation stages of MindSpore's own callbacks, this one included,
+    are not called.)"""
 
     def __init__(self, on_train_epoch_begin=None, on_train_epoch_end=None,
                  on_train_step_begin=None, on_train_step_end=None, on_train_begin=None,
@@ -25,8 +31,8 @@ class LambdaCallback(Callback):
         for name in _HOOKS:
             fn = given[name]
             if fn is None:
-                continue
-            if not callable(fn):
+                fn = _nothing
+            elif not callable(fn):
                 raise TypeError(f"For 'LambdaCallback', the argument '{name}' must be callable, "
                                 f"but got {type(fn).__name__}.")
             setattr(self, name, fn)

@@ -78,3 +78,28 @@ def check_number(value, name, cls):
         raise TypeError(f"For '{cls}', the argument '{name}' must be a number, but got "
                         f"{type(value).__name__}.")
     return float(value)
+
+
+def check_str(value, name, cls):
+    """A str, else ``TypeError`` (MindSpore's ``check_value_type``)."""
+    if not isinstance(value, str):
+        raise TypeError(f"For '{cls}', the argument '{name}' must be str, but got "
+                        f"{type(value).__name__}.")
+    return value
+
+
+def check_int_or_float(value, name, cls):
+    """An int or float (not bool), else ``TypeError`` (MindSpore's ``check_value_type``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"For '{cls}', the argument '{name}' must be int or float, but got "
+                        f"{type(value).__name__}.")
+    return value
+
+
+def check_flag(value, name, cls):
+    """A bool, else ``ValueError``: MindSpore's ``check_isinstance`` raises ValueError for a
+    wrong type."""
+    if not isinstance(value, bool):
+        raise ValueError(f"For '{cls}', the argument '{name}' must be bool, but got "
+                         f"{value!r}.")
+    return value

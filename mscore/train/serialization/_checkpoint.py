@@ -8,8 +8,9 @@ Two formats, chosen with ``format=``:
   of more than :data:`SLICE_BYTES` bytes is written as several consecutive Values with the same
   tag, each with the full ``dims`` and a slice of the flattened bytes (split on element
   boundaries, as ``numpy.array_split`` does); the loader joins consecutive pieces. Element bytes
-  are little-endian; a 0-d tensor (or an appended Python number) has ``dims == [0]``; a string
-  has ``tensor_type "str"`` and UTF-32-LE content. ``BFloat16`` content is the raw 2-byte
+  are little-endian; a 0-d tensor (or an appended Python number) has no ``dims``, as MindSpore
+  2.10 writes it (``dims == [0]`` with content, older MindSpore's spelling, also loads as 0-d);
+  a string has ``tensor_type "str"``, ``dims == [0]`` and UTF-32-LE content. ``BFloat16`` content is the raw 2-byte
   bfloat16 bits; a ``BFloat16`` entry whose content holds 4 bytes per element is read as
   float32 values and rounded to bfloat16.
 * ``"safetensors"``: through the ``safetensors`` package. Appended strings go to the header's
@@ -55,6 +56,9 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore import dispatch
+from mscore.train.serialization import _crypto
+from mscore.train.serialization._args import _check_bool, _check_flag
+from mscore.train.serialization._into_net import load_param_into_net
 from mscore.train.serialization._atomic import atomic_write
 
 logger = logging.getLogger("mscore.serialization")
@@ -80,12 +84,6 @@ _ST_DTYPES = {code: d for d, code in _ST_CODES.items()}
 
 
 # -- argument checks -------------------------------------------------------------------------------
-def _check_bool(value, name):
-    if not isinstance(value, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
-    return value
-
-
 def _check_path(value, name):
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
@@ -132,32 +130,42 @@ def _host_array(value, what):
     return arr, dtype
 
 
-def _entries_from(save_obj):
+def _entries_from(save_obj, choice_func=None):
+    """The entries of ``save_obj`` whose names ``choice_func`` (if given) accepts."""
     from mscore.nn.cell import Cell
     entries = []
+    chosen = (lambda name: True) if choice_func is None else choice_func
     if isinstance(save_obj, Cell):
         for _, param in save_obj.parameters_and_names():
-            arr, dtype = _host_array(param, f"save_obj: parameter {param.name!r}")
-            entries.append(_Entry(param.name, dtype, arr))
+            if chosen(param.name):
+                arr, dtype = _host_array(param, f"save_obj: parameter {param.name!r}")
+                entries.append(_Entry(param.name, dtype, arr))
     elif isinstance(save_obj, dict):
         for name, value in save_obj.items():
             if not isinstance(name, str):
                 raise TypeError(f"save_obj: dict keys must be parameter names (str), got "
                                 f"{type(name).__name__}")
-            entries.append(_value_entry(name, value, f"save_obj[{name!r}]"))
+            if chosen(name):
+                entries.append(_value_entry(name, value, f"save_obj[{name!r}]"))
     elif isinstance(save_obj, list):
         for i, item in enumerate(save_obj):
+            if isinstance(item, Parameter):  # a list of Parameters, keyed by their names
+                if chosen(item.name):
+                    entries.append(_value_entry(item.name, item, f"save_obj[{i}]"))
+                continue
             if not isinstance(item, dict) or "name" not in item or "data" not in item:
-                raise TypeError(f"save_obj[{i}]: expected a dict {{'name': str, 'data': "
-                                f"Parameter or Tensor}}, got {item!r:.80}")
+                raise TypeError(f"save_obj[{i}]: expected a Parameter or a dict {{'name': str, "
+                                f"'data': Parameter or Tensor}}, got {item!r:.80}")
             name = item["name"]
             if not isinstance(name, str):
                 raise TypeError(f"save_obj[{i}]['name']: expected a str, got "
                                 f"{type(name).__name__}")
-            entries.append(_value_entry(name, item["data"], f"save_obj[{i}]['data']"))
+            if chosen(name):
+                entries.append(_value_entry(name, item["data"], f"save_obj[{i}]['data']"))
     else:
-        raise TypeError(f"save_obj: expected a Cell, a list of {{'name': ..., 'data': ...}} "
-                        f"dicts or a dict of name -> Tensor, got {type(save_obj).__name__}")
+        raise TypeError(f"save_obj: expected a Cell, a list of Parameters or of {{'name': ..., "
+                        f"'data': ...}} dicts, or a dict of name -> Tensor, got "
+                        f"{type(save_obj).__name__}")
     return entries
 
 
@@ -239,8 +247,7 @@ def _pieces(entry):
 
 
 def _dims(entry):
-    shape = tuple(entry.array.shape)
-    return [0] if shape == () else list(shape)
+    return list(entry.array.shape)
 
 
 def _write_ckpt(f, entries, crc_check):
@@ -337,6 +344,12 @@ def wait_async_save():
     _wait_async_saves()
 
 
+def async_ckpt_thread_status():
+    """True while a ``save_checkpoint(..., async_save=True)`` is still writing."""
+    with _pending_lock:
+        return any(t.is_alive() for t in _pending)
+
+
 def _wait_at_exit():
     try:
         _wait_async_saves()
@@ -378,25 +391,82 @@ def _async_job(path, writer, entries, crc_check, on_written):
             _async_errors.append(exc)
 
 
+def _encrypted_writer(key, mode):
+    """A ``writer(f, entries, crc_check)`` that writes the .ckpt bytes encrypted."""
+    def write(f, entries, crc_check):
+        sink = _crypto.EncryptingWriter(f, key, mode)
+        _write_ckpt(sink, entries, crc_check)
+        sink.close()
+    return write
+
+
+def _check_async_save(async_save):
+    """A bool, ``"thread"`` or ``"process"`` (MindSpore's values) as a bool."""
+    if isinstance(async_save, str):
+        if async_save not in ("thread", "process"):
+            raise ValueError(f"async_save: a str must be 'thread' or 'process', got "
+                             f"{async_save!r}")
+        return True
+    return _check_bool(async_save, "async_save")
+
+
+# MindSpore keyword arguments of save_checkpoint and the only values that mean something here
+_SAVE_KWARGS = {"incremental": (False,), "global_step_num": (None,),
+                "remove_redundancy": (None, False)}
+
+
+def _check_save_kwargs(kwargs):
+    for name, value in kwargs.items():
+        if name not in _SAVE_KWARGS:
+            raise TypeError(f"save_checkpoint() got an unexpected keyword argument {name!r}")
+        if name == "remove_redundancy" and value is not None and not isinstance(value, bool):
+            raise ValueError(f"remove_redundancy: expected a bool or None, got {value!r}")
+        if not any(value is allowed for allowed in _SAVE_KWARGS[name]):
+            raise NotImplementedError(f"save_checkpoint: {name}={value!r} is not supported "
+                                      f"(MindSpore's default {_SAVE_KWARGS[name][0]!r} is)")
+
+
 # -- save ---------------------------------------------------------------------------------------------
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False,
-                    append_dict=None, crc_check=False, format="ckpt"):  # noqa: A002
+                    append_dict=None, enc_key=None, enc_mode="AES-GCM", choice_func=None,
+                    crc_check=False, format="ckpt", **kwargs):  # noqa: A002
     """Save the parameters of ``save_obj`` to ``ckpt_file_name``.
 
     ``save_obj`` is a Cell (its parameters, keyed by ``Parameter.name``), a list of
-    ``{"name": str, "data": Parameter | Tensor | str}`` dicts, or a dict of name to
-    Parameter/Tensor. ``append_dict`` adds entries (int, float, bool, str, Tensor). The file
-    name gets the suffix ``.ckpt`` / ``.safetensors`` of ``format`` when it lacks it.
-    ``integrated_save`` only matters for model-parallel training and is accepted for
-    compatibility. See the module docstring for the format, the CRC footer, atomicity and
-    ``async_save``.
+    Parameters, a list of ``{"name": str, "data": Parameter | Tensor | str}`` dicts, or a
+    dict of name to Parameter/Tensor; ``choice_func(name)`` keeps only the names it accepts.
+    ``append_dict`` adds entries (int, float, bool, str, Tensor). The file name gets the
+    suffix ``.ckpt`` / ``.safetensors`` of ``format`` when it lacks it. ``integrated_save``
+    only matters for model-parallel training and is accepted for compatibility;
+    ``async_save`` is a bool or MindSpore's ``"thread"`` / ``"process"`` (both write in a
+    background thread here). ``enc_key`` (bytes: 16, 24 or 32 for AES, 16 for SM4) encrypts
+    a ``.ckpt`` file with ``enc_mode`` ``"AES-GCM"``, ``"AES-CBC"`` or ``"SM4-CBC"`` in
+    MindSpore's layout (:mod:`._crypto`); it excludes ``crc_check``. Of MindSpore's keyword
+    arguments, ``incremental`` (False), ``global_step_num`` (None) and
+    ``remove_redundancy`` (None/False) are accepted at those values. See the module
+    docstring for the format, the CRC footer, atomicity and ``async_save``.
     """
     path = _check_path(ckpt_file_name, "ckpt_file_name")
     _check_bool(integrated_save, "integrated_save")
-    _check_bool(async_save, "async_save")
-    _check_bool(crc_check, "crc_check")
+    async_save = _check_async_save(async_save)
+    _check_flag(crc_check, "crc_check", "save_checkpoint")
     fmt = _check_format(format)
-    entries = _entries_from(save_obj) + _append_entries(append_dict)
+    _check_save_kwargs(kwargs)
+    if choice_func is not None and not callable(choice_func):
+        raise TypeError(f"choice_func: expected a callable or None, got "
+                        f"{type(choice_func).__name__}")
+    enc_key = _crypto.check_key(enc_key, "enc_key", "save_checkpoint")
+    enc_mode = _crypto.check_mode(enc_mode, "enc_mode", "save_checkpoint")
+    if fmt == "safetensors" and (enc_key is not None or enc_mode != "AES-GCM"):
+        raise ValueError("For 'save_checkpoint', when format is 'safetensors', 'enc_key' and "
+                         "'enc_mode' must keep their defaults (None, 'AES-GCM'): safetensors "
+                         "files are not encrypted")
+    if enc_key is not None:
+        _crypto.check_key_and_mode(enc_key, enc_mode, "enc_key", "enc_mode", "save_checkpoint")
+        if crc_check:
+            raise ValueError("For 'save_checkpoint', 'enc_key' and 'crc_check' cannot be used "
+                             "together (an encrypted file is authenticated by its cipher)")
+    entries = _entries_from(save_obj, choice_func) + _append_entries(append_dict)
     if not entries:
         raise ValueError("save_obj: there is nothing to save (no parameters and no "
                          "append_dict entries)")
@@ -406,6 +476,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     if os.path.isdir(path):
         raise ValueError(f"ckpt_file_name: {path!r} is a directory")
     writer = _write_ckpt if fmt == "ckpt" else _write_safetensors
+    if enc_key is not None:
+        writer = _encrypted_writer(enc_key, enc_mode)
     on_written = _after_write.get()
     _wait_async_saves()  # a later save waits for an earlier asynchronous one
     if async_save:
@@ -582,19 +654,48 @@ def _read_safetensors(path, data, crc_check):
     return out
 
 
-def _check_filter_prefix(filter_prefix):
-    if filter_prefix is None:
+def _check_prefixes(value, name):
+    """``filter_prefix`` / ``specify_prefix``: None, a str or a list/tuple of str."""
+    if value is None:
         return ()
-    prefixes = (filter_prefix,) if isinstance(filter_prefix, str) else filter_prefix
+    prefixes = (value,) if isinstance(value, str) else value
     if not isinstance(prefixes, (list, tuple)):
-        raise TypeError(f"filter_prefix: expected a str, a list/tuple of str or None, got "
-                        f"{type(filter_prefix).__name__}")
+        raise TypeError(f"{name}: expected a str, a list/tuple of str or None, got "
+                        f"{type(value).__name__}")
     for p in prefixes:
         if not isinstance(p, str):
-            raise TypeError(f"filter_prefix: expected str elements, got {type(p).__name__}")
+            raise TypeError(f"{name}: expected str elements, got {type(p).__name__}")
         if not p:
-            raise ValueError("filter_prefix: an empty prefix would filter out everything")
+            raise ValueError(f"{name}: an empty prefix matches every name")
     return tuple(prefixes)
+
+
+def _selector(specify, filtered, choice_func):
+    """Whether a name is loaded: it starts with a ``specify_prefix`` (when given) and with
+    no ``filter_prefix``; ``choice_func`` decides only when neither prefix is given (as in
+    MindSpore)."""
+    def chosen(name):
+        if specify and not name.startswith(specify):
+            return False
+        if filtered and name.startswith(filtered):
+            return False
+        if not specify and not filtered and choice_func is not None:
+            return bool(choice_func(name))
+        return True
+    return chosen
+
+
+def _decrypted(path, data, dec_key, dec_mode):
+    """The plain bytes of a .ckpt file (decrypted with ``dec_key``), or a ValueError naming
+    the file: an encrypted file without a key, a plain file with one, a wrong key or mode,
+    a tampered or truncated file."""
+    found = _crypto.cipher_mode(data)
+    if dec_key is None:
+        if found is not None:
+            raise _bad_file(path, f"it is encrypted ({found}); pass dec_key (and "
+                                  f"dec_mode={found!r})")
+        return data
+    return _crypto.decrypt(data, dec_key, dec_mode, lambda why: _bad_file(path, why))
 
 
 def _check_backend_dtype(path, name, dtype):
@@ -608,28 +709,43 @@ def _check_backend_dtype(path, name, dtype):
 
 
 def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None,
-                    choice_func=None, crc_check=False, format="ckpt"):  # noqa: A002
+                    dec_key=None, dec_mode="AES-GCM", specify_prefix=None, choice_func=None,
+                    crc_check=False, remove_redundancy=False, format="ckpt"):  # noqa: A002
     """Load a checkpoint file; return ``{name: Parameter}`` (appended strings stay ``str``).
 
-    Entries whose name starts with a ``filter_prefix`` (a str or a list/tuple of str) are
-    skipped, and so are those for which ``choice_func(name)`` is False. With ``net`` the
-    parameters are also loaded into it with :func:`load_param_into_net` (``strict_load``
-    applies). The Parameters hold arrays of the active backend, whichever backend wrote the
-    file. A missing, empty, truncated or corrupted file, one in another format, or one
-    without parameter entries is a ``ValueError`` naming the file; so is a ``filter_prefix``
-    or ``choice_func`` that leaves nothing to load (as in MindSpore).
+    Only entries whose name starts with a ``specify_prefix`` (when given) and with no
+    ``filter_prefix`` are loaded (each a str or a list/tuple of str); without either,
+    ``choice_func(name)`` chooses (as in MindSpore, it is ignored when a prefix is given).
+    A ``.ckpt`` written with ``enc_key`` loads with ``dec_key`` and ``dec_mode`` (MindSpore's
+    encrypted layout, :mod:`._crypto`). With ``net`` the parameters are also loaded into it
+    with :func:`load_param_into_net` (``strict_load`` applies). ``remove_redundancy`` only
+    matters for model-parallel files and is accepted. The Parameters hold arrays of the
+    active backend, whichever backend wrote the file. A missing, empty, truncated or
+    corrupted file, one in another format, one without parameter entries, an encrypted file
+    without its key (or with a wrong one) is a ``ValueError`` naming the file; so is a
+    selection that leaves nothing to load (as in MindSpore).
     """
     from mscore.nn.cell import Cell
     path = _check_path(ckpt_file_name, "ckpt_file_name")
     if net is not None and not isinstance(net, Cell):
         raise TypeError(f"net: expected a Cell or None, got {type(net).__name__}")
     _check_bool(strict_load, "strict_load")
-    prefixes = _check_filter_prefix(filter_prefix)
+    prefixes = _check_prefixes(filter_prefix, "filter_prefix")
+    specify = _check_prefixes(specify_prefix, "specify_prefix")
     if choice_func is not None and not callable(choice_func):
         raise TypeError(f"choice_func: expected a callable or None, got "
                         f"{type(choice_func).__name__}")
-    _check_bool(crc_check, "crc_check")
+    _check_flag(crc_check, "crc_check", "load_checkpoint")
+    _check_flag(remove_redundancy, "remove_redundancy", "load_checkpoint")
     fmt = _check_format(format)
+    dec_key = _crypto.check_key(dec_key, "dec_key", "load_checkpoint")
+    dec_mode = _crypto.check_mode(dec_mode, "dec_mode", "load_checkpoint")
+    if fmt == "safetensors" and (dec_key is not None or dec_mode != "AES-GCM"):
+        raise ValueError("For 'load_checkpoint', when format is 'safetensors', 'dec_key' and "
+                         "'dec_mode' must keep their defaults (None, 'AES-GCM'): safetensors "
+                         "files are not encrypted")
+    if dec_key is not None:
+        _crypto.check_key_and_mode(dec_key, dec_mode, "dec_key", "dec_mode", "load_checkpoint")
     if not path.endswith("." + fmt):
         raise ValueError(f"ckpt_file_name: a {fmt!r} checkpoint file name must end with "
                          f"'.{fmt}', got {path!r}")
@@ -641,6 +757,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     if not data:
         raise _bad_file(path, "the file is empty")
     reader = _read_ckpt if fmt == "ckpt" else _read_safetensors
+    if fmt == "ckpt":
+        data = _decrypted(path, data, dec_key, dec_mode)
     try:
         entries = reader(path, data, crc_check)
     except ValueError as exc:
@@ -652,10 +770,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     if not entries:
         raise _bad_file(path, "it holds no parameter entries")
     result = OrderedDict()
+    chosen = _selector(specify, prefixes, choice_func)
     for name, value in entries:
-        if any(name.startswith(p) for p in prefixes):
-            continue
-        if choice_func is not None and not choice_func(name):
+        if not chosen(name):
             continue
         if isinstance(value, str):
             result[name] = value
@@ -664,7 +781,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         _check_backend_dtype(path, name, dtype)
         result[name] = Parameter(Tensor(value), name=name)
     if not result:
-        given = [n for n, v in (("filter_prefix", prefixes), ("choice_func", choice_func)) if v]
+        given = [n for n, v in (("specify_prefix", specify), ("filter_prefix", prefixes),
+                                ("choice_func", choice_func)) if v]
         raise ValueError(f"load_checkpoint: {' and '.join(given)} left no entry of {path!r} "
                          f"to load; check {' and '.join(given)}")
     if net is not None:
@@ -672,102 +790,19 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     return result
 
 
-# -- into a network -------------------------------------------------------------------------------
-_FLOATS = frozenset((mdt.float16, mdt.bfloat16, mdt.float32, mdt.float64))
-_INTS = frozenset((mdt.int8, mdt.int16, mdt.int32, mdt.int64))
+def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_prefix=None,
+                          dec_key=None, dec_mode="AES-GCM", specify_prefix=None,
+                          choice_func=None):
+    """:func:`load_checkpoint` in a background thread; returns a
+    :class:`concurrent.futures.Future` whose ``result()`` is what ``load_checkpoint`` returns
+    (or raises what it raises). The format follows the file name's suffix."""
+    from concurrent.futures import ThreadPoolExecutor
+    fmt = "safetensors" if isinstance(ckpt_file_name, str) and \
+        ckpt_file_name.endswith(".safetensors") else "ckpt"
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mscore-async-load")
+    try:
+        return executor.submit(load_checkpoint, ckpt_file_name, net, strict_load, filter_prefix,
+                               dec_key, dec_mode, specify_prefix, choice_func, format=fmt)
+    finally:
+        executor.shutdown(wait=False)
 
-
-def _update_param(param, new, strict_load):
-    """Give ``param`` the value of ``new`` (a Tensor/Parameter), checking shape and dtype."""
-    new_shape, shape = tuple(new.shape), tuple(param.shape)
-    if new_shape != shape:
-        raise ValueError(f"load_param_into_net: parameter {param.name!r} has shape {shape} in "
-                         f"the network but {new_shape} in parameter_dict; check that the "
-                         f"checkpoint belongs to this network")
-    arr = np.asarray(new.asnumpy())
-    if new.dtype is not param.dtype:
-        pair = {new.dtype, param.dtype}
-        if strict_load or not (pair <= _FLOATS or pair <= _INTS):
-            raise TypeError(f"load_param_into_net: parameter {param.name!r} has dtype "
-                            f"{param.dtype} in the network but {new.dtype} in parameter_dict"
-                            + ("" if strict_load else
-                               " (only float<->float and int<->int are converted)"))
-        arr = arr.astype(param.dtype.np_dtype)
-    param._assign(dispatch.backend().from_numpy(arr))
-
-
-def load_param_into_net(net, parameter_dict, strict_load=False):
-    """Load ``parameter_dict`` (``{name: Parameter}``, e.g. from :func:`load_checkpoint`)
-    into the parameters of ``net`` with the same ``Parameter.name``.
-
-    Returns ``(param_not_load, ckpt_not_load)`` as MindSpore 2.x does: the network's
-    parameter names that got no value, and the dict's names that were not used. A shape
-    mismatch is a ``ValueError`` naming the parameter; a dtype mismatch converts float to
-    float and int to int unless ``strict_load``, and is a ``TypeError`` otherwise. Without
-    ``strict_load``, names that differ by one common prefix (``"net." + name``, or the
-    other way round) still match.
-    """
-    from mscore.nn.cell import Cell
-    if not isinstance(net, Cell):
-        raise TypeError(f"net: expected a Cell, got {type(net).__name__}")
-    if not isinstance(parameter_dict, dict):
-        raise TypeError(f"parameter_dict: expected a dict of name -> Parameter, got "
-                        f"{type(parameter_dict).__name__}")
-    _check_bool(strict_load, "strict_load")
-    for key, value in parameter_dict.items():
-        if not isinstance(key, str):
-            raise TypeError(f"parameter_dict: keys must be str, got {type(key).__name__}")
-        if not isinstance(value, (Tensor, str)):
-            raise TypeError(f"parameter_dict[{key!r}]: expected a Parameter, got "
-                            f"{type(value).__name__}")
-    params = [p for _, p in net.parameters_and_names()]
-    used, param_not_load = set(), []
-    for param in params:
-        new = parameter_dict.get(param.name)
-        if isinstance(new, Tensor):
-            _update_param(param, new, strict_load)
-            used.add(param.name)
-        else:
-            param_not_load.append(param)
-    if param_not_load and not strict_load:
-        param_not_load = _load_with_prefix(param_not_load, parameter_dict, used, strict_load)
-    names_not_load = [p.name for p in param_not_load]
-    ckpt_not_load = [k for k in parameter_dict if k not in used]
-    if names_not_load:
-        logger.warning("load_param_into_net: %d parameter(s) of the network were not loaded: "
-                       "%s", len(names_not_load), names_not_load)
-    return names_not_load, ckpt_not_load
-
-
-def _load_with_prefix(missing, parameter_dict, used, strict_load):
-    """Match the parameters still missing when the dict's names are ``prefix + name`` for one
-    common prefix (or the network's names carry a prefix the dict lacks)."""
-    keys = [k for k, v in parameter_dict.items() if isinstance(v, Tensor) and k not in used]
-    for param in missing:
-        for key in keys:
-            if key != param.name and key.endswith(param.name):
-                mapping = _prefix_map(missing, keys, key[:-len(param.name)], add=True)
-            elif key != param.name and param.name.endswith(key):
-                mapping = _prefix_map(missing, keys, param.name[:-len(key)], add=False)
-            else:
-                continue
-            if mapping:
-                for p, k in mapping:
-                    _update_param(p, parameter_dict[k], strict_load)
-                    used.add(k)
-                done = {id(p) for p, _ in mapping}
-                return [p for p in missing if id(p) not in done]
-    return missing
-
-
-def _prefix_map(missing, keys, prefix, add):
-    keyset = set(keys)
-    pairs = []
-    for p in missing:
-        if add:
-            k = prefix + p.name
-        else:
-            k = p.name[len(prefix):] if p.name.startswith(prefix) else None
-        if k is not None and k in keyset:
-            pairs.append((p, k))
-    return pairs

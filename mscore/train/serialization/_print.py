@@ -1,8 +1,19 @@
-"""``parse_print``: read MindSpore's print files (``mscore/train/proto/print.proto``)."""
+"""MindSpore's print files (``mscore/train/proto/print.proto``): :func:`parse_print` reads
+them, :func:`append_print_record` writes what one ``Print`` call prints (the ``Print``
+primitive does, when ``set_context(print_file_path=...)`` is set).
+
+The file is a sequence of serialized ``Print`` messages, one per ``Print`` call, which
+protobuf parses as one message whose values follow in order: text as ``desc``, a tensor as
+``TensorProto`` (``dims`` the shape, none for a 0-d tensor; ``tensor_type`` spelled as in
+checkpoints, ``"Float32"``; the little-endian element bytes).
+"""
 from __future__ import annotations
 
 import math
+import numbers
 import os
+
+import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
@@ -30,9 +41,11 @@ def _tensor(path, index, tensor):
     if any(d < 0 for d in dims) or len(dims) > _MAX_DIMS:
         raise _bad(path, f"value {index} has invalid dims {dims[:_MAX_DIMS + 1]} (negative, "
                          f"or more than {_MAX_DIMS} of them)")
+    content = tensor.tensor_content
+    if dims == [0] and not content:  # an empty 1-d tensor
+        return Tensor(np.zeros((0,), dtype.np_dtype))
     scalar = not dims or dims == [0]
     count = 1 if scalar else math.prod(dims)
-    content = tensor.tensor_content
     if len(content) != count * dtype.itemsize:
         raise _bad(path, f"value {index} ({tensor.tensor_type}, dims {dims}) needs "
                          f"{count * dtype.itemsize} bytes, the file holds {len(content)}")
@@ -98,3 +111,42 @@ def parse_print(print_file_name):
     if not msg.value:
         raise _bad(print_file_name, "it holds no printed values")
     return [_value(print_file_name, i, value) for i, value in enumerate(msg.value)]
+
+
+def _print_values(values):
+    """Flatten tuples/lists; Python numbers become 0-d tensors (bool, int64, float32)."""
+    for value in values:
+        if isinstance(value, (tuple, list)):
+            yield from _print_values(value)
+        elif isinstance(value, (str, Tensor)):
+            yield value
+        elif isinstance(value, bool):
+            yield Tensor(np.array(value, np.bool_))
+        elif isinstance(value, numbers.Integral):
+            yield Tensor(np.array(value, np.int64))
+        elif isinstance(value, numbers.Real):
+            yield Tensor(np.array(value, np.float32))
+        else:
+            raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
+                            f"{type(value).__name__}")
+
+
+def append_print_record(path, values):
+    """Append one ``Print`` message holding ``values`` (str, Tensor, Python numbers, or
+    tuples/lists of them) to the print file ``path`` (created with its folder)."""
+    from mscore.train.proto import print_pb2
+    from mscore.train.serialization._checkpoint import _le_bytes_view
+    msg = print_pb2.Print()
+    for value in _print_values(values):
+        item = msg.value.add()
+        if isinstance(value, str):
+            item.desc = value
+            continue
+        arr = np.asarray(value.asnumpy())
+        item.tensor.dims.extend(arr.shape)
+        item.tensor.tensor_type = mdt.from_numpy_dtype(arr.dtype).tensor_type
+        item.tensor.tensor_content = _le_bytes_view(arr).tobytes()
+    data = msg.SerializeToString()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "ab") as f:  # one write per call: records never interleave
+        f.write(data)

@@ -132,8 +132,6 @@ class CupyBackend(ArrayModuleBackend):
         super().__init__(xp, "cupy", special_erf=special.erf)
         from .plugin import bfloat16_supported
         self._bf16 = self._host or bfloat16_supported(xp.__version__, np.__version__)
-        # the stand-in over numpy has no NCCL: collectives only on a real device
-        self.capabilities = frozenset() if self._host else frozenset({"collectives"})
         self._finite_rule = {}
         for d in mdt.FLOAT_DTYPES:
             info = ml_dtypes.finfo(d.np_dtype)

@@ -5,15 +5,13 @@ trace a function). Gradients come from ``jax.value_and_grad``; GRAPH_MODE compil
 ``jax.jit`` and donates the state buffers.
 
 64-bit types. JAX runs in 32-bit mode unless the global flag ``jax_enable_x64`` is on. This
-backend switches it on the first time a float64 array is requested (``from_numpy`` of a
-float64 array, ``cast``/``full``/``arange``/random draws to ``ms.float64``), or at build time
-when ``MSCORE_JAX_ENABLE_X64=1``. Consequences, documented for users:
-
-* while x64 is off, int64 is stored (and reported) as int32: ``Tensor([1, 2]).dtype`` is
-  ``int32`` on jax, values beyond +-2**31 wrap, and ``asnumpy()`` gives int32 arrays;
-* the flag is process-wide: once on, it stays on, plain JAX code in the same process sees
-  64-bit defaults too, arrays made earlier keep their 32-bit types, and every jitted function
-  (mscore's GRAPH_MODE programs included) is traced again the next time it is called.
+backend switches it on the first time a 64-bit array is requested (``from_numpy`` of a
+float64 or int64 array, ``cast``/``full``/``arange``/random draws to ``ms.float64`` or
+``ms.int64``, an ``argmax``), or at build time when ``MSCORE_JAX_ENABLE_X64=1``, so the
+declared int64 and float64 are always real. The flag is process-wide: once on, it stays on,
+plain JAX code in the same process sees 64-bit defaults too, arrays made earlier keep their
+32-bit types, and every jitted function (mscore's GRAPH_MODE programs included) is traced
+again the next time it is called.
 
 Random streams are explicit keys: a state is the raw ``threefry2x32`` key data (two words,
 bit-cast to int32 so that it has an mscore dtype); every draw splits the key and returns the
@@ -70,7 +68,6 @@ class JaxBackend(Backend):
     """mscore's backend contract over JAX (CPU and GPU)."""
 
     name = "jax"
-    capabilities = frozenset({"native_autodiff", "compile", "donation", "collectives"})
 
     def __init__(self, precision="highest"):
         super().__init__()
@@ -86,11 +83,9 @@ class JaxBackend(Backend):
 
     # -- dtype mapping -------------------------------------------------------------------
     def native_dtype(self, dtype):
-        """The numpy dtype JAX stores mscore ``dtype`` as (int64 is int32 without x64)."""
-        if dtype is mdt.float64:
+        """The numpy dtype JAX stores mscore ``dtype`` as (64-bit types switch x64 on)."""
+        if dtype is mdt.float64 or dtype is mdt.int64:
             enable_x64()
-        elif dtype is mdt.int64 and not x64_enabled():
-            return np.dtype(np.int32)
         return dtype.np_dtype
 
     # -- device --------------------------------------------------------------------------
@@ -142,10 +137,8 @@ class JaxBackend(Backend):
         return jnp.array(array, copy=True)
 
     def _native_for_numpy(self, np_dtype):
-        if np_dtype == np.float64:
+        if np_dtype in (np.float64, np.int64, np.uint64):
             enable_x64()
-        elif np_dtype in (np.int64, np.uint64) and not x64_enabled():
-            return np.dtype(np.int32)
         return np_dtype
 
     def to_numpy(self, a):
@@ -215,10 +208,7 @@ class JaxBackend(Backend):
 
     def div(self, a, b):
         if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
-            # Integer division truncates toward zero (MindSpore's Div), as lax.div does.
-            if a.dtype == jnp.bool_:
-                a, b = a.astype(jnp.int32), b.astype(jnp.int32)
-            return lax.div(*jnp.broadcast_arrays(a, b))
+            return _int_div(a, b)
         return jnp.true_divide(a, b)
 
     def where(self, cond, x, y):
@@ -572,8 +562,21 @@ def _all_finite_traced(arrays):
     return jnp.all(jnp.stack(flags))
 
 
+@jax.jit
+def _int_div(a, b):
+    """Integer division truncating toward zero (MindSpore's Div, as ``lax.div`` does);
+    ``x / 0`` is 0 (XLA would give -1) and ``MIN / -1`` wraps to MIN: the contract."""
+    dtype = a.dtype
+    if dtype == jnp.bool_:
+        a, b = a.astype(jnp.int32), b.astype(jnp.int32)
+    a, b = jnp.broadcast_arrays(a, b)
+    q = lax.div(a, jnp.where(b == 0, jnp.ones_like(b), b))
+    return jnp.where(b == 0, jnp.zeros_like(q), q).astype(dtype)
+
+
 def _check_int_bounds(shape, index):
-    """numpy raises IndexError for an out-of-range Python int index; JAX would clamp."""
+    """numpy raises IndexError for an out-of-range int index or index array; JAX would clamp.
+    Index arrays are checked when concrete (one host sync), not while jit traces them."""
     cut = next((i for i, item in enumerate(index) if item is Ellipsis), None)
     if cut is not None:
         _check_int_bounds(shape, index[:cut])
@@ -589,7 +592,19 @@ def _check_int_bounds(shape, index):
                 and axis < len(shape) and not -shape[axis] <= item < shape[axis]:
             raise IndexError(f"index {item} is out of bounds for axis {axis} with size "
                              f"{shape[axis]}")
+        if isinstance(item, jax.Array) and not isinstance(item, _Tracer) and item.size \
+                and axis < len(shape) and jnp.issubdtype(item.dtype, jnp.integer):
+            low, high = (int(v) for v in np.asarray(_min_max(item)))
+            bad = high if high >= shape[axis] else low if low < -shape[axis] else None
+            if bad is not None:
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size "
+                                 f"{shape[axis]}")
         axis += 1
+
+
+@jax.jit
+def _min_max(a):
+    return jnp.stack([jnp.min(a), jnp.max(a)])
 
 
 def _check_window_fits(spatial, kernel, padding):

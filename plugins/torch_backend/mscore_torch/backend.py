@@ -93,7 +93,6 @@ class TorchBackend(Backend):
     """mscore's primitive op set, fused ops, autodiff and compilation over PyTorch."""
 
     name = "torch"
-    capabilities = frozenset({"native_autodiff", "compile", "collectives"})
 
     def __init__(self):
         super().__init__()
@@ -232,8 +231,12 @@ class TorchBackend(Backend):
         return _FROM_TORCH[a.dtype]
 
     def cast(self, a, dtype):
-        """``a`` converted to ``dtype`` (itself when it already has it)."""
-        return a.to(_TO_TORCH[dtype])
+        """``a`` converted to ``dtype`` (itself when it already has it); float to integer
+        saturates at the integer range and maps NaN to 0 (the contract)."""
+        target = _TO_TORCH[dtype]
+        if dtype.is_integer and a.is_floating_point():
+            return _saturating_cast(a, target)
+        return a.to(target)
 
     def stop_gradient(self, a):  # rebound to Tensor.detach in __init__
         """``a.detach()``."""
@@ -276,10 +279,18 @@ class TorchBackend(Backend):
         return torch.erf(a)
 
     def div(self, a, b):
-        """True division of floats; integers divide truncating toward zero (MindSpore Div)."""
+        """True division of floats; integers divide truncating toward zero (MindSpore Div),
+        ``x / 0`` is 0 and ``MIN / -1`` wraps to MIN (the contract: torch would raise, and
+        the CPU would trap, on those)."""
         if a.is_floating_point():
             return torch.div(a, b)
-        return torch.div(a, b, rounding_mode="trunc")
+        if a.dtype == torch.bool:
+            return self.div(a.to(torch.int8), b.to(torch.int8)).to(torch.bool)
+        zero, minus_one = b == 0, b == -1
+        safe = torch.where(zero | minus_one, torch.ones_like(b), b)
+        q = torch.div(a, safe, rounding_mode="trunc")
+        q = torch.where(minus_one, torch.neg(a), q)
+        return torch.where(zero, torch.zeros_like(q), q)
 
     # -- reductions ----------------------------------------------------------------------
     def sum(self, a, axis, keepdims):
@@ -802,3 +813,15 @@ def _detach_tree(x):
     if isinstance(x, (list, tuple)):
         return type(x)(_detach_tree(v) for v in x)
     return x
+
+
+def _saturating_cast(a, target):
+    """Float to integer truncating toward zero; out-of-range values saturate, NaN gives 0
+    (a plain ``.to`` is undefined there and differs between CPU and CUDA)."""
+    info = torch.iinfo(target)
+    t = torch.trunc(a.float() if a.element_size() < 4 else a)
+    # info.max + 1 is a power of two, exact in every float dtype.
+    high, low = t >= float(info.max) + 1, t < float(info.min)
+    out = torch.where(high | low | torch.isnan(t), torch.zeros_like(t), t).to(target)
+    out = torch.where(high, torch.full_like(out, info.max), out)
+    return torch.where(low, torch.full_like(out, info.min), out)

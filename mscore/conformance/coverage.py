@@ -1,0 +1,126 @@
+"""What a kit run certifies: coverage of every declaration, and the run's verdict.
+
+Coverage: for each backend on each device, every dtype and capability it declares is
+
+- ``tested`` when at least one test of it passed (or failed as an expected failure) and none
+  failed,
+- ``failed`` when a test of it failed or errored,
+- ``not tested`` when no test of it ran (filtered out, or nothing in the kit exercises it);
+
+capabilities it does not declare are ``not declared`` (their tests were skipped, with that
+reason). A test counts for a dtype through its ``dtype`` parameter and for a capability
+through its ``@pytest.mark.mscore_needs(...)`` marker.
+
+Verdict: a run passes when nothing failed, every target could run (an unavailable backend,
+a backend name claimed twice, a device the backend does not declare, or a target whose every
+test was skipped is *not run*: exit status 2), and, in a full run of the kit (no ``-k``, no
+``--mscore-quick``, no test selected by name), every declaration was tested (exit status 1
+otherwise).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TESTED, FAILED, NOT_TESTED, NOT_DECLARED = "tested", "failed", "not tested", "not declared"
+NOT_RUN_EXIT = 2
+FAILED_EXIT = 1
+_RAN = ("passed", "xfailed", "xpassed", "failed", "error")
+
+
+def _status(outcomes):
+    if any(o in ("failed", "error") for o in outcomes):
+        return FAILED
+    if any(o in ("passed", "xfailed", "xpassed") for o in outcomes):
+        return TESTED
+    return NOT_TESTED
+
+
+def _counts(outcomes):
+    out = {}
+    for o in outcomes:
+        out[o] = out.get(o, 0) + 1
+    return out
+
+
+def target_coverage(spec, entries, known_capabilities):
+    """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}}`` for one target's test
+    entries (each with ``dtype``, ``needs`` and ``outcome``)."""
+    dtypes = {}
+    for d in spec.dtypes:
+        outcomes = [e["outcome"] for e in entries if e["dtype"] == d]
+        dtypes[d] = {"status": _status(outcomes), **_counts(outcomes)}
+    capabilities = {}
+    for cap in sorted(known_capabilities):
+        outcomes = [e["outcome"] for e in entries if cap in e.get("needs", ())]
+        status = _status(outcomes) if cap in spec.capabilities else NOT_DECLARED
+        capabilities[cap] = {"status": status, **_counts(outcomes)}
+    return {"dtypes": dtypes, "capabilities": capabilities}
+
+
+@dataclass
+class Verdict:
+    """The run's outcome: ``exit_status`` (0, 1 or 2) and the reasons, one line each."""
+
+    exit_status: int = 0
+    not_run: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    untested: list = field(default_factory=list)
+
+    @property
+    def passed(self):
+        """True when the run certifies what it tested."""
+        return self.exit_status == 0
+
+    @property
+    def reasons(self):
+        """Every reason the run does not pass, not-run targets first."""
+        return self.not_run + self.failed + self.untested
+
+
+def verdict(targets, entries, coverage, full_run, pytest_status):
+    """The :class:`Verdict` of a run over ``targets`` (kit Targets) given its test entries,
+    the coverage per target id and whether the whole kit was selected."""
+    v = Verdict()
+    for target in targets:
+        mine = [e for e in entries if e["backend"] == target.name and
+                e["device"] == target.device]
+        not_run = _not_run(target, mine)
+        if not_run:
+            v.not_run.append(f"{target.name} on {target.device} did not run: {not_run}")
+            continue
+        failures = sum(1 for e in mine if e["outcome"] in ("failed", "error"))
+        if failures:
+            v.failed.append(f"{target.name} on {target.device}: {failures} of {len(mine)} "
+                            f"tests failed")
+        if full_run and target.id in coverage:
+            v.untested.extend(_untested(target, coverage[target.id]))
+    if v.not_run:
+        v.exit_status = NOT_RUN_EXIT
+    elif pytest_status not in (0, 5):
+        v.exit_status = pytest_status
+    elif v.untested or v.failed:
+        v.exit_status = FAILED_EXIT
+    else:
+        v.exit_status = pytest_status
+    return v
+
+
+def _not_run(target, entries):
+    """Why ``target`` could not run at all, or "" when it ran."""
+    if target.unavailable:
+        return target.unavailable
+    if entries and not any(e["outcome"] in _RAN for e in entries):
+        reasons = sorted({e["message"] for e in entries})
+        return (f"all {len(entries)} selected tests were skipped ({'; '.join(reasons[:3])}"
+                f"{'; ...' if len(reasons) > 3 else ''})")
+    return ""
+
+
+def _untested(target, table):
+    out = []
+    for kind, what in (("dtypes", "dtype"), ("capabilities", "capability")):
+        for name, row in table[kind].items():
+            if row["status"] == NOT_TESTED:
+                out.append(f"{target.name} on {target.device} declares {what} {name!r}, but "
+                           f"no test of the kit exercised it")
+    return out

@@ -1,0 +1,233 @@
+"""The kit's output: the feature x dtype x device matrix, the coverage table, the failures
+with their reproduction commands, the verdict, and the JSON report."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+from mscore.conformance import coverage as cov
+
+LEVEL_ORDER = ("contract", "capabilities", "ops", "errors", "grad", "layers", "amp",
+               "training", "checkpoint")
+REPORT_FORMAT = "mscore-conformance-report/2"
+_SYMBOL = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "--",
+           "xfailed": "xf", "xpassed": "XP"}
+_RANK = {"error": 6, "failed": 5, "xpassed": 4, "xfailed": 3, "passed": 2, "skipped": 1}
+_DTYPE_ORDER = ["-", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
+                "int64", "uint8", "bool"]
+
+
+def test_entries(state):
+    """One dict per kit test that ran (or was skipped): ids, outcome, errors, message."""
+    entries = []
+    for nodeid, info in state.items.items():
+        res = state.results.get(nodeid)
+        if res is None or res["outcome"] is None:
+            continue  # deselected or not run
+        record = info.get("record")
+        max_abs, max_rel = record.worst() if record is not None else (None, None)
+        tol = None
+        if record is not None and record.comparisons:
+            t = record.comparisons[-1].tolerance
+            tol = {"rtol": t.rtol, "atol": t.atol}
+        entry = {"nodeid": nodeid, "case": info["case"], "feature": info["feature"],
+                 "dtype": info["dtype"], "needs": list(info.get("needs", ())),
+                 "backend": info["backend"], "device": info["device"],
+                 "outcome": res["outcome"], "duration_s": round(res["duration"], 4),
+                 "message": res["message"],
+                 "max_abs_err": _json_float(max_abs), "max_rel_err": _json_float(max_rel),
+                 "comparisons": len(record.comparisons) if record is not None else 0,
+                 "tolerance": tol}
+        if info.get("expected_failure"):
+            entry["expected_failure"] = info["expected_failure"]
+        if res["outcome"] in ("failed", "error"):
+            entry["repro"] = res.get("repro") or ""
+        entries.append(entry)
+    return entries
+
+
+def _json_float(v):
+    if v is None:
+        return None
+    if v != v or v in (float("inf"), float("-inf")):
+        return str(v)
+    return float(v)
+
+
+def stale_entries(state):
+    """Expected-failure entries that matched no test, or whose tests passed."""
+    stale = []
+    for backend, entries in state.xfail_entries.items():
+        for e in entries:
+            outcomes = [state.results.get(n, {}).get("outcome") for n in e["matched"]]
+            ran = [o for o in outcomes if o not in (None, "skipped")]
+            if not e["matched"]:
+                why = "matches no test of the kit"
+            elif ran and all(o == "xpassed" for o in ran):
+                why = "the test passes now (remove the entry)"
+            else:
+                continue
+            stale.append({"backend": backend, "test": e["test"], "reason": e["reason"],
+                          "source": e["source"], "stale_because": why})
+    return stale
+
+
+# -- terminal ----------------------------------------------------------------------------------
+def print_matrix(tr, backend, entries):
+    """The feature x dtype x device table of one backend, totals and skip reasons."""
+    from mscore.conformance.harness import SHORT
+    devices = sorted({e["device"] for e in entries})
+    dtypes_seen = {e["dtype"] for e in entries}
+    dtypes = [d for d in _DTYPE_ORDER if d in dtypes_seen] + \
+        sorted(dtypes_seen - set(_DTYPE_ORDER))
+    columns = [(dev, dt) for dev in devices for dt in dtypes]
+    cells = {}
+    for e in entries:
+        key = (e["feature"], e["device"], e["dtype"])
+        prev = cells.get(key)
+        if prev is None or _RANK[e["outcome"]] > _RANK[prev]:
+            cells[key] = e["outcome"]
+
+    def sort_key(feature):
+        level, _, name = feature.partition(".")
+        rank = LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER)
+        return (rank, level, name)
+
+    features = sorted({e["feature"] for e in entries}, key=sort_key)
+    width = max([len(f) for f in features] + [7])
+    heads = [f"{dev if len(devices) > 1 else ''}{' ' if len(devices) > 1 else ''}"
+             f"{SHORT.get(dt, dt)}" for dev, dt in columns]
+    colw = max([len(h) for h in heads] + [4])
+    tr.section(f"mscore conformance matrix: {backend} on {', '.join(devices)}")
+    tr.write_line("feature".ljust(width) + " " + " ".join(h.rjust(colw) for h in heads))
+    for f in features:
+        row = []
+        for dev, dt in columns:
+            outcome = cells.get((f, dev, dt))
+            row.append((_SYMBOL[outcome] if outcome else "").rjust(colw))
+        tr.write_line(f.ljust(width) + " " + " ".join(row))
+    counts = {}
+    for e in entries:
+        counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
+    tr.write_line("legend: ok passed, FAIL failed, ERR error, -- skipped, xf expected "
+                  "failure, XP unexpectedly passed (stale expected failure)")
+    tr.write_line("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    reasons = {}
+    for e in entries:
+        if e["outcome"] == "skipped":
+            reasons[e["message"]] = reasons.get(e["message"], 0) + 1
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        tr.write_line(f"skipped {n}: {reason}")
+
+
+def print_coverage(tr, target, table):
+    """What the run certifies for one target: each declared dtype and every capability."""
+    tr.section(f"mscore conformance coverage: {target.name} on {target.device}")
+    rows = [("dtype", name, row) for name, row in table["dtypes"].items()] + \
+        [("capability", name, row) for name, row in table["capabilities"].items()]
+    width = max([len(name) for _, name, _ in rows] + [8])
+    for kind, name, row in rows:
+        counts = ", ".join(f"{k} {v}" for k, v in row.items() if k != "status")
+        tr.write_line(f"{kind:<10} {name:<{width}}  {row['status']:<12} {counts}")
+
+
+def print_failures(tr, entries):
+    """One line per failure, each followed by the command that reruns just that test."""
+    failed = [e for e in entries if e["outcome"] in ("failed", "error")]
+    if not failed:
+        return
+    tr.section("mscore conformance: failures (one line each, then how to reproduce)")
+    for e in failed:
+        first = (e["message"] or "").strip().splitlines()
+        tr.write_line(f"{e['outcome'].upper()} {e['backend']}/{e['device']} {e['feature']} "
+                      f"[{e['dtype']}]: {first[0] if first else ''}")
+        tr.write_line(f"    reproduce: {e['repro']}")
+
+
+def print_verdict(tr, verdict):
+    """Why the run does not pass (nothing when it does)."""
+    if not verdict.reasons:
+        return
+    tr.section("mscore conformance: the run does not pass")
+    for line in verdict.reasons:
+        tr.write_line(line)
+
+
+# -- JSON ----------------------------------------------------------------------------------
+def build_report(state, entries, stale, verdict, coverage, profile):
+    """The JSON report: versions, device, capabilities, coverage, verdict, every test."""
+    import pytest
+
+    import mscore
+    from mscore.conformance.harness import SUITE_VERSION
+    backends = []
+    for target in state.targets():
+        spec = target.spec
+        info = {"name": target.name, "device": target.device,
+                "available": not target.unavailable,
+                "unavailable_reason": target.unavailable}
+        if spec is not None:
+            info.update({"version": spec.version, "plugin": spec.plugin,
+                         "distribution": spec.distribution,
+                         "declared_devices": list(spec.devices), "dtypes": list(spec.dtypes),
+                         "capabilities": sorted(spec.capabilities),
+                         "fused_ops": _fused_ops(target)})
+        info["coverage"] = coverage.get(target.id)
+        backends.append(info)
+    summary = {}
+    for e in entries:
+        summary[e["outcome"]] = summary.get(e["outcome"], 0) + 1
+    return {
+        "format": REPORT_FORMAT,
+        "suite_version": SUITE_VERSION,
+        "mscore_version": getattr(mscore, "__version__", "unknown"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "pytest": pytest.__version__,
+        "profile": profile,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(state.started)),
+        "duration_s": round(time.time() - state.started, 2),
+        "exit_status": int(verdict.exit_status),
+        "passed": verdict.passed,
+        "verdict": verdict.reasons,
+        "summary": summary,
+        "backends": backends,
+        "stale_expected_failures": stale,
+        "tests": entries,
+    }
+
+
+def write_report(path, report):
+    """Write ``report`` as JSON to ``path`` in one step (never half a file)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(report, indent=1, sort_keys=False))
+    os.replace(tmp, path)
+
+
+def _fused_ops(target):
+    if target.unavailable:
+        return []
+    from mscore.plugin.backend import FUSED_OPS
+    from mscore.plugin.registry import get_registry
+    try:
+        b = get_registry().get(target.name)
+    except Exception as exc:  # the tests already failed on it; the report says why
+        return f"backend could not be built: {type(exc).__name__}: {exc}"
+    return [n for n in FUSED_OPS if getattr(b, n, None) is not None]
+
+
+def coverage_tables(state, entries):
+    """``{target id: coverage table}`` for every target that could run."""
+    from mscore.plugin.backend import KNOWN_CAPABILITIES
+    tables = {}
+    for target in state.targets():
+        if target.spec is None or target.unavailable:
+            continue
+        mine = [e for e in entries if e["backend"] == target.name and
+                e["device"] == target.device]
+        tables[target.id] = cov.target_coverage(target.spec, mine, KNOWN_CAPABILITIES)
+    return tables

@@ -1,0 +1,182 @@
+"""Level 1 (edge cases): the answers the contract pins where libraries disagree.
+
+Each case states the expected values outright (not from the reference backend), for every
+dtype the backend declares:
+
+- integer overflow wraps around (two's complement): ``MAX + 1 == MIN``, ``-MIN == MIN``,
+  ``abs(MIN) == MIN``, and sums and matrix products wrap the same way;
+- integer division truncates toward zero, ``x / 0 == 0`` and ``MIN / -1 == MIN``;
+- NaN propagates through ``max``/``min``/``maximum``/``minimum``, and ``argmax``/``argmin``
+  give the index of the first NaN (numpy's rule);
+- a float to integer cast truncates toward zero, saturates at the integer range (infinities
+  included) and maps NaN to 0; integer to narrower integer wraps; anything nonzero (NaN
+  included) casts to True.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mscore.common import dtype as mdt
+from mscore.conformance import harness
+
+LEVEL = "ops"
+SIGNED = ("int8", "int16", "int32", "int64")
+
+
+@dataclass
+class EdgeCase:
+    """``check(kit, dtype)`` runs the backend and compares with values it states itself."""
+
+    name: str
+    dtypes: tuple
+    check: object
+
+    def __repr__(self):
+        return self.name
+
+
+def _info(dtype):
+    return np.iinfo(mdt.get_dtype(dtype).np_dtype)
+
+
+def _run(kit, dtype, what, fn, *arrays):
+    """``fn(backend, *natives)``; an exception is a failure that names the declaration."""
+    natives = [kit.backend.from_numpy(np.asarray(a)) for a in arrays]
+    try:
+        out = fn(kit.backend, *natives)
+    except Exception as exc:
+        raise harness.ConformanceFailure(
+            f"{what}: {kit.name} declares {dtype}, but the op raised {type(exc).__name__}: "
+            f"{exc}") from exc
+    return out
+
+
+def _expect(kit, dtype, what, out, expected, out_dtype=None):
+    want = mdt.get_dtype(out_dtype or dtype)
+    kit.assert_dtype(out, want, what)
+    kit.assert_close(kit.numpy(out), np.asarray(expected, dtype=want.np_dtype), want, what,
+                     tol=harness.EXACT)
+
+
+def _overflow_wraps(kit, dtype):
+    i = _info(dtype)
+    d = i.dtype.type
+    lo, hi = d(i.min), d(i.max)
+    wrap2 = d(-2) if i.min else d(i.max - 1)          # MAX * 2 mod 2**bits
+    cases = [
+        ("add(MAX, 1)", lambda b, x, y: b.add(x, y), [hi], [d(1)], [lo]),
+        ("sub(MIN, 1)", lambda b, x, y: b.sub(x, y), [lo], [d(1)], [hi]),
+        ("mul(MAX, 2)", lambda b, x, y: b.mul(x, y), [hi], [d(2)], [wrap2]),
+        ("sum([MAX, 1])", lambda b, x, y: b.sum(b.concat([x, y], 0), None, False), [hi],
+         [d(1)], lo),
+        ("matmul([[MAX, 1]], [[1], [1]])",
+         lambda b, x, y: b.matmul(b.reshape(b.concat([x, y], 0), (1, 2)),
+                                  b.full((2, 1), 1, mdt.get_dtype(dtype))),
+         [hi], [d(1)], [[lo]]),
+    ]
+    if i.min:
+        cases += [("neg(MIN)", lambda b, x, y: b.neg(x), [lo], [d(0)], [lo]),
+                  ("abs(MIN)", lambda b, x, y: b.abs(x), [lo], [d(0)], [lo])]
+    for what, fn, x, y, want in cases:
+        out = _run(kit, dtype, what, fn, np.array(x, d), np.array(y, d))
+        _expect(kit, dtype, what, out, want)
+
+
+def _division(kit, dtype):
+    i = _info(dtype)
+    d = i.dtype.type
+    if i.min:
+        x, y = [7, -7, 7, -7, 0, 9, i.min, i.min], [2, 2, -2, -2, 0, 0, -1, 1]
+        want = [3, -3, -3, 3, 0, 0, i.min, i.min]
+    else:
+        x, y, want = [7, 9, 0, 255], [2, 0, 0, 4], [3, 0, 0, 63]
+    out = _run(kit, dtype, "div", lambda b, a, c: b.div(a, c), np.array(x, d), np.array(y, d))
+    _expect(kit, dtype, "div (truncating; x / 0 == 0; MIN / -1 == MIN)", out, want)
+
+
+def _nan_reductions(kit, dtype):
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 0.5, -1.0, 4.0]])
+    y = np.array([[5.0, 5.0, np.nan, 1.0], [1.0, 1.0, 1.0, 1.0]])
+    xd, yd = harness.quantize(x, dtype), harness.quantize(y, dtype)
+    nan = np.nan
+    for what, fn, args, want, out_dtype in (
+            ("max(axis=1)", lambda b, a: b.max(a, (1,), False), (xd,), [nan, 4.0], None),
+            ("min(axis=1)", lambda b, a: b.min(a, (1,), False), (xd,), [nan, -1.0], None),
+            ("max(all)", lambda b, a: b.max(a, None, False), (xd,), nan, None),
+            ("argmax(axis=1)", lambda b, a: b.argmax(a, 1), (xd,), [1, 3], "int64"),
+            ("argmin(axis=1)", lambda b, a: b.argmin(a, 1), (xd,), [1, 2], "int64"),
+            ("maximum", lambda b, a, c: b.maximum(a, c), (xd, yd),
+             [[5.0, nan, nan, nan], [2.0, 1.0, 1.0, 4.0]], None),
+            ("minimum", lambda b, a, c: b.minimum(a, c), (xd, yd),
+             [[1.0, nan, nan, nan], [1.0, 0.5, -1.0, 1.0]], None)):
+        out = _run(kit, dtype, what, fn, *args)
+        _expect(kit, dtype, f"{what} with NaN", out, want, out_dtype)
+
+
+_CAST_SOURCE = [1e10, -1e10, np.nan, np.inf, -np.inf, 2.7, -2.7, 300.0, -5.0, -0.5, 0.0]
+
+
+def _float_to_int_saturates(kit, dtype):
+    with np.errstate(over="ignore"):   # 1e10 is inf in float16, on purpose
+        x = harness.quantize(np.array(_CAST_SOURCE), dtype)
+    targets = [t for t in harness.INT_DTYPES if kit.has_dtype(t)]
+    if not targets:
+        pytest.skip(f"no integer dtype declared by {kit.name}")
+    for target in targets:
+        i = _info(target)
+        want = []
+        for v in np.trunc(x.astype(np.float64)):
+            if np.isnan(v):
+                want.append(0)
+            elif v >= float(i.max) + 1:
+                want.append(i.max)
+            elif v < float(i.min):
+                want.append(i.min)
+            else:
+                want.append(int(v))
+        what = f"cast {dtype} -> {target} (saturating, NaN -> 0)"
+        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)), x)
+        _expect(kit, dtype, what, out, want, target)
+
+
+def _float_to_bool(kit, dtype):
+    x = harness.quantize(np.array([0.0, -0.0, np.nan, 0.5, np.inf, -3.0]), dtype)
+    out = _run(kit, dtype, "cast to bool", lambda b, a: b.cast(a, mdt.bool_), x)
+    _expect(kit, dtype, "cast to bool (nonzero and NaN -> True)", out,
+            [False, False, True, True, True, True], "bool")
+
+
+def _int_narrowing_wraps(kit, dtype):
+    i = _info(dtype)
+    sources = [s for s in ("int64", "int32") if kit.has_dtype(s) and
+               _info(s).bits > i.bits]
+    if not sources:
+        pytest.skip(f"no integer dtype wider than {dtype} declared by {kit.name}")
+    values = [300, -129, 2 ** 20 + 5, -1, 127]
+    bits = 1 << i.bits
+    want = [((v - int(i.min)) % bits) + int(i.min) for v in values]
+    for source in sources:
+        what = f"cast {source} -> {dtype} (wraps)"
+        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(dtype)),
+                   np.array(values, dtype=mdt.get_dtype(source).np_dtype))
+        _expect(kit, dtype, what, out, want)
+
+
+CASES = [EdgeCase("int_overflow_wraps", harness.INT_DTYPES, _overflow_wraps),
+         EdgeCase("int_division_by_zero_and_min", harness.INT_DTYPES, _division),
+         EdgeCase("int_narrowing_cast_wraps", ("int8", "int16", "int32", "uint8"),
+                  _int_narrowing_wraps),
+         EdgeCase("nan_in_max_min_argmax", harness.FLOAT_DTYPES, _nan_reductions),
+         EdgeCase("float_to_int_cast_saturates", harness.FLOAT_DTYPES,
+                  _float_to_int_saturates),
+         EdgeCase("float_to_bool_cast", harness.FLOAT_DTYPES, _float_to_bool)]
+PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in CASES for d in c.dtypes]
+
+
+@pytest.mark.parametrize("case,dtype", PARAMS)
+def test_edge_case(kit, case, dtype):
+    """The backend gives the contract's pinned answer."""
+    case.check(kit, dtype)

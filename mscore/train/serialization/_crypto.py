@@ -1,0 +1,175 @@
+"""Checkpoint encryption in MindSpore's byte layout (``enc_key`` / ``dec_key``).
+
+An encrypted ``.ckpt`` is the plain checkpoint (the concatenated protobuf messages) cut into
+blocks of at most :data:`BLOCK_SIZE` bytes, each encrypted on its own with a fresh random
+16-byte IV and written as (all integers int32 little-endian)::
+
+    magic                      0x7F3A5ED8 AES-GCM, 0x7F3A5ED9 AES-CBC, 0x7F3A5EDA SM4-CBC
+    tag (16 bytes)             AES-GCM only: the authentication tag
+    length                     4 + 16 + 4 + cipher_len
+    iv_len                     16
+    iv (16 bytes)              AES-GCM uses its first 12 bytes as the nonce, no associated data
+    cipher_len
+    cipher                     CBC modes: PKCS#7 padded
+
+The key is used as it is (16, 24 or 32 bytes for AES, 16 for SM4). This is the layout
+MindSpore 2.10 writes and reads (checked against it: ``tests/data/make_crypto_fixtures.py``).
+The ciphers come from the ``cryptography`` package (``pip install mscore[crypto]``).
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+#: Plaintext bytes per encrypted block (MindSpore: 64 MiB).
+BLOCK_SIZE = 64 * 1024 * 1024
+MAGIC = {"AES-GCM": 0x7F3A5ED8, "AES-CBC": 0x7F3A5ED9, "SM4-CBC": 0x7F3A5EDA}
+MODES = tuple(MAGIC)
+_MODE_OF_MAGIC = {v: k for k, v in MAGIC.items()}
+_KEY_LENGTHS = {"AES-GCM": (16, 24, 32), "AES-CBC": (16, 24, 32), "SM4-CBC": (16,)}
+_IV_LEN = 16
+_TAG_LEN = 16
+_NONCE_LEN = 12
+_INT = struct.Struct("<i")
+_UINT = struct.Struct("<I")
+
+
+def check_key(key, name, func):
+    """``key`` when it is bytes (or None); MindSpore's ``ValueError`` otherwise."""
+    if key is not None and not isinstance(key, bytes):
+        raise ValueError(f"For '{func}', the argument '{name}' must be bytes or None, but got "
+                         f"{type(key).__name__}.")
+    return key
+
+
+def check_mode(mode, name, func):
+    """``mode`` when it is a str; MindSpore's ``ValueError`` otherwise."""
+    if not isinstance(mode, str):
+        raise ValueError(f"For '{func}', the argument '{name}' must be str, but got "
+                         f"{type(mode).__name__}.")
+    return mode
+
+
+def check_key_and_mode(key, mode, key_name, mode_name, func):
+    """For a key that is given: ``mode`` is one of :data:`MODES` and the key length suits it
+    (``ValueError`` naming the argument, before any file is touched)."""
+    if mode not in MAGIC:
+        raise ValueError(f"For '{func}', the argument '{mode_name}' must be one of "
+                         f"{list(MODES)}, but got {mode!r}.")
+    lengths = _KEY_LENGTHS[mode]
+    if len(key) not in lengths:
+        raise ValueError(f"For '{func}', the argument '{key_name}' must be "
+                         f"{' or '.join(map(str, lengths))} bytes long for {mode}, but got "
+                         f"{len(key)} bytes.")
+
+
+def _backend():
+    try:
+        from cryptography.hazmat.primitives import padding
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError as exc:
+        raise ImportError("encrypted checkpoints need the 'cryptography' package: "
+                          "pip install cryptography (or mscore[crypto])") from exc
+    return padding, Cipher, algorithms, modes, AESGCM
+
+
+def _cbc_cipher(mode, key, iv):
+    _, cipher_cls, algorithms, modes, _ = _backend()
+    algorithm = algorithms.AES(key) if mode == "AES-CBC" else algorithms.SM4(key)
+    return cipher_cls(algorithm, modes.CBC(iv))
+
+
+def encrypt_block(plain, key, mode):
+    """One encrypted block (magic, tag, length, iv, cipher) of ``plain``."""
+    padding, _, _, _, aesgcm = _backend()
+    iv = os.urandom(_IV_LEN)
+    if mode == "AES-GCM":
+        sealed = aesgcm(key).encrypt(iv[:_NONCE_LEN], bytes(plain), None)
+        cipher, tag = sealed[:-_TAG_LEN], sealed[-_TAG_LEN:]
+    else:
+        padder = padding.PKCS7(128).padder()
+        padded = padder.update(bytes(plain)) + padder.finalize()
+        enc = _cbc_cipher(mode, key, iv).encryptor()
+        cipher, tag = enc.update(padded) + enc.finalize(), b""
+    body = _INT.pack(_IV_LEN) + iv + _INT.pack(len(cipher)) + cipher
+    return _UINT.pack(MAGIC[mode]) + tag + _INT.pack(len(body)) + body
+
+
+class EncryptingWriter:
+    """A file-like sink: bytes written to it are encrypted in blocks of :data:`BLOCK_SIZE`
+    and passed to ``out.write``; :meth:`close` encrypts the last, shorter block."""
+
+    def __init__(self, out, key, mode):
+        self._out, self._key, self._mode = out, key, mode
+        self._buffer = bytearray()
+
+    def write(self, data):
+        self._buffer += data
+        while len(self._buffer) >= BLOCK_SIZE:
+            self._out.write(encrypt_block(self._buffer[:BLOCK_SIZE], self._key, self._mode))
+            del self._buffer[:BLOCK_SIZE]
+        return len(data)
+
+    def close(self):
+        if self._buffer:
+            self._out.write(encrypt_block(self._buffer, self._key, self._mode))
+            self._buffer = bytearray()
+
+
+def cipher_mode(data):
+    """The mode a file of bytes ``data`` is encrypted with (from its first magic), or None
+    for a file that is not encrypted."""
+    if len(data) < 4:
+        return None
+    return _MODE_OF_MAGIC.get(_UINT.unpack_from(data, 0)[0])
+
+
+def decrypt(data, key, mode, bad):
+    """The plain bytes of the encrypted ``data``. ``bad(why)`` builds the exception raised
+    for a file that is not encrypted with ``mode``, is damaged or tampered with, or was
+    encrypted with another key."""
+    padding, _, _, _, aesgcm = _backend()
+    from cryptography.exceptions import InvalidTag
+    view = memoryview(data)
+    found = cipher_mode(view)
+    if found is None:
+        raise bad("it is not an encrypted checkpoint (no MindSpore cipher header); load it "
+                  "without dec_key")
+    if found != mode:
+        raise bad(f"it is encrypted with {found}, not {mode}; pass dec_mode={found!r}")
+    out, pos, end = bytearray(), 0, len(view)
+    head = 4 + (_TAG_LEN if mode == "AES-GCM" else 0) + 4
+    while pos < end:
+        if end - pos < head:
+            raise bad(f"the encrypted block at byte {pos} is truncated")
+        magic = _UINT.unpack_from(view, pos)[0]
+        if magic != MAGIC[mode]:
+            raise bad(f"the encrypted block at byte {pos} has no {mode} header (the file is "
+                      f"damaged or has trailing data)")
+        tag = bytes(view[pos + 4:pos + 4 + _TAG_LEN]) if mode == "AES-GCM" else None
+        length = _INT.unpack_from(view, pos + head - 4)[0]
+        body_start = pos + head
+        if length < 8 + _IV_LEN or body_start + length > end:
+            raise bad(f"the encrypted block at byte {pos} is truncated or its length field "
+                      f"is damaged")
+        iv_len = _INT.unpack_from(view, body_start)[0]
+        cipher_len = _INT.unpack_from(view, body_start + 4 + _IV_LEN)[0] \
+            if iv_len == _IV_LEN else -1
+        if iv_len != _IV_LEN or cipher_len != length - 8 - _IV_LEN:
+            raise bad(f"the encrypted block at byte {pos} has inconsistent lengths")
+        iv = view[body_start + 4:body_start + 4 + _IV_LEN]
+        cipher = view[body_start + 8 + _IV_LEN:body_start + length]
+        try:
+            if mode == "AES-GCM":
+                out += aesgcm(key).decrypt(bytes(iv[:_NONCE_LEN]), bytes(cipher) + tag, None)
+            else:
+                dec = _cbc_cipher(mode, key, bytes(iv)).decryptor()
+                padded = dec.update(bytes(cipher)) + dec.finalize()
+                unpadder = padding.PKCS7(128).unpadder()
+                out += unpadder.update(padded) + unpadder.finalize()
+        except (InvalidTag, ValueError):
+            raise bad("decryption failed: the dec_key is wrong or the file was tampered "
+                      "with") from None
+        pos = body_start + length
+    return bytes(out)
