@@ -9,13 +9,14 @@ Each level trains its own copy from the same weights with the same batches (Mome
 less BN with the FN head and gradient centralization, gradient freezing with 10 groups; O2
 adds AdaSum, which in one process changes nothing, as in MindSpore).
 
-The levels are measured *interleaved*: every epoch runs the three in turn (the order rotating
+The levels are measured *interleaved*: every epoch runs each of them in turn (the order rotating
 from epoch to epoch), so a change of the machine's load hits them alike. A step's time counts unless the step traced a program
 (GRAPH_MODE compiles each freezing group's step on first use); steps/s is the total over the
 epochs. The seeds promise O1 "about 20% faster, same accuracy" and O2 "about 30% faster,
 accuracy within 3%" (on Ascend, ResNet-50); the last column says what we get.
 
     python bench/boost.py [--backends numpy,torch,jax] [--mode pynative|graph] [--epochs 4]
+                          [--breakdown]
 
 One BLAS / intra-op thread (set before the libraries load).
 """
@@ -35,6 +36,9 @@ import numpy as np  # noqa: E402
 
 LEVELS = ("O0", "O1", "O2")
 PROMISE = {"O0": "-", "O1": "~20% faster, same accuracy", "O2": "~30% faster, accuracy -3% at most"}
+# --breakdown: O1's two features alone (AutoBoost's manual mode)
+PARTS = {"O1 lessBN": {"boost": {"mode": "manual", "grad_freeze": False}},
+         "O1 freeze": {"boost": {"mode": "manual", "less_bn": False}}}
 
 
 def _parse(argv):
@@ -45,6 +49,8 @@ def _parse(argv):
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--breakdown", action="store_true",
+                   help="also O1 with only less BN and with only gradient freezing")
     return p.parse_args(argv)
 
 
@@ -120,14 +126,18 @@ class Run:
     """One level's network, train cell and counters."""
 
     def __init__(self, ms, level, args):
-        from mscore import amp, nn
+        from mscore import amp, boost, nn
         self.level = level
         self.net = build_net(ms)
         _weights(ms, self.net, args.seed)
         opt = nn.Momentum(self.net.trainable_params(), args.lr, 0.9)
         loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
         np.random.seed(args.seed)      # the freezing schedule draws from numpy's generator
-        self.train = amp.build_train_network(self.net, opt, loss, boost_level=level)
+        net = self.net
+        if level in PARTS:
+            net, opt = boost.AutoBoost("O1", PARTS[level]).network_auto_process_train(net, opt)
+        self.train = amp.build_train_network(net, opt, loss,
+                                             boost_level="O1" if level in PARTS else level)
         self.train.set_train()
         self.eval_net = getattr(self.train.network, "_backbone", self.net)
         self.seconds, self.steps, self.traced = 0.0, 0, 0
@@ -166,7 +176,8 @@ def bench_backend(name, args, data):
         import torch
         torch.set_num_threads(1)
     train_x, train_y, test_x, test_y = data
-    runs = [Run(ms, level, args) for level in LEVELS]
+    levels = LEVELS + (tuple(PARTS) if args.breakdown else ())
+    runs = [Run(ms, level, args) for level in levels]
     rng = np.random.default_rng(args.seed)
     for epoch in range(args.epochs):
         order = rng.permutation(len(train_x))
@@ -192,7 +203,7 @@ def main(argv=None):
     print(f"boost levels on a ResNet-like net, sklearn digits ({len(data[0])} train / "
           f"{len(data[2])} test), batch {args.batch}, {args.epochs} epochs, mode {args.mode}, "
           f"one thread; levels interleaved per epoch")
-    print(f"{'backend':8} {'level':5} {'steps/s':>8} {'vs O0':>7} {'accuracy':>9} "
+    print(f"{'backend':8} {'level':9} {'steps/s':>8} {'vs O0':>7} {'accuracy':>9} "
           f"{'loss':>7} {'BN off':>6}  promise")
     for name in args.backends.split(","):
         try:
@@ -202,9 +213,9 @@ def main(argv=None):
             continue
         base = results[0]["steps_per_s"]
         for r in results:
-            print(f"{name:8} {r['level']:5} {r['steps_per_s']:8.2f} "
+            print(f"{name:8} {r['level']:9} {r['steps_per_s']:8.2f} "
                   f"{r['steps_per_s'] / base - 1:+7.1%} {r['accuracy']:9.3f} "
-                  f"{r['final_loss']:7.3f} {r['bn_removed']:6d}  {PROMISE[r['level']]}")
+                  f"{r['final_loss']:7.3f} {r['bn_removed']:6d}  {PROMISE.get(r['level'], '')}")
         sys.stdout.flush()
 
 
