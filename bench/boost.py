@@ -14,8 +14,9 @@ rotating from epoch to epoch), so a change of the machine's load hits them alike
 epoch warms up; after it a step's time counts unless the step traced a program (GRAPH_MODE
 compiles each freezing group's step on first use). "steps/s" is over all timed epochs; "vs O0"
 is the median over the timed epochs of the epoch's steps/s against O0's in the same epoch
-(robust to a burst of load on a shared machine). The seeds promise O1 "about 20% faster, same accuracy" and O2 "about 30% faster,
-accuracy within 3%" (on Ascend, ResNet-50); the last column says what we get.
+(robust to a burst of load on a shared machine). The seeds promise O1 "about 20% faster,
+same accuracy" and O2 "about 30% faster, accuracy within 3%" (MindSpore's numbers for
+ResNet-50 on Ascend); the last column repeats the promise next to what we get.
 
     python bench/boost.py [--backends numpy,torch,jax] [--mode pynative|graph] [--epochs 4]
                           [--breakdown]

@@ -6,8 +6,9 @@ timeout). Each rank trains a linear model with SGD on its half of each batch; wi
 ``device_number`` 1 the two processes are two server groups and AdaSum combines their weight
 changes, with the default 8 the step falls back to averaging the gradients. The references are
 computed here in numpy from the same data; so is a gradient-freezing run (level O1), whose
-per-group cells all-reduce their own group's gradients. The default run launches the numpy backend (over
-torch's gloo); ``MSCORE_SLOW_TESTS=1`` adds torch and jax with the step compiled.
+per-group cells all-reduce their own group's gradients. The default run launches the numpy
+backend (over torch's gloo); ``MSCORE_SLOW_TESTS=1`` adds torch and jax with the step
+compiled.
 """
 from __future__ import annotations
 

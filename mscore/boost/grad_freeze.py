@@ -6,10 +6,10 @@ parameters) and makes ``param_groups`` nested groups: group ``i`` holds the bloc
 ``i * stride`` to the end (``stride = blocks // param_groups``), so group 0 is the whole
 network and later groups leave out more and more of its first layers. A schedule of group
 indices says which group trains at each step: strategy 0 ("continuous") repeats
-``0 ... 0 1 2 ... n-1`` with as many zeros as makes a fraction ``freeze_p`` of the steps
-unfrozen... in MindSpore's count; strategy 1 ("interval") alternates whole-network steps with
-steps of a group drawn at random (numpy's global generator, as MindSpore), earlier groups
-likelier, until a fraction ``1 - freeze_p`` of the steps are frozen ones.
+``0 ... 0 1 2 ... n-1`` with ``int(freeze_p * (n - 1) // (1 - freeze_p) + 0.5)`` zeros;
+strategy 1 ("interval") draws, whenever fewer than a fraction ``1 - freeze_p`` of the steps
+so far were frozen ones, a group at random (numpy's global generator, as MindSpore; earlier
+groups likelier), and otherwise takes a whole-network step.
 
 :class:`FreezeOpt` holds one optimizer per group (of the original optimizer's class and
 arguments, states named ``boost_<i>...``), and :func:`freeze_cell` one train cell per group;
