@@ -485,3 +485,20 @@ def test_warnings_are_quiet_for_a_plain_o1_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _tiny_o1_losses(ms.PYNATIVE_MODE, steps=2)
+
+
+def test_optimizers_record_how_they_were_built():
+    net = nn.Dense(3, 2)
+    opt = nn.Momentum(net.get_parameters(), 0.1, 0.9, use_nesterov=True)   # an iterator
+    assert len(opt.parameters) == 2 and opt.init_learning_rate == 0.1
+    assert opt.init_args == {"momentum": 0.9, "weight_decay": 0.0, "loss_scale": 1.0,
+                             "use_nesterov": True}
+    again = boost.OptimizerProcess(opt).generate_new_optimizer()
+    assert type(again) is nn.Momentum and again.use_nesterov and len(again.parameters) == 2
+
+    class Mine(nn.SGD):
+        def __init__(self, params, learning_rate=0.3, extra=7):
+            super().__init__(params, learning_rate)
+            self.extra = extra
+    mine = Mine(net.trainable_params(), extra=9)
+    assert mine.init_args == {"extra": 9} and mine.init_learning_rate == 0.3

@@ -70,6 +70,12 @@ def _recording_init(init):
             except TypeError:
                 pass    # the constructor itself reports the bad call
             else:
+                params = bound.arguments.get("params")
+                if params is not None and not isinstance(params, (list, tuple, dict)) \
+                        and iter(params) is params:
+                    # an iterator (net.get_parameters()): keep a list, for both
+                    bound.arguments["params"] = list(params)
+                    args, kwargs = bound.args[1:], bound.kwargs
                 _record_init_args(self, bound)
         return init(self, *args, **kwargs)
     return wrapper
