@@ -19,6 +19,7 @@ STRICT = 0
 COMPATIBLE = 1
 LAX = 2
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+ENV_SOURCE = "MSCORE_BACKEND environment variable"
 
 _context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE,
             "print_file_path": ""}
@@ -30,8 +31,22 @@ _host_rng = np.random.default_rng()
 def current_backend():
     """The active :class:`~mscore.plugin.backend.Backend` (selected on first use)."""
     if _active is None:
-        _activate(_context["backend"] or os.environ.get("MSCORE_BACKEND") or "numpy")
+        if _context["backend"] is None and os.environ.get("MSCORE_BACKEND"):
+            _activate_from_environment(os.environ["MSCORE_BACKEND"])
+        else:
+            _activate(_context["backend"] or "numpy")
     return _active
+
+
+def _activate_from_environment(name):
+    """Activate the backend ``MSCORE_BACKEND`` names; its errors name the variable."""
+    from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
+    try:
+        _activate(name)
+    except UnknownBackendError as exc:
+        raise exc.with_source(ENV_SOURCE) from None
+    except BackendUnavailableError as exc:
+        raise BackendUnavailableError(f"{ENV_SOURCE}: {exc}") from None
 
 
 def _activate(name):

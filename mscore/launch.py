@@ -40,6 +40,8 @@ import sys
 import threading
 import time
 
+from mscore.commands import ArgumentParser, CommandError, command
+
 TAIL_LINES = 20          # lines of a failed worker's output repeated in the report
 GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
 POLL_SECONDS = 0.05
@@ -56,7 +58,7 @@ def _bool(text):
 def build_parser():
     """The argument parser of ``mscore run`` (msrun's flags and defaults, but ``--join``
     defaults to True)."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore run", allow_abbrev=False,
         description="Start the worker processes of a data-parallel job (msrun's flags).")
     p.add_argument("--worker_num", type=int, default=8,
@@ -318,6 +320,7 @@ def supervise(workers):
             signal.signal(s, handler)
 
 
+@command("mscore run")
 def main(argv=None):
     """Entry of ``mscore run``; returns the exit status."""
     parser = build_parser()
@@ -326,7 +329,7 @@ def main(argv=None):
         ranks = check_args(args)
         workers = _start(args, ranks, args.join)
     except LaunchError as exc:
-        parser.error(str(exc))
+        raise CommandError(str(exc)) from None
     if not args.join:
         for w in workers:
             print(f"{_PREFIX}started rank {w.rank} (pid {w.proc.pid}), output in "

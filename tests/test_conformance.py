@@ -107,7 +107,8 @@ def test_runner_arguments():
 def test_runner_rejects_unknown_backend(capsys):
     assert runner.main(["no_such_backend"]) == runner.USAGE_ERROR
     err = capsys.readouterr().err
-    assert "no_such_backend is not installed" in err and "numpy" in err
+    assert "'no_such_backend' is not installed" in err and "numpy" in err
+    assert err.count("\n") == 1 and err.startswith("mscore conformance: error: BACKEND:")
 
 
 # -- the kit over every installed backend -------------------------------------------------------

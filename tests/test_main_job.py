@@ -63,10 +63,9 @@ def _run(capsys, argv):
 
 
 def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
-    summary = tmp_path.parent / (tmp_path.name + "-out") / "summary"
-    status, out, acc, wall = _run(capsys, ["--backend", "numpy", "--ckpt-dir", str(tmp_path),
-                                           "--min-accuracy", "0.95",
-                                           "--summary-dir", str(summary)])
+    out_dir = tmp_path / "out"
+    status, out, acc, wall = _run(capsys, ["--backend", "numpy", "--min-accuracy", "0.95",
+                                           "--output-dir", str(out_dir)])
     assert status == 0
     assert acc >= 0.95, out
     assert wall > 0
@@ -74,19 +73,26 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
     lines = re.findall(r"^epoch: (\d+) step: (\d+), loss is (\S+)$", out, re.M)
     assert len(lines) == 23 and lines[0][:2] == ("1", "10") and lines[-1][:2] == ("10", "23")
     assert float(lines[-1][2]) < float(lines[0][2])
+    # The run has its own folder: <backend>-<amp level>-<time>, with summary and checkpoints.
+    (run,) = [p for p in out_dir.iterdir() if p.is_dir()]
+    assert re.fullmatch(r"numpy-O2-\d{8}-\d{6}", run.name), run.name
     # The summary holds the loss of every 5th step and its curve was drawn as a PNG.
     from mscore.train.summary.reader import load_summaries
-    scalars = load_summaries(str(summary))["scalar"]
+    scalars = load_summaries(str(run))["scalar"]
     loss_steps = [step for step, _, _ in scalars["loss/auto"]]
     assert loss_steps == [1] + list(range(5, 231, 5))  # the first step, then every 5th
-    png = (summary.parent / "loss.png").read_bytes()
+    png = (out_dir / "loss.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
-    # ModelCheckpoint: one file per epoch, the last two kept
-    assert sorted(os.listdir(tmp_path)) == ["digits-10_23.ckpt", "digits-9_23.ckpt"]
+    # ModelCheckpoint: one file per epoch, the last two kept, in the run's folder, and the
+    # printed path is the last one (it still exists after the job).
+    ckpt_dir = run / "ckpt"
+    assert sorted(os.listdir(ckpt_dir)) == ["digits-10_23.ckpt", "digits-9_23.ckpt"]
+    printed = re.search(r"^checkpoint: (.+)$", out, re.M).group(1)
+    assert os.path.samefile(printed, ckpt_dir / "digits-10_23.ckpt")
     # the saved weights give the printed accuracy again
     ms.set_context(backend="numpy")
     net = amp_digits.build_network()
-    params = ms.load_checkpoint(str(tmp_path / "digits-10_23.ckpt"))
+    params = ms.load_checkpoint(printed)
     not_loaded, _ = ms.load_param_into_net(net, params)
     assert not_loaded == []
     from mscore.amp import auto_mixed_precision
@@ -99,11 +105,62 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
     assert again == pytest.approx(acc, abs=0.5e-4)
 
 
-def test_main_job_arguments(capsys):
-    assert amp_digits.main(["--epochs", "0"]) == 2
-    assert amp_digits.main(["--backend", "no_such_backend"]) == 2
-    with pytest.raises(SystemExit):
-        amp_digits.main(["--amp-level", "O7"])
+def _error_line(capsys, argv):
+    status = amp_digits.main(argv)
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+    assert captured.err.startswith("mscore demo: error: ")
+    return captured.err
+
+
+def test_main_job_arguments_are_one_line_errors(capsys, monkeypatch):
+    monkeypatch.delenv("MSCORE_BACKEND", raising=False)
+    assert "--epochs" in _error_line(capsys, ["--epochs", "0"])
+    assert "--lr" in _error_line(capsys, ["--lr", "-1"])
+    assert "--threads" in _error_line(capsys, ["--threads", "-2"])
+    assert "--amp-level" in _error_line(capsys, ["--amp-level", "O7"])
+    err = _error_line(capsys, ["--backend", "no_such_backend"])
+    assert "--backend: 'no_such_backend' is not installed" in err
+    assert "MSCORE_BACKEND" not in err and "pip install" not in err  # no invented package
+    err = _error_line(capsys, ["--backend", "Torch"])
+    assert "did you mean 'torch'?" in err
+
+
+def test_main_job_names_the_environment_variable(capsys, monkeypatch):
+    monkeypatch.setenv("MSCORE_BACKEND", "nosuch")
+    err = _error_line(capsys, [])
+    assert "MSCORE_BACKEND environment variable: 'nosuch' is not installed" in err
+    # the command line wins over the environment
+    monkeypatch.setenv("MSCORE_BACKEND", "numpy")
+    assert "--backend: 'Numpy' is not installed (did you mean 'numpy'?)" in \
+        _error_line(capsys, ["--backend", "Numpy"])
+
+
+def test_each_run_gets_its_own_folder(tmp_path):
+    first = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2")
+    second = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2")
+    assert os.path.isdir(first) and os.path.isdir(second) and first != second
+    assert re.fullmatch(r"numpy-O2-\d{8}-\d{6}(-2)?", os.path.basename(first))
+    assert os.path.dirname(first) == os.path.dirname(second) == str(tmp_path)
+
+
+def test_without_matplotlib_the_accuracy_comes_first_and_the_job_succeeds(capsys, tmp_path,
+                                                                         monkeypatch):
+    import sys
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    status, out, acc, _ = _run(capsys, ["--backend", "numpy", "--epochs", "1", "--per-print",
+                                        "0", "--output-dir", str(tmp_path)])
+    assert status == 0
+    assert 0.5 < acc <= 1.0
+    tail = out[out.index("test accuracy:"):].splitlines()
+    hint = [line for line in tail if "matplotlib is not installed" in line]
+    assert len(hint) == 1 and "pip install matplotlib" in hint[0], out
+    assert not (tmp_path / "loss.png").exists()
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert any("tfevents" in p.name for p in run.iterdir())  # the summary is still written
 
 
 @pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
@@ -120,7 +177,8 @@ def test_main_job_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
 @pytest.mark.skipif(os.environ.get("MSCORE_SLOW_TESTS") != "1",
                     reason="set MSCORE_SLOW_TESTS=1 to run the main job on every backend")
 @pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
-def test_main_job_other_backends_reach_95_percent(capsys, name):
+def test_main_job_other_backends_reach_95_percent(capsys, name, tmp_path):
     status, out, acc, _ = _run(capsys, ["--backend", name, "--per-print", "0",
-                                        "--min-accuracy", "0.95"])
+                                        "--min-accuracy", "0.95", "--output-dir",
+                                        str(tmp_path)])
     assert status == 0 and acc >= 0.95, out

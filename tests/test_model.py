@@ -277,7 +277,7 @@ def test_predict_is_the_network_in_inference_mode():
     out = model.predict(x)  # numpy input is accepted
     np.testing.assert_array_equal(out.asnumpy(), model.predict(ms.Tensor(x)).asnumpy())
     assert net.training is False
-    with pytest.raises(ValueError, match="predict_data"):
+    with pytest.raises(TypeError, match="predict_data"):   # MindSpore's type
         model.predict()
     with pytest.raises(TypeError, match="predict_data"):
         model.predict("x")
@@ -542,8 +542,8 @@ def test_model_argument_checks():
         Model(net, loss, loss_scale_manager=FixedLossScaleManager())
     with pytest.raises(ValueError, match="loss_fn"):
         Model(net, metrics={"acc"})
-    with pytest.raises(ValueError, match="eval_indexes"):
-        Model(net, eval_network=net, eval_indexes=[0, 1])
+    with pytest.raises(ValueError, match="eval_indexes"):   # read with metrics only
+        Model(net, metrics={"acc"}, eval_network=net, eval_indexes=[0, 1])
     with pytest.raises(TypeError, match="metrics"):
         Model(net, loss, metrics="acc")
     model = Model(net, loss, opt)

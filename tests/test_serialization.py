@@ -706,8 +706,3 @@ def test_public_names_are_exported():
                  "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export"):
         assert getattr(ser, name) is getattr(ms, name) is getattr(ms.train, name)
 
-
-def test_generated_protobuf_modules_are_up_to_date():
-    pytest.importorskip("grpc_tools")
-    from mscore.train.proto import generate
-    assert generate.main(["--check"]) == 0

@@ -225,6 +225,10 @@ ABSENT = (
                         r"ParameterUpdate|no_init_parameters|TimeDistributed)$",
      "graph-mode and device-queue plumbing (GraphCell runs a loaded MINDIR graph; "
      "GetNextSingleOp reads a device queue), or a separate package (probability)"),
+    (r"mindspore\.nn$", r"^(MatDet|MatInverse)$",
+     "Cholesky-based determinant and inverse of symmetric positive-definite matrices "
+     "(GPU-only in MindSpore 2.10): mscore's primitive set has no matrix decomposition; "
+     "linear algebra is outside the training core"),
     (r"mindspore\.dataset$", _ALL,
      "outside the basic part of mindspore.dataset: mscore.dataset is a small pipeline "
      "(GeneratorDataset, NumpySlicesDataset, MnistDataset, transforms, vision) — wrap other "

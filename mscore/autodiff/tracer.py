@@ -106,15 +106,19 @@ def backward(root, seed):
                 stack.append(p)
     reachable.sort(key=lambda t: t.node.index, reverse=True)
     for t in reachable:
-        g = grads.pop(id(t), None)
-        if g is None:
-            continue
         node = t.node
-        rule = VJP_RULES.get(node.op)
-        if rule is None:
-            raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
-        input_grads = rule(g, t.value, *node.inputs, **node.attrs)
-        for parent, ig in zip(node.parents, input_grads):
+        if node.op == "grad_boundary":  # a cell's backward hooks (mscore.autodiff.boundary)
+            from .boundary import group_cotangents
+            pairs = group_cotangents(node, grads)
+        else:
+            g = grads.pop(id(t), None)
+            if g is None:
+                continue
+            rule = VJP_RULES.get(node.op)
+            if rule is None:
+                raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
+            pairs = zip(node.parents, rule(g, t.value, *node.inputs, **node.attrs))
+        for parent, ig in pairs:
             if parent is None or ig is None:
                 continue
             key = id(parent)

@@ -312,6 +312,14 @@ class ArrayModuleBackend(Backend):
     def all_finite(self, arrays):
         return all(bool(self.xp.isfinite(a).all()) for a in arrays)
 
+    def expected_overflow(self):
+        """numpy's floating-point warnings off (overflow, invalid, divide) for the block;
+        numpy keeps that state per thread, so other threads keep theirs."""
+        errstate = getattr(self.xp, "errstate", None)
+        if errstate is None:  # an array module without numpy's error states (CuPy)
+            return super().expected_overflow()
+        return errstate(over="ignore", invalid="ignore", divide="ignore")
+
 
 # Fallback when no special-function library is at hand: the complementary error function's
 # Chebyshev fit (relative error below 1.2e-7, enough for float32 and narrower).

@@ -319,7 +319,19 @@ def _is_native(obj):
     return True
 
 
-from mscore.ops import functional as F  # noqa: E402  (functional imports Tensor)
+class _BindFunctionalLate:
+    """Stands in for ``mscore.ops.functional`` until a Tensor method first needs an op, then
+    replaces itself by the module: functional imports this module, so importing it here at
+    load time would make an import cycle."""
+
+    def __getattr__(self, name):
+        global F
+        from mscore.ops import functional
+        F = functional
+        return getattr(functional, name)
+
+
+F = _BindFunctionalLate()
 
 
 def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, device=None):

@@ -5,14 +5,13 @@ cannot run (or the command itself cannot start), with the reason.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
-EXIT_USAGE = 2
+from mscore.commands import ArgumentParser, CommandError, command
 
 
 def _parser():
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore compare",
         description="Train the model a factory builds on every backend listed (the first is "
                     "the reference), from the same initial weights and batches, and compare "
@@ -40,12 +39,7 @@ def _parser():
     return p
 
 
-def fail(message):
-    """Print a one-line error and return the usage exit status."""
-    print(f"mscore compare: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
+@command("mscore compare")
 def main(argv=None):
     """Run ``mscore compare``; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -56,7 +50,7 @@ def main(argv=None):
                                   device_target=args.device, amp_level=args.amp,
                                   mode=args.mode, seed=args.seed, bisect=args.bisect)
     except (CompareSetupError, TypeError, ValueError) as exc:
-        return fail(str(exc))
+        raise CommandError(str(exc)) from None
     print(report.table(), flush=True)
     for what, path, write in (("report", args.report, report.write_json),
                               ("plot", args.plot, report.plot)):
@@ -65,7 +59,7 @@ def main(argv=None):
         try:
             write(path)
         except (OSError, ValueError, ImportError) as exc:
-            return fail(f"--{what} {path!r}: {type(exc).__name__}: {exc}")
+            raise CommandError(f"--{what} {path!r}: {type(exc).__name__}: {exc}") from None
         print(f"{what}: {path}")
     return report.exit_code
 

@@ -108,9 +108,9 @@ class KitState:
             names = [n.strip() for n in wanted.split(",") if n.strip()]
             missing = [n for n in names if n not in installed and n not in registry.collisions]
             if missing:
-                raise pytest.UsageError(
-                    f"--mscore-backend: {', '.join(missing)} not installed; installed "
-                    f"backends: {', '.join(installed)}")
+                from mscore.plugin.hints import unknown_backend_detail
+                raise pytest.UsageError("--mscore-backend: " + "; ".join(
+                    unknown_backend_detail(n, installed) for n in missing))
         devices_opt = self.option("mscore_device")
         try:
             asked = None if not devices_opt else [normalize_device(d) for d in

@@ -4,23 +4,24 @@
 every declared dtype and capability tested in a full run; skips of what is not declared and
 expected failures do not count), 1 when a test failed or a declaration went untested, 2 when
 the backend could not run at all (unavailable here, its name claimed by two plugins, a
-device it does not declare, or every selected test skipped), 4 for usage errors (including
-pytest missing: the kit needs ``pip install "mscore[conformance]"``).
+device it does not declare, or every selected test skipped) and for a usage error (one line
+on stderr, see :mod:`mscore.commands`; that includes pytest missing: the kit needs
+``pip install "mscore[conformance]"``).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-USAGE_ERROR = 4
+from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command  # noqa: F401
+
 NOT_RUN = 2
 EXTRA_HINT = 'pip install "mscore[conformance]"'
 
 
 def build_parser():
     """The argument parser of ``mscore conformance``."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore conformance",
         description="Run the mscore conformance kit against an installed backend and write "
                     "a JSON report.")
@@ -91,6 +92,7 @@ def _plugin_autoloaded():
     return False
 
 
+@command("mscore conformance")
 def main(argv=None) -> int:
     """Run the kit; returns the exit status (0: conformant)."""
     parser = build_parser()
@@ -109,9 +111,7 @@ def main(argv=None) -> int:
                                          name or module_name.rsplit(".", 1)[-1])
         installed = registry.names()
     except Exception as exc:
-        print(f"mscore conformance: cannot load the backends: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return USAGE_ERROR
+        raise CommandError(f"cannot load the backends: {type(exc).__name__}: {exc}") from None
     if ns.backend != "all":
         names = [n.strip() for n in ns.backend.split(",") if n.strip()]
         collided = [n for n in names if n in registry.collisions]
@@ -122,17 +122,14 @@ def main(argv=None) -> int:
             return NOT_RUN
         missing = [n for n in names if n not in installed]
         if missing:
-            print(f"mscore conformance: backend {', '.join(missing)} is not installed; "
-                  f"installed backends: {', '.join(installed)}. Install a plugin with "
-                  f"'pip install mscore-NAME' (or 'pip install -e plugins/NAME_backend').",
-                  file=sys.stderr)
-            return USAGE_ERROR
+            from mscore.plugin.hints import unknown_backend_detail
+            raise CommandError("BACKEND: " + "; ".join(unknown_backend_detail(n, installed)
+                                                       for n in missing))
     try:
         import pytest
     except ImportError:
-        print(f"mscore conformance: the kit runs on pytest, which is not installed; install "
-              f"it with: {EXTRA_HINT}", file=sys.stderr)
-        return USAGE_ERROR
+        raise CommandError(f"the kit runs on pytest, which is not installed; install it "
+                           f"with: {EXTRA_HINT}") from None
     return int(pytest.main(pytest_args(ns)))
 
 

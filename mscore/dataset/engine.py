@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from mscore.common._errors import TypeAttributeError
 from mscore.dataset import config
 
 __all__ = ["Dataset", "BatchInfo", "to_tensor", "as_dataset"]
@@ -719,13 +720,21 @@ def _raw_row(item):
 
 
 def as_dataset(obj, arg_name="dataset"):
-    """``obj`` if it is a :class:`Dataset`, else an :class:`IterableDataset` around it."""
+    """``obj`` if it is a :class:`Dataset`; a :class:`~mscore.dataset.user.UserDataset` around
+    an object with MindSpore's dataset interface; else an :class:`IterableDataset` around it.
+    None or a non-iterable is an error that is both a TypeError and the AttributeError
+    MindSpore raises."""
     if isinstance(obj, Dataset):
         return obj
     if obj is None:
-        raise ValueError(f"{arg_name}: expected a dataset, got None")
+        raise TypeAttributeError(f"{arg_name}: expected a dataset, got None")
+    from mscore.dataset.user import UserDataset, is_user_dataset
+    if is_user_dataset(obj):   # MindSpore's dataset interface (create_tuple_iterator, ...)
+        return UserDataset(obj)
     try:
         return IterableDataset(obj)
     except TypeError as e:
-        raise TypeError(f"{arg_name}: expected an mscore.dataset.Dataset or an iterable of "
-                        f"(data, label) batches, got {type(obj).__name__}") from e
+        raise TypeAttributeError(f"{arg_name}: expected an mscore.dataset.Dataset, an object "
+                                 f"with create_tuple_iterator/get_dataset_size, or an "
+                                 f"iterable of (data, label) batches, got "
+                                 f"{type(obj).__name__}") from e

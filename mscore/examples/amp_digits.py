@@ -1,4 +1,5 @@
-"""The main job: the seed-004 mixed-precision example on real handwritten digits.
+"""The main job: MindSpore's *Automatic Mix Precision* tutorial example (seed-004 of the
+project's reference pages) on real handwritten digits.
 
 It trains the seed's network (Flatten, Dense 784-512-512-10 with ReLU) with
 ``Model(..., amp_level="O2", loss_scale_manager=FixedLossScaleManager())``, ``LossMonitor`` and
@@ -10,13 +11,19 @@ package, no download). They are written as MNIST IDX files and read back with
 layout: the digit in a 20 x 20 box centred in 28 x 28), then applies the seed's ``Rescale``,
 ``Normalize`` and ``TypeCast``, so the seed network runs unchanged.
 
+Each run gets its own folder, ``mscore_demo_output/<backend>-<amp level>-<time>/``, holding
+its TensorBoard summary and its checkpoints; ``mscore_demo_output/loss.png`` draws the loss of
+every run found there, one curve each.
+
 Usage::
 
+    mscore demo [--backend torch|jax|cupy] [--epochs 10]
     python -m mscore.examples.amp_digits [--backend torch|jax|cupy] [--epochs 10]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -24,10 +31,15 @@ import time
 
 import numpy as np
 
+from mscore.commands import ArgumentParser, CommandError, backend_choice, command, \
+    select_backend
+
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64
 DEFAULT_LR = 0.05
 TEST_FRACTION = 0.2
+DEFAULT_OUTPUT = "mscore_demo_output"
+TITLE = "MLP 784-512-512-10 (MindSpore's amp tutorial network) on scikit-learn's digits"
 
 
 def write_digits_idx(folder, seed=0):
@@ -50,7 +62,7 @@ def write_digits_idx(folder, seed=0):
 
 
 def datapipe(path, usage, batch_size, shuffle, num_shards=None, shard_id=None):
-    """The seed-004 pipeline, plus the 8x8 -> 28x28 step for the digits (``num_shards`` /
+    """The tutorial's pipeline, plus the 8x8 -> 28x28 step for the digits (``num_shards`` /
     ``shard_id`` as MnistDataset's; in a data-parallel job they default to the job's)."""
     import mscore as ms
     from mscore.dataset import MnistDataset, transforms, vision
@@ -69,7 +81,7 @@ def datapipe(path, usage, batch_size, shuffle, num_shards=None, shard_id=None):
 
 
 def build_network():
-    """The seed-004 network."""
+    """The tutorial's network: Flatten, Dense 784-512-512-10 with ReLU."""
     from mscore import nn
 
     class Network(nn.Cell):
@@ -93,13 +105,14 @@ def build_network():
 
 
 def _parser():
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mscore demo",
-        description="Train the seed-004 network with amp O2 on scikit-learn's digits and "
-                    "print the test accuracy.")
+        description="Train MindSpore's mixed-precision tutorial network (Dense 784-512-512-10 "
+                    "with ReLU) with amp O2 on scikit-learn's handwritten digits, and print "
+                    "the test accuracy.")
     p.add_argument("--backend", default=None,
-                   help="backend (numpy, torch, jax, cupy, ...); default: MSCORE_BACKEND or "
-                        "the built-in numpy")
+                   help="backend (numpy, torch, jax, cupy, ...); default: the MSCORE_BACKEND "
+                        "environment variable, else the built-in numpy")
     p.add_argument("--device-target", default=None, choices=("CPU", "GPU", "Ascend"),
                    help="device (default: CPU, or GPU for a backend that declares no CPU)")
     p.add_argument("--mode", default="pynative", choices=("pynative", "graph"),
@@ -109,21 +122,40 @@ def _parser():
     p.add_argument("--lr", type=float, default=DEFAULT_LR, help="Momentum learning rate")
     p.add_argument("--amp-level", default="O2", choices=("O0", "O1", "O2", "O3"))
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1,
+                   help="host BLAS/OpenMP threads while the job runs (default: 1, the fastest "
+                        "for this small network; 0 leaves the libraries' own setting)")
+    p.add_argument("--output-dir", default=DEFAULT_OUTPUT,
+                   help="each run writes its summary and checkpoints into its own folder "
+                        "here, and loss.png draws every run found here (default: "
+                        f"./{DEFAULT_OUTPUT})")
     p.add_argument("--data-dir", default=None,
                    help="where the IDX files go (default: a temporary folder)")
     p.add_argument("--ckpt-dir", default=None,
-                   help="where checkpoints go (default: a temporary folder)")
+                   help="where checkpoints go (default: the run's folder)")
     p.add_argument("--per-print", type=int, default=10, help="LossMonitor interval (steps)")
     p.add_argument("--sink", action="store_true",
                    help="dataset_sink_mode=True: prefetch batches onto the device in a thread")
-    p.add_argument("--progress", action="store_true", help="show a progress bar")
-    p.add_argument("--summary-dir", default=os.path.join("mscore_demo_output", "summary"),
-                   help="where the TensorBoard summary goes; its loss curve is drawn to "
-                        "loss.png beside it (default: ./mscore_demo_output/summary)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
     p.add_argument("--no-summary", action="store_true", help="write no summary and no plot")
     p.add_argument("--min-accuracy", type=float, default=None,
                    help="exit with status 1 when the test accuracy is below this")
     return p
+
+
+def _check(args):
+    """Argument values argparse cannot check, as one-line errors."""
+    for option, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size)):
+        if value < 1:
+            raise CommandError(f"{option}: expected a positive integer, got {value}")
+    if not args.lr > 0:
+        raise CommandError(f"--lr: expected a positive number, got {args.lr}")
+    if args.threads < 0:
+        raise CommandError(f"--threads: expected 0 (library default) or more, got "
+                           f"{args.threads}")
+    if args.per_print < 0:
+        raise CommandError(f"--per-print: expected 0 (never) or more, got {args.per_print}")
 
 
 def _declared_devices(backend):
@@ -135,12 +167,61 @@ def _declared_devices(backend):
         return {"CPU"}  # not installed: let set_context name the installed ones
 
 
+@contextlib.contextmanager
+def limit_host_threads(threads):
+    """Limit the host's BLAS and OpenMP thread pools to ``threads`` inside the block (0: leave
+    them alone). On a small network and a busy machine, spinning BLAS threads cost more than
+    they give; one thread also keeps the numbers independent of the core count."""
+    if not threads:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # scikit-learn brings it; without it, the libraries' own setting
+        yield
+        return
+    with threadpool_limits(limits=threads):
+        yield
+
+
+def new_run_dir(output_dir, backend, amp_level):
+    """Create and return ``output_dir/<backend>-<amp_level>-<YYYYmmdd-HHMMSS>`` (with ``-2``,
+    ``-3``, ... when a run of the same second exists)."""
+    stem = os.path.join(output_dir, f"{backend}-{amp_level}-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.makedirs(output_dir, exist_ok=True)
+    for n in range(1, 1000):
+        path = stem if n == 1 else f"{stem}-{n}"
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
+    raise CommandError(f"--output-dir: cannot make a new run folder in {output_dir!r}")
+
+
+def _plot_runs(output_dir):
+    """Draw every run under ``output_dir`` into ``output_dir/loss.png``; the line to print."""
+    from mscore.train.summary.plot import plot_summary
+    picture = os.path.join(output_dir, "loss.png")
+    try:
+        plot_summary(output_dir, picture, title=TITLE)
+    except ImportError:
+        return ("loss curves: not drawn, matplotlib is not installed (pip install matplotlib, "
+                "or install mscore with the [demo] extra)")
+    return f"loss curves of every run in {output_dir}: {picture}"
+
+
+@command("mscore demo")
 def main(argv=None) -> int:
-    """Run the job; returns the exit status (0, or 1 below ``--min-accuracy``)."""
+    """Run the job; returns the exit status (0, 1 below ``--min-accuracy``, 2 for a usage
+    error)."""
     args = _parser().parse_args(argv)
-    if args.epochs < 1 or args.batch_size < 1 or args.lr <= 0:
-        print("error: --epochs and --batch-size must be positive and --lr > 0", file=sys.stderr)
-        return 2
+    _check(args)
+    with limit_host_threads(args.threads):
+        return _run(args)
+
+
+def _run(args):
     start = time.perf_counter()
     import mscore as ms
     from mscore import nn
@@ -148,25 +229,20 @@ def main(argv=None) -> int:
     from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
         ProgressBar
 
-    context = {"mode": ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE}
-    if args.backend is not None:
-        context["backend"] = args.backend
-    if args.device_target is not None:
-        context["device_target"] = args.device_target
-    elif args.backend is not None and "CPU" not in _declared_devices(args.backend):
-        context["device_target"] = "GPU"  # a GPU-only backend (cupy)
-    from mscore.plugin.registry import BackendUnavailableError
-    try:
-        ms.set_context(**context)
-    except (ValueError, BackendUnavailableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    name, source = backend_choice(args.backend)
+    device = args.device_target
+    if device is None and name is not None and "CPU" not in _declared_devices(name):
+        device = "GPU"  # a GPU-only backend (cupy)
+    backend = select_backend(name, source, device_target=device,
+                             device_source="--device-target" if args.device_target else
+                             f"the device of backend {name!r}",
+                             mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
     ms.set_seed(args.seed)
-    backend = ms.get_context("backend")
+    run_dir = new_run_dir(args.output_dir, backend, args.amp_level)
+    ckpt_dir = args.ckpt_dir or os.path.join(run_dir, "ckpt")
 
     with tempfile.TemporaryDirectory(prefix="mscore-digits-") as tmp:
         data_dir = args.data_dir or os.path.join(tmp, "digits_idx")
-        ckpt_dir = args.ckpt_dir or os.path.join(tmp, "ckpt")
         n_train, n_test = write_digits_idx(data_dir)
         train_dataset = datapipe(data_dir, "train", args.batch_size, shuffle=True)
         test_dataset = datapipe(data_dir, "test", args.batch_size, shuffle=False)
@@ -178,35 +254,30 @@ def main(argv=None) -> int:
         trainer = Model(model, loss_fn=loss_fn, optimizer=optimizer, metrics={"accuracy"},
                         amp_level=args.amp_level, loss_scale_manager=loss_scale_manager)
         steps = train_dataset.get_dataset_size()
-        callbacks = [LossMonitor(args.per_print),
-                     ModelCheckpoint("digits", ckpt_dir,
+        checkpoint = ModelCheckpoint("digits", ckpt_dir,
                                      CheckpointConfig(save_checkpoint_steps=steps,
-                                                      keep_checkpoint_max=2))]
-        if args.progress:
-            callbacks.append(ProgressBar())
+                                                      keep_checkpoint_max=2))
+        callbacks = [LossMonitor(args.per_print), checkpoint]
+        if args.progress is not None:
+            callbacks.append(ProgressBar(show=args.progress))
         if not args.no_summary:
             from mscore.train.summary import SummaryCollector
-            callbacks.append(SummaryCollector(args.summary_dir, collect_freq=5))
+            callbacks.append(SummaryCollector(run_dir, collect_freq=5))
+        threads = args.threads or "library default"
         print(f"mscore {ms.__version__} | backend {backend} | amp {args.amp_level} | "
               f"digits: {n_train} train / {n_test} test images | {args.epochs} epochs of "
-              f"{steps} steps", flush=True)
+              f"{steps} steps | host threads: {threads} | run: {run_dir}", flush=True)
         t_train = time.perf_counter()
         trainer.train(args.epochs, train_dataset, callbacks=callbacks,
                       dataset_sink_mode=args.sink)
         train_s = time.perf_counter() - t_train
-        result = trainer.eval(test_dataset)
-        accuracy = float(result["accuracy"])
-        ckpt = callbacks[1].latest_ckpt_file_name
-        print(f"checkpoint: {os.path.basename(ckpt)}"
-              + ("" if args.ckpt_dir is None else f" in {ckpt_dir}"))
+        accuracy = float(trainer.eval(test_dataset)["accuracy"])
+    print(f"checkpoint: {checkpoint.latest_ckpt_file_name}")
+    print(f"test accuracy: {accuracy:.4f} ({round(accuracy * n_test)}/{n_test})", flush=True)
     if not args.no_summary:
-        from mscore.train.summary.plot import plot_summary
-        picture = os.path.join(os.path.dirname(os.path.abspath(args.summary_dir)), "loss.png")
-        plot_summary(args.summary_dir, picture)
-        print(f"summary: {args.summary_dir} (tensorboard --logdir {args.summary_dir}); "
-              f"loss curve: {picture}")
+        print(f"summary: {run_dir} (tensorboard --logdir {args.output_dir})")
+        print(_plot_runs(args.output_dir))
     wall = time.perf_counter() - start
-    print(f"test accuracy: {accuracy:.4f} ({round(accuracy * n_test)}/{n_test})")
     print(f"wall time: {wall:.1f} s (training {train_s:.1f} s) on backend {backend}")
     if args.min_accuracy is not None and accuracy < args.min_accuracy:
         print(f"FAILED: accuracy {accuracy:.4f} < {args.min_accuracy}", file=sys.stderr)

@@ -1,5 +1,6 @@
 """Cells: layers, losses, optimizers, learning-rate schedules and wrapper cells."""
-from mscore.nn.cell import Cell, CellList, SequentialCell  # noqa: F401
+from mscore.nn.cell import Cell  # noqa: F401
+from mscore.nn.layer.container import CellDict, CellList, SequentialCell  # noqa: F401
 from mscore.nn.layer import *  # noqa: F401,F403
 from mscore.nn.layer import __all__ as _layer_all
 from mscore.nn.learning_rate_schedule import (  # noqa: F401
@@ -17,7 +18,7 @@ from mscore.nn import dynamic_lr  # noqa: F401
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
                      "FixedLossScaleUpdateCell")
 
-__all__ = ["Cell", "CellList", "SequentialCell", *_layer_all,
+__all__ = ["Cell", "CellList", "SequentialCell", "CellDict", *_layer_all,
            "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
            "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
            "exponential_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr",

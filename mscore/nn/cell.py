@@ -1,6 +1,11 @@
-"""``Cell``: the base of every layer and network, with MindSpore's interface."""
+"""``Cell``: the base of every layer and network, with MindSpore's interface.
+
+Hooks live in :mod:`mscore.nn._hooks`, the containers (``SequentialCell``, ``CellList``,
+``CellDict``) in :mod:`mscore.nn.layer.container`.
+"""
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 
 from mscore import context
@@ -8,12 +13,18 @@ from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.ops import functional as F
 
 _DEFAULT_PARAM_NAME = "Parameter"
+_PREFIX_PATTERN = re.compile(r"^\w*[0-9a-zA-Z_.\-]*$", re.ASCII)
+_RECOMPUTE_KWARGS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute",
+                     "recompute_slice_activation")
+_NO_INIT = ("'{cls}' object has no attribute {name!r}: its __init__ did not call "
+            "super().__init__() (an nn.Cell subclass must call it before using the cell)")
 
 
-class Cell:
+class Cell(HookMixin):
     """Base class of layers and networks: subclasses define ``construct``.
 
     Parameters and sub-cells assigned as attributes are registered in order; parameter names
@@ -23,49 +34,76 @@ class Cell:
     """
 
     def __init__(self, auto_prefix=True, flags=None):
-        object.__setattr__(self, "_params", OrderedDict())
-        object.__setattr__(self, "_param_tuples", OrderedDict())
-        object.__setattr__(self, "_cells", OrderedDict())
-        object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
-        object.__setattr__(self, "training", False)
-        object.__setattr__(self, "_compute_dtype", None)
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_hook_id", 0)
-        object.__setattr__(self, "_amp_level", None)
-        object.__setattr__(self, "requires_grad", False)
+        setter = object.__setattr__
+        setter(self, "_params", OrderedDict())
+        setter(self, "_param_tuples", OrderedDict())
+        setter(self, "_cells", OrderedDict())
+        setter(self, "_auto_prefix", auto_prefix)
+        setter(self, "training", False)
+        setter(self, "_compute_dtype", None)
+        setter(self, "_hooks", None)
+        setter(self, "_amp_level", None)
+        setter(self, "requires_grad", False)
+        if flags:
+            self.add_flags(**flags)
 
     # -- attribute registration --------------------------------------------------------------
     def __setattr__(self, name, value):
-        if "_params" not in self.__dict__:
-            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
-                               f"assigning attributes")
-        params, cells, tuples = self._params, self._cells, self._param_tuples
-        for registry in (params, cells, tuples):
-            registry.pop(name, None)
+        d = self.__dict__
+        if "_params" not in d:
+            if isinstance(value, (Parameter, ParameterTuple, Cell)):
+                raise AttributeError(f"{type(self).__name__}: cannot assign {name!r} before "
+                                     f"Cell.__init__(); call super().__init__() first")
+            object.__setattr__(self, name, value)
+            return
         if isinstance(value, Parameter):
-            if value.name == _DEFAULT_PARAM_NAME and not value._user_named:
-                value.name = name
-            params[name] = value
-            self.__dict__.pop(name, None)
+            d.pop(name, None)
+            self._param_tuples.pop(name, None)
+            self.insert_param_to_cell(name, value)
+        elif isinstance(value, ParameterTuple):
+            if name in self._params or name in self._cells:
+                raise KeyError(f"{type(self).__name__}: {name!r} already names a "
+                               f"{'Parameter' if name in self._params else 'sub-cell'}")
+            d.pop(name, None)
+            self._param_tuples[name] = value
         elif isinstance(value, Cell):
+            d.pop(name, None)
+            self._param_tuples.pop(name, None)
             if self._auto_prefix:
                 value.update_parameters_name(name + ".")
-            cells[name] = value
-            self.__dict__.pop(name, None)
-        elif isinstance(value, ParameterTuple):
-            tuples[name] = value
-            self.__dict__.pop(name, None)
+            self.insert_child_to_cell(name, value)
         else:
+            self._set_plain(name, value)
+
+    def _set_plain(self, name, value):
+        params, cells = self._params, self._cells
+        if name in params:
+            if value is None:
+                params[name] = None
+            elif isinstance(value, Tensor) and params[name] is not None:
+                params[name].set_data(value)
+            else:
+                raise TypeError(f"Parameter {name!r} already exists in {type(self).__name__}: "
+                                f"assign a Parameter, a Tensor (sets its data) or None, "
+                                f"not {type(value).__name__}")
+        elif name in cells:
+            if value is not None:
+                raise TypeError(f"Sub-cell {name!r} already exists in {type(self).__name__}: "
+                                f"assign a Cell or None, not {type(value).__name__}")
+            cells[name] = None
+        else:
+            self._param_tuples.pop(name, None)
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
+        if "_params" not in d:
+            raise AttributeError(_NO_INIT.format(cls=type(self).__name__, name=name))
         for registry in ("_params", "_cells", "_param_tuples"):
-            reg = d.get(registry)
-            if reg is not None and name in reg:
+            reg = d[registry]
+            if name in reg:
                 return reg[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(f"The {type(self).__name__!r} object has no attribute {name!r}.")
 
     def __delattr__(self, name):
         for registry in (self._params, self._cells, self._param_tuples):
@@ -75,53 +113,79 @@ class Cell:
         object.__delattr__(self, name)
 
     def insert_child_to_cell(self, child_name, child_cell):
-        """Add ``child_cell`` as attribute ``child_name``."""
-        if not isinstance(child_name, str) or not child_name or "." in child_name:
-            raise KeyError(f"child_name: expected a non-empty name without '.', got "
-                           f"{child_name!r}")
-        if child_cell is not None and not isinstance(child_cell, Cell):
-            raise TypeError(f"child_cell: expected a Cell, got {type(child_cell).__name__}")
+        """Register ``child_cell`` (a Cell or None) as sub-cell ``child_name``."""
+        if not isinstance(child_name, str):
+            raise TypeError(f"insert_child_to_cell: child_name must be a str, got "
+                            f"{type(child_name).__name__}")
+        if not child_name or "." in child_name:
+            raise KeyError(f"insert_child_to_cell: child_name must be non-empty and contain "
+                           f"no '.', got {child_name!r}")
         if hasattr(self, child_name) and child_name not in self._cells:
-            raise KeyError(f"child_name: attribute {child_name!r} already exists")
-        setattr(self, child_name, child_cell)
+            raise KeyError(f"insert_child_to_cell: {type(self).__name__} already has an "
+                           f"attribute {child_name!r}")
+        if child_cell is not None and not isinstance(child_cell, Cell):
+            raise TypeError(f"insert_child_to_cell: child_cell must be a Cell or None, got "
+                            f"{type(child_cell).__name__}")
+        self._cells[child_name] = child_cell
 
     def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
-        """Add Parameter ``param`` as attribute ``param_name``."""
-        if not isinstance(param_name, str) or not param_name:
-            raise KeyError(f"param_name: expected a non-empty str, got {param_name!r}")
+        """Register ``param`` (a Parameter or None) as parameter ``param_name``."""
+        if not param_name:
+            raise KeyError("insert_param_to_cell: param_name must not be empty")
         if check_name_contain_dot and "." in param_name:
-            raise KeyError(f"param_name: {param_name!r} must not contain '.'")
-        if not isinstance(param, Parameter):
-            raise TypeError(f"param: expected a Parameter, got {type(param).__name__}")
-        setattr(self, param_name, param)
+            raise KeyError(f"insert_param_to_cell: param_name must not contain '.', got "
+                           f"{param_name!r}")
+        if "_params" not in self.__dict__:
+            raise AttributeError("insert_param_to_cell: call Cell.__init__() first")
+        if hasattr(self, param_name) and param_name not in self._params:
+            raise KeyError(f"insert_param_to_cell: {type(self).__name__} already has an "
+                           f"attribute {param_name!r}")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"insert_param_to_cell: param must be a Parameter or None, got "
+                            f"{type(param).__name__}")
+        if param is not None and param.name == _DEFAULT_PARAM_NAME and not param._user_named:
+            param.name = param_name
+        self._params[param_name] = param
 
     def update_parameters_name(self, prefix="", recurse=True):
-        """Prefix the names of this cell's parameters with ``prefix``."""
+        """Name every parameter ``prefix`` + its path in this cell ("fc.weight")."""
         if not isinstance(prefix, str):
-            raise TypeError(f"prefix: expected a str, got {type(prefix).__name__}")
-        for _, p in self.parameters_and_names(expand=recurse):
-            p.name = prefix + p.name
+            raise TypeError(f"update_parameters_name: prefix must be a str, got "
+                            f"{type(prefix).__name__}")
+        if not _PREFIX_PATTERN.match(prefix):
+            raise ValueError(f"update_parameters_name: prefix {prefix!r} may contain only "
+                             f"letters, digits, '_', '.' and '-'")
+        cells = self.cells_and_names() if recurse else [("", self)]
+        tupled = {id(q) for _, c in cells for tup in c._param_tuples.values() for q in tup}
+        for path, p in self.parameters_and_names(expand=recurse):
+            # Items of a ParameterTuple (optimizer states) keep their own names as their path.
+            p.name = prefix + (p.name if id(p) in tupled else path)
 
     # -- traversal ------------------------------------------------------------------------------
     def cells_and_names(self, cells=None, name_prefix=""):
         """``(name, cell)`` for this cell and every sub-cell, depth first, each once."""
-        seen = set() if cells is None else cells
-        if id(self) not in seen:
-            seen.add(id(self))
-            yield name_prefix, self
+        seen = cells if cells else set()
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
         for name, cell in self._cells.items():
-            if cell is None or id(cell) in seen:
-                continue
-            prefix = f"{name_prefix}.{name}" if name_prefix else name
-            yield from cell.cells_and_names(seen, prefix)
+            if cell:  # as MindSpore: None and empty containers are not walked
+                prefix = f"{name_prefix}.{name}" if name_prefix else name
+                yield from cell.cells_and_names(seen, prefix)
 
     def cells(self):
-        """The direct sub-cells."""
-        return [c for c in self._cells.values() if c is not None]
+        """The direct sub-cells, each once."""
+        return list(self.name_cells().values())
 
     def name_cells(self):
-        """The direct sub-cells by attribute name."""
-        return OrderedDict((n, c) for n, c in self._cells.items() if c is not None)
+        """The direct sub-cells by attribute name (each cell once, None skipped)."""
+        seen, out = set(), OrderedDict()
+        for name, cell in self._cells.items():
+            if cell is not None and id(cell) not in seen:
+                seen.add(id(cell))
+                out[name] = cell
+        return out
 
     def parameters_and_names(self, name_prefix="", expand=True):
         """``(path, Parameter)`` for each distinct parameter (sub-cells when ``expand``)."""
@@ -130,7 +194,7 @@ class Cell:
             [(name_prefix, self)]
         for cell_name, cell in cells:
             for pname, p in list(cell._params.items()):
-                if id(p) in seen:
+                if p is None or id(p) in seen:
                     continue
                 seen.add(id(p))
                 yield (f"{cell_name}.{pname}" if cell_name else pname), p
@@ -159,6 +223,12 @@ class Cell:
         """``{parameter.name: Parameter}`` in registration order."""
         return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
 
+    def init_parameters_data(self, auto_parallel_mode=False):
+        """``{parameter: initialised parameter}`` for every parameter. mscore initialises a
+        Parameter's data when it is created, so each maps to itself."""
+        return {p: p for _, cell in self.cells_and_names()
+                for p in cell._params.values() if p is not None}
+
     def apply(self, fn):
         """Call ``fn(cell)`` on every sub-cell and this one (children first); returns self."""
         for cell in self.cells():
@@ -166,7 +236,37 @@ class Cell:
         fn(self)
         return self
 
-    # -- modes ----------------------------------------------------------------------------------
+    # -- flags and modes ------------------------------------------------------------------------
+    def get_flags(self):
+        """The flags set by :meth:`add_flags` (a dict)."""
+        flags = self.__dict__.get("_func_graph_flags")
+        if flags is None:
+            flags = {}
+            object.__setattr__(self, "_func_graph_flags", flags)
+        return flags
+
+    def add_flags(self, **flags):
+        """Record ``flags`` (also set as attributes of the cell); returns self."""
+        self.get_flags().update(flags)
+        self.__dict__.update(flags)
+        return self
+
+    def add_flags_recursive(self, **flags):
+        """:meth:`add_flags` on this cell and every sub-cell; returns self."""
+        self.add_flags(**flags)
+        for cell in self.cells():
+            cell.add_flags_recursive(**flags)
+        return self
+
+    def recompute(self, *, use_reentrant=True, output_recompute=False, early_stop=True,
+                  context_fn=None, **kwargs):
+        """Accepted for MindSpore compatibility: mscore keeps the activations (the results
+        are the same; no memory is traded for time). Unknown keywords are ``ValueError``."""
+        for key in kwargs:
+            if key not in _RECOMPUTE_KWARGS:
+                raise ValueError(f"recompute: unknown keyword {key!r}; expected one of "
+                                 f"{', '.join(_RECOMPUTE_KWARGS)}")
+
     def set_train(self, mode=True):
         """Training mode (Dropout active, BatchNorm uses batch statistics) or not."""
         if not isinstance(mode, bool):
@@ -207,24 +307,6 @@ class Cell:
             return param
         return F.cast(param, dtype)
 
-    # -- hooks ----------------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook_fn):
-        """``hook_fn(cell, inputs)`` before construct; may return new inputs. Returns a handle
-        with ``remove()``."""
-        return self._add_hook(self._forward_pre_hooks, hook_fn)
-
-    def register_forward_hook(self, hook_fn):
-        """``hook_fn(cell, inputs, output)`` after construct; may return a new output."""
-        return self._add_hook(self._forward_hooks, hook_fn)
-
-    def _add_hook(self, table, fn):
-        if not callable(fn):
-            raise TypeError(f"hook_fn: expected a callable, got {type(fn).__name__}")
-        key = self._hook_id
-        object.__setattr__(self, "_hook_id", key + 1)
-        table[key] = fn
-        return _HookHandle(table, key)
-
     # -- calling --------------------------------------------------------------------------------
     def construct(self, *args, **kwargs):
         """The computation; subclasses override it."""
@@ -240,16 +322,10 @@ class Cell:
         dtype = self._compute_dtype
         if dtype is not None:
             args = tuple(_cast_input(a, dtype) for a in args)
-        for hook in list(self._forward_pre_hooks.values()):
-            new = hook(self, args)
-            if new is not None:
-                args = new if isinstance(new, tuple) else (new,)
-        out = self.construct(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            new = hook(self, args, out)
-            if new is not None:
-                out = new
-        return out
+        hooks = self._hooks
+        if hooks is None:
+            return self.construct(*args, **kwargs)
+        return run_hooked(self, hooks, args, kwargs)
 
     # -- display --------------------------------------------------------------------------------
     def extend_repr(self):
@@ -273,16 +349,6 @@ class Cell:
                         "mscore.save_checkpoint")
 
 
-class _HookHandle:
-    """Returned by ``register_forward_*hook``; ``remove()`` unregisters the hook."""
-
-    def __init__(self, table, key):
-        self._table, self._key = table, key
-
-    def remove(self):
-        self._table.pop(self._key, None)
-
-
 def _cast_input(a, dtype):
     if isinstance(a, Tensor) and a.dtype.is_floating and a.dtype is not dtype:
         return F.cast(a, dtype)
@@ -291,77 +357,10 @@ def _cast_input(a, dtype):
     return a
 
 
-class SequentialCell(Cell):
-    """Cells run one after another: ``SequentialCell(c1, c2)``, ``SequentialCell([c1, c2])``
-    or ``SequentialCell(OrderedDict(name=cell))``."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            items = list(args[0].items())
-        elif len(args) == 1 and isinstance(args[0], list):
-            items = [(str(i), c) for i, c in enumerate(args[0])]
-        else:
-            items = [(str(i), c) for i, c in enumerate(args)]
-        for name, cell in items:
-            if not isinstance(cell, Cell):
-                raise TypeError(f"SequentialCell: expected Cells, got {type(cell).__name__} "
-                                f"for {name!r}")
-            self.insert_child_to_cell(name, cell)
-
-    def __getitem__(self, index):
-        cells = list(self._cells.values())
-        if isinstance(index, slice):
-            return SequentialCell(cells[index])
-        return cells[index]
-
-    def __len__(self):
-        return len(self._cells)
-
-    def __iter__(self):
-        return iter(self._cells.values())
-
-    def append(self, cell):
-        """Add ``cell`` at the end."""
-        if not isinstance(cell, Cell):
-            raise TypeError(f"cell: expected a Cell, got {type(cell).__name__}")
-        self.insert_child_to_cell(str(len(self._cells)), cell)
-
-    def construct(self, x):
-        for cell in self._cells.values():
-            x = cell(x)
-        return x
-
-
-class CellList(Cell):
-    """A list of Cells registered as sub-cells (``CellList([c1, c2])``)."""
-
-    def __init__(self, args=None):
-        super().__init__()
-        for cell in args or []:
-            self.append(cell)
-
-    def append(self, cell):
-        """Add ``cell`` at the end."""
-        if not isinstance(cell, Cell):
-            raise TypeError(f"cell: expected a Cell, got {type(cell).__name__}")
-        self.insert_child_to_cell(str(len(self._cells)), cell)
-
-    def extend(self, cells):
-        """Add every cell of ``cells``."""
-        for c in cells:
-            self.append(c)
-        return self
-
-    def __getitem__(self, index):
-        cells = list(self._cells.values())
-        return CellList(cells[index]) if isinstance(index, slice) else cells[index]
-
-    def __len__(self):
-        return len(self._cells)
-
-    def __iter__(self):
-        return iter(self._cells.values())
-
-    def construct(self, *args):
-        raise NotImplementedError("CellList has no construct; iterate over it instead")
+def __getattr__(name):
+    # The containers moved to mscore.nn.layer.container (MindSpore's module); this keeps
+    # ``from mscore.nn.cell import SequentialCell`` working.
+    if name in ("SequentialCell", "CellList", "CellDict"):
+        from mscore.nn.layer import container
+        return getattr(container, name)
+    raise AttributeError(f"module 'mscore.nn.cell' has no attribute {name!r}")

@@ -16,6 +16,10 @@ from mscore.ops.operations import Primitive  # noqa: F401
 from mscore.ops.composite import HyperMap, Map, MultitypeFuncGraph  # noqa: F401
 from mscore.ops import composite, functional, operations  # noqa: F401
 from mscore.ops.functional_extra import *  # noqa: F401,F403
+from mscore.ops.pool_func import *  # noqa: F401,F403
+from mscore.ops.nn_extra_func import *  # noqa: F401,F403
+from mscore.ops.image_func import *  # noqa: F401,F403
+from mscore.ops.special_func import *  # noqa: F401,F403
 
 _SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
 

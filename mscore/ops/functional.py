@@ -864,19 +864,37 @@ def tile(input, dims):  # noqa: A002
 
 
 def pad(input_x, padding, mode="constant", value=None):
-    """Constant padding, torch-style ``padding`` (last axis first: (left, right, top, ...))."""
+    """Pad the last ``len(padding) // 2`` axes, torch-style ``padding`` (last axis first:
+    (left, right, top, ...)). ``mode``: 'constant' (``value``, default 0; negative widths
+    crop), 'reflect', 'replicate' or 'circular' (these pad the last 1-3 axes of a 3-5-d
+    input, as MindSpore's PadV3 does)."""
+    from mscore.ops import pad_func
     x = _check_tensor(input_x, "input_x")
+    if isinstance(padding, Tensor):
+        padding = tuple(int(v) for v in padding.asnumpy().reshape(-1))
+    if not isinstance(padding, (tuple, list)) or not builtins.all(
+            isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in padding):
+        raise TypeError(f"For 'pad', 'padding' must be a tuple or list of ints, got {padding!r}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"For 'pad', 'mode' must be one of 'constant', 'reflect', "
+                         f"'replicate', 'circular', got {mode!r}")
+    if len(padding) % 2:
+        raise ValueError(f"For 'pad', the size of padding must be divisible by 2, got "
+                         f"{len(padding)}")
+    n = len(padding) // 2
+    if n > x.ndim:
+        raise ValueError(f"For 'pad', padding {tuple(padding)} covers {n} axes but the input "
+                         f"has {x.ndim}")
     if mode != "constant":
-        raise ValueError(f"mode: only 'constant' is supported, got {mode!r}")
-    padding = tuple(padding)
-    if len(padding) % 2 or len(padding) // 2 > x.ndim:
-        raise ValueError(f"padding: expected pairs for at most {x.ndim} axes, got {padding}")
-    widths = [(0, 0)] * x.ndim
-    for i in range(len(padding) // 2):
-        widths[x.ndim - 1 - i] = (int(padding[2 * i]), int(padding[2 * i + 1]))
-    if builtins.any(lo < 0 or hi < 0 for lo, hi in widths):
-        raise ValueError(f"padding: negative padding is not supported, got {padding}")
-    return _wrap(call("pad", x._data, tuple(widths), value=0 if value is None else value))
+        if value is not None:
+            raise ValueError(f"For 'pad', 'value' is only used in 'constant' mode, got mode "
+                             f"{mode!r}")
+        if n > 3 or x.ndim != n + 2:
+            raise ValueError(f"For 'pad', mode {mode!r} pads the last 1-3 axes of a 3-5-d "
+                             f"input (padding of {2 * n} values needs a {n + 2}-d input), "
+                             f"got a {x.ndim}-d input")
+    widths = pad_func.torch_style_widths(padding, x.ndim)
+    return pad_func.pad_axes(x, widths, mode, value, "pad")
 
 
 def _index_arg(item):

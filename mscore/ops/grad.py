@@ -8,6 +8,7 @@ statistics) come out. The backend's native ``value_and_grad`` (torch autograd, j
 from __future__ import annotations
 
 from mscore.autodiff import reference_value_and_grad
+from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
@@ -141,7 +142,8 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         backend = dispatch.backend()
         impl = backend.value_and_grad or reference_value_and_grad
         try:
-            (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
+            with hook_session():  # cells' backward hooks run inside (autodiff.boundary)
+                (_, (raw_leaves, updates)), grads = impl(pure, primals, True)
         except Exception as exc:
             dispatch._raise_if_foreign(backend, "value_and_grad", primals, exc)
             raise

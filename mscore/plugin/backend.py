@@ -14,6 +14,7 @@ primitives when a backend leaves them as ``None``.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -51,7 +52,9 @@ KNOWN_CAPABILITIES = frozenset({
     "compile",           # compile() turns a pure step function into one compiled program
     "donation",          # compile() honours donate_argnums
     "collectives",       # all_reduce for data parallelism
-    "deterministic",     # the same program gives bit-identical results run to run
+    "deterministic",     # the same program gives bit-identical results run to run (same
+                         # machine, library versions and thread settings: BLAS thread
+                         # counts change float rounding)
 })
 
 
@@ -290,11 +293,20 @@ class Backend:
         """True when no array holds inf or nan: one pass, at most one host synchronisation."""
         raise NotImplementedError
 
+    def expected_overflow(self):
+        """A context manager around a loss-scaled step, whose inf and nan are expected (the
+        overflow check after it is their point): a library that warns on floating-point
+        overflow keeps quiet inside it. The default does nothing."""
+        return contextlib.nullcontext()
+
     # -- optional hooks, documented here for the reader -----------------------------------
     # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads)
     #     fn maps native arrays to (scalar value, aux); grads has one native array per primal.
     #     Leave as None to use mscore.autodiff.
     # compile(fn, donate_argnums=()) -> compiled fn with the same signature (jit).
+    # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
+    #     vjp(cotangents, needed) -> one cotangent per input (None where needed[i] is False).
+    #     Needed with native autodiff for cells' backward hooks (mscore.autodiff.boundary).
 
 
 # Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).

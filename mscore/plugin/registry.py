@@ -43,6 +43,26 @@ class BackendNameCollision(PluginLoadError):
     """Several plugins claim one backend name and none is pinned, so none of them is used."""
 
 
+class UnknownBackendError(ValueError):
+    """No installed backend has this name. ``source`` names where the name came from (the
+    ``backend`` argument, the ``MSCORE_BACKEND`` environment variable, a command option);
+    ``detail`` is the rest of the message: the closest name, the installed ones, and how to
+    install the project's own plugins."""
+
+    def __init__(self, name, installed, source="backend"):
+        from .hints import unknown_backend_detail
+        self.name, self.installed, self.source = name, tuple(installed), source
+        self.detail = unknown_backend_detail(name, installed)
+        super().__init__(f"{source}: {self.detail}")
+
+    def with_source(self, source):
+        """The same error, attributed to ``source``."""
+        return UnknownBackendError(self.name, self.installed, source)
+
+    def __reduce__(self):
+        return UnknownBackendError, (self.name, self.installed, self.source)
+
+
 @dataclass
 class LoadFailure:
     """One plugin or backend that failed to load, and why."""
@@ -258,7 +278,8 @@ class Registry:
         return sorted(self.specs)
 
     def spec(self, name) -> BackendSpec:
-        """The spec of backend ``name``; ValueError naming the installed ones otherwise."""
+        """The spec of backend ``name``; :class:`UnknownBackendError` (a ValueError) naming
+        the installed ones and the closest name otherwise."""
         self.load()
         if not isinstance(name, str):
             raise TypeError(f"backend: expected a backend name (str), got {type(name).__name__}")
@@ -267,11 +288,7 @@ class Registry:
         except KeyError:
             if name in self.collisions:
                 raise BackendNameCollision(self.collisions[name]) from None
-            raise ValueError(
-                f"backend: {name!r} is not installed; installed backends: "
-                f"{', '.join(self.names()) or 'none'}. Install it with "
-                f"'pip install mscore-{name}' (or 'pip install -e plugins/{name}_backend' "
-                f"from a checkout)") from None
+            raise UnknownBackendError(name, self.names()) from None
 
     def get(self, name) -> Backend:
         """The built backend ``name`` (built once, with plugin overrides applied)."""

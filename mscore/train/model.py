@@ -5,10 +5,13 @@ import numbers
 
 import numpy as np
 
+from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
 from mscore.dataset.engine import as_dataset
+from mscore.dataset.user import UserDataset
 from mscore.parallel import _context as _parallel
 from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
     _flatten_callbacks
+from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
 
@@ -119,14 +122,17 @@ class Model:
         if not isinstance(network, Cell):
             raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
         if loss_fn is not None and not isinstance(loss_fn, Cell):
-            raise TypeError(f"loss_fn: expected a Cell or None, got {type(loss_fn).__name__}")
+            raise TypeAttributeError(f"loss_fn: expected a Cell or None, got "
+                                     f"{type(loss_fn).__name__}")
         if optimizer is not None and not isinstance(optimizer, Cell):
             raise TypeError(f"optimizer: expected an Optimizer (Cell) or None, got "
                             f"{type(optimizer).__name__}")
         if eval_network is not None and not isinstance(eval_network, Cell):
             raise TypeError(f"eval_network: expected a Cell or None, got "
                             f"{type(eval_network).__name__}")
-        if not isinstance(amp_level, str) or amp_level not in _AMP_LEVELS:
+        if not isinstance(amp_level, str):
+            raise TypeError(f"amp_level: expected a str, got {type(amp_level).__name__}")
+        if amp_level not in _AMP_LEVELS:
             raise ValueError(f"amp_level: expected one of {list(_AMP_LEVELS)}, got "
                              f"{amp_level!r}")
         if not isinstance(boost_level, str) or boost_level not in _BOOST_LEVELS:
@@ -157,15 +163,28 @@ class Model:
         self._amp_kwargs = dict(kwargs)
         self._loss_scale_manager = kwargs.get("loss_scale_manager")
         self._metric_fns = get_metrics(metrics)
-        self._eval_indexes = None if eval_indexes is None else self._check_eval_indexes(
-            eval_indexes)
-        if eval_indexes is not None and eval_network is None:
-            raise ValueError("eval_indexes: only meaningful together with eval_network")
+        # As in MindSpore, eval_indexes are read only with an eval_network and metrics.
+        self._eval_indexes = None
+        if eval_network is not None and self._metric_fns and eval_indexes is not None:
+            self._eval_indexes = self._check_eval_indexes(eval_indexes)
+        self._check_graph_cell(network, loss_fn, optimizer, kwargs)
         self._train_network = self._build_train_network()
         self._eval_network = self._build_eval_network(eval_network)
         self._predict_network = network
 
     # -- construction -----------------------------------------------------------------------
+    @staticmethod
+    def _check_graph_cell(network, loss_fn, optimizer, kwargs):
+        from mscore.nn.graph import GraphCell
+        if not isinstance(network, GraphCell):
+            return
+        if loss_fn is not None or optimizer is not None:
+            raise ValueError("Model: loss_fn and optimizer must be None when network is a "
+                             "GraphCell (a loaded MINDIR graph is for inference)")
+        if kwargs:
+            raise ValueError(f"Model: no keyword arguments are taken when network is a "
+                             f"GraphCell, got {sorted(kwargs)}")
+
     @staticmethod
     def _check_eval_indexes(eval_indexes):
         if not isinstance(eval_indexes, list) or len(eval_indexes) != 3 or not all(
@@ -279,6 +298,8 @@ class Model:
     def _train(self, epoch, train_dataset, callbacks, sink, sink_size, initial_epoch,
                valid_infos):
         dataset = as_dataset(train_dataset, "train_dataset")
+        if isinstance(dataset, UserDataset):
+            dataset.plan_epochs(epoch - initial_epoch)
         if not (sink and sink_size > 0):
             # a resumed run reads the same epoch (same shuffle) as an uninterrupted one
             dataset._advance_epoch_to(initial_epoch)
@@ -301,7 +322,8 @@ class Model:
         cb_params.loss_scale_mananger = self._loss_scale_manager  # MindSpore's spelling
         run_context = RunContext(cb_params)
         try:
-            with CallbackList(cb_list) as list_callback:
+            # A progress bar on a terminal unless one was given (not in list_callback).
+            with CallbackList(cb_list + default_progress_bars(cb_list)) as list_callback:
                 list_callback.on_train_begin(run_context)
                 for i in range(initial_epoch, epoch):
                     cb_params.cur_epoch_num = i + 1
@@ -322,6 +344,7 @@ class Model:
                             break
                     if valid_infos is not None:
                         self._eval_during_train(valid_infos, cb_params, list_callback)
+                    dataset.reset()   # a user's dataset object rewinds here, as in MindSpore
                     list_callback.on_train_epoch_end(run_context)
                     cb_params.pop("metrics", None)
                     cb_params.pop("eval_results", None)
@@ -349,6 +372,8 @@ class Model:
             return self._eval_process(dataset, list_callback, cb_params, dataset_sink_mode)
 
     def _eval_process(self, dataset, list_callback, cb_params, sink, add_eval_loss=False):
+        if isinstance(dataset, UserDataset):
+            dataset.plan_epochs(1)
         helper = DatasetHelper(dataset, sink, -1, 1)
         cb_params.batch_num = helper.sink_size()
         run_context = RunContext(cb_params)
@@ -370,6 +395,7 @@ class Model:
                     loss_metric.update(_as_tuple(outputs)[self._eval_indexes[0]])
                 if run_context.get_stop_requested():
                     break
+            dataset.reset()
             list_callback.on_eval_epoch_end(run_context)
             metrics = self._get_metrics()
             cb_params.metrics = metrics
@@ -396,13 +422,14 @@ class Model:
         if isinstance(valid_frequency, bool) or not isinstance(valid_frequency, (int, list)):
             raise TypeError(f"valid_frequency: expected an int or a list of ints, got "
                             f"{type(valid_frequency).__name__}")
-        if isinstance(valid_frequency, int) and valid_frequency < 1:
+        if isinstance(valid_frequency, int) and valid_frequency == 0:
+            raise ValueZeroDivisionError("valid_frequency: expected a positive int, got 0")
+        if isinstance(valid_frequency, int) and valid_frequency < 0:
             raise ValueError(f"valid_frequency: expected a positive int, got {valid_frequency}")
         if isinstance(valid_frequency, list) and not all(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 1
-                for v in valid_frequency):
-            raise ValueError(f"valid_frequency: expected a list of positive epoch numbers, got "
-                             f"{valid_frequency}")
+                isinstance(v, int) and not isinstance(v, bool) for v in valid_frequency):
+            raise TypeError(f"valid_frequency: expected a list of epoch numbers (ints), got "
+                            f"{valid_frequency}")
         if valid_dataset is not None and not self._metric_fns:
             raise ValueError("metrics: Model.fit with valid_dataset needs 'metrics'; set them "
                              "when building the Model")
@@ -438,11 +465,12 @@ class Model:
         """The network's output for ``predict_data`` (Tensors or numpy arrays), in
         inference mode."""
         from mscore.common.tensor import Tensor
+        if backend not in ("lite", None):
+            raise ValueError(f"backend: expected 'lite' or None, got {backend!r} (mscore "
+                             f"predicts on the active backend; 'lite' runs the same way, as "
+                             f"MindSpore does when MindSpore Lite is not installed)")
         if not predict_data:
-            raise ValueError("predict_data: expected at least one input")
-        if backend is not None:
-            raise ValueError("backend: Model.predict runs on the active backend; select it "
-                             "with mscore.set_context(backend=...)")
+            raise TypeError("predict_data: expected at least one input")
         inputs = []
         for i, x in enumerate(predict_data):
             if isinstance(x, np.ndarray):
@@ -454,12 +482,34 @@ class Model:
         self._set_mode(self._predict_network, False)
         return self._predict_network(*inputs)
 
-    def build(self, train_dataset=None, valid_dataset=None, sink_size=-1, epoch=1):
-        """MindSpore compiles the graphs ahead here; mscore builds (and in GRAPH_MODE
-        compiles) on the first step, so this only checks the arguments."""
+    def build(self, train_dataset=None, valid_dataset=None, sink_size=-1, epoch=1,
+              sink_mode=True):
+        """MindSpore compiles the graphs ahead here (on Ascend); mscore builds (and in
+        GRAPH_MODE compiles) on the first step, so this only checks the arguments."""
         _check_sink_size(sink_size)
         _check_int(epoch, "epoch", 1)
+        _check_bool(sink_mode, "sink_mode")
         if train_dataset is not None:
             as_dataset(train_dataset, "train_dataset")
         if valid_dataset is not None:
             as_dataset(valid_dataset, "valid_dataset")
+
+    def infer_train_layout(self, train_dataset, dataset_sink_mode=True, sink_size=-1):
+        """The parameter layouts of a semi-auto/auto parallel training graph. mscore's
+        parallelism is data parallel, which has no layouts: RuntimeError in the other modes
+        (as MindSpore), NotImplementedError in those two."""
+        _check_layout_mode("infer_train_layout")
+
+    def infer_predict_layout(self, *predict_data, skip_backend_compile=False):
+        """The parameter layouts of a semi-auto/auto parallel inference graph; see
+        :meth:`infer_train_layout`."""
+        _check_layout_mode("infer_predict_layout")
+
+
+def _check_layout_mode(name):
+    mode = _parallel.parallel_mode()
+    if mode not in ("semi_auto_parallel", "auto_parallel"):
+        raise RuntimeError(f"Model.{name} only supports the 'semi_auto_parallel' and "
+                           f"'auto_parallel' modes, but got {mode}")
+    raise NotImplementedError(f"Model.{name}: mscore has no {mode} layouts (data "
+                              f"parallelism only)")

@@ -1,11 +1,16 @@
-"""Pooling layers: ``nn.MaxPool2d``, ``nn.AvgPool2d``, ``nn.MaxPool1d``, ``nn.AvgPool1d``."""
+"""Pooling layers: ``nn.MaxPool1d/2d/3d`` and ``nn.AvgPool1d/2d/3d``.
+
+Plain windows run on the backend's pooling op; ``return_indices``, ``ceil_mode``, dilation
+and ``divisor_override`` (MindSpore's 'pad'-mode options) use :mod:`mscore.ops.pool_func`'s
+gathered windows."""
 from __future__ import annotations
 
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_str, check_tensor, int_tuple
+from mscore.ops import functional as F
+from mscore.ops import pool_func
 
 _wrap = Tensor._wrap
 
@@ -22,69 +27,95 @@ class _Pool(Cell):
         nd = self._nd
         self.kernel_size = int_tuple(kernel_size, nd, "kernel_size", cls)
         self.stride = int_tuple(stride, nd, "stride", cls)
-        self.pad_mode = check_str(pad_mode.lower() if isinstance(pad_mode, str) else pad_mode,
-                                  "pad_mode", cls, ("same", "valid", "pad"))
+        if not isinstance(pad_mode, str):
+            raise TypeError(f"For '{cls}', 'pad_mode' must be a str, got "
+                            f"{type(pad_mode).__name__}")
+        self.pad_mode = check_str(pad_mode.lower(), "pad_mode", cls, ("same", "valid", "pad"))
         self.padding = int_tuple(padding, nd, "padding", cls, minimum=0)
-        if self.pad_mode != "pad" and any(self.padding):
-            raise ValueError(f"For '{cls}', 'padding' must be 0 when 'pad_mode' is "
-                             f"{self.pad_mode!r}, got {padding!r}")
         for p, k in zip(self.padding, self.kernel_size):
             if p > k // 2:
                 raise ValueError(f"For '{cls}', 'padding' must be at most half the kernel size, "
                                  f"got padding {self.padding} for kernel {self.kernel_size}")
         self.count_include_pad = check_bool(count_include_pad, "count_include_pad", cls)
-        unsupported = []
-        if check_bool(ceil_mode, "ceil_mode", cls):
-            unsupported.append("ceil_mode=True")
-        if int_tuple(dilation, nd, "dilation", cls) != (1,) * nd:
-            unsupported.append("dilation != 1")
-        if check_bool(return_indices, "return_indices", cls):
-            unsupported.append("return_indices=True")
+        self.ceil_mode = check_bool(ceil_mode, "ceil_mode", cls)
+        self.dilation = int_tuple(dilation, nd, "dilation", cls)
+        self.return_indices = check_bool(return_indices, "return_indices", cls)
         if divisor_override is not None:
-            unsupported.append("divisor_override")
+            if isinstance(divisor_override, bool) or not isinstance(divisor_override, int):
+                raise TypeError(f"For '{cls}', 'divisor_override' must be an int or None, got "
+                                f"{type(divisor_override).__name__}")
+            if divisor_override <= 0:
+                raise ValueError(f"For '{cls}', the 'divisor_override' must be > 0, but got "
+                                 f"{divisor_override}.")
+        self.divisor_override = divisor_override
+        if self._op == "max_pool" and self.pad_mode != "pad" and (
+                any(self.padding) or self.dilation != (1,) * nd or self.return_indices or
+                self.ceil_mode):
+            raise ValueError(f"For {cls}, the parameter 'padding', 'dilation', "
+                             f"'return_indices', 'ceil_mode' can not be set to non-default "
+                             f"value when pad_mode is not 'pad', but got pad_mode:{pad_mode}.")
+        if self.pad_mode != "pad" and any(self.padding):
+            raise ValueError(f"For '{cls}', 'padding' must be 0 when 'pad_mode' is "
+                             f"{self.pad_mode!r}, got {padding!r}")
         if data_format != "NCHW":
-            unsupported.append(f"data_format={data_format!r}")
-        if unsupported:
-            raise ValueError(f"For '{cls}', {', '.join(unsupported)} is not supported")
+            raise ValueError(f"For '{cls}', data_format={data_format!r} is not supported "
+                             f"(channels-last pooling is GPU-only in MindSpore)")
+
+    def _pads(self, spatial):
+        if self.pad_mode == "valid":
+            return ((0, 0),) * self._nd
+        if self.pad_mode == "pad":
+            return tuple((p, p) for p in self.padding)
+        pads = []
+        for s, k, st in zip(spatial, self.kernel_size, self.stride):
+            total = max((-(-s // st) - 1) * st + k - s, 0)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
 
     def construct(self, x):
         cls = type(self).__name__
         check_tensor(x, "x", cls)
-        shape = x.shape
         nd = self._nd
-        xd = x._data
-        unbatched = len(shape) == nd + 1
-        if unbatched:
-            xd = call("reshape", xd, (1,) + shape)
-            shape = (1,) + shape
-        elif len(shape) != nd + 2:
+        if x.ndim not in (nd + 1, nd + 2):
             raise ValueError(f"For '{cls}', 'x' must be {nd + 1}-d or {nd + 2}-d, got shape "
                              f"{x.shape}")
-        count_include_pad = self.count_include_pad
-        if self.pad_mode == "valid":
-            pads = ((0, 0),) * nd
-        elif self.pad_mode == "pad":
-            pads = tuple((p, p) for p in self.padding)
-        else:
-            pads = []
-            for s, k, st in zip(shape[2:], self.kernel_size, self.stride):
-                total = max((-(-s // st) - 1) * st + k - s, 0)
-                pads.append((total // 2, total - total // 2))
-            pads = tuple(pads)
-            count_include_pad = False
-        for s, k, (lo, hi) in zip(shape[2:], self.kernel_size, pads):
-            if s + lo + hi < k:
+        unbatched = x.ndim == nd + 1
+        xb = F.expand_dims(x, 0) if unbatched else x
+        pads = self._pads(xb.shape[2:])
+        for s, k, d, (lo, hi) in zip(xb.shape[2:], self.kernel_size, self.dilation, pads):
+            if s + lo + hi < d * (k - 1) + 1:
                 raise ValueError(f"For '{cls}', the input's spatial size {s} is smaller than the "
                                  f"kernel {self.kernel_size}")
         if self._op == "max_pool":
-            out = call("max_pool", xd, kernel=self.kernel_size, stride=self.stride,
-                       padding=pads)
+            out = self._max(xb, pads)
         else:
-            out = call("avg_pool", xd, kernel=self.kernel_size, stride=self.stride,
-                       padding=pads, count_include_pad=count_include_pad)
+            out = self._avg(xb, pads)
         if unbatched:
-            out = call("reshape", out, dispatch.shape(out)[1:])
-        return _wrap(out)
+            out = tuple(F.squeeze(o, 0) for o in out) if isinstance(out, tuple) else \
+                F.squeeze(out, 0)
+        return out
+
+    def _max(self, xb, pads):
+        nd = self._nd
+        if self.return_indices or self.ceil_mode or self.dilation != (1,) * nd:
+            return pool_func.sliding_max(xb, self.kernel_size, self.stride, pads,
+                                         self.dilation, self.ceil_mode, self.return_indices)
+        return _wrap(call("max_pool", xb._data, kernel=self.kernel_size, stride=self.stride,
+                          padding=pads))
+
+    def _avg(self, xb, pads):
+        # MindSpore's 2-d/1-d 'same' pooling (its AvgPool kernel) averages the input
+        # elements only; its AvgPool3D kernel (3-d pools, ceil mode, divisor override)
+        # counts the 'same' padding as count_include_pad says.
+        count_include_pad = self.count_include_pad and (
+            self.pad_mode != "same" or self._nd == 3 or self.ceil_mode or
+            bool(self.divisor_override))
+        if self.ceil_mode or self.divisor_override:
+            return pool_func.sliding_avg(xb, self.kernel_size, self.stride, pads,
+                                         self.ceil_mode, count_include_pad,
+                                         self.divisor_override)
+        return _wrap(call("avg_pool", xb._data, kernel=self.kernel_size, stride=self.stride,
+                          padding=pads, count_include_pad=count_include_pad))
 
     def extend_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -147,3 +178,36 @@ class AvgPool1d(_Pool):
                  count_include_pad=True):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "NCHW",
                          count_include_pad=count_include_pad)
+
+
+class MaxPool3d(_Pool):
+    """3-d max pooling over (N, C, D, H, W) or (C, D, H, W).
+
+    ``MaxPool3d(kernel_size=1, stride=1, pad_mode='valid', padding=0, dilation=1,
+    return_indices=False, ceil_mode=False)``; dilation, ``return_indices`` and
+    ``ceil_mode`` need ``pad_mode='pad'``.
+    """
+
+    _nd = 3
+    _op = "max_pool"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1,
+                 return_indices=False, ceil_mode=False):
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "NCHW",
+                         dilation=dilation, return_indices=return_indices)
+
+
+class AvgPool3d(_Pool):
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W).
+
+    ``AvgPool3d(kernel_size=1, stride=1, pad_mode='valid', padding=0, ceil_mode=False,
+    count_include_pad=True, divisor_override=None)``.
+    """
+
+    _nd = 3
+    _op = "avg_pool"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, "NCHW",
+                         count_include_pad=count_include_pad, divisor_override=divisor_override)

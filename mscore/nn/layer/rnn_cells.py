@@ -49,8 +49,7 @@ class _RNNCellBase(Cell):
             raise ValueError(f"For '{cls}', '{hname}' must have shape {want}, got {h.shape}")
 
     def _linear(self, x, w, b):
-        out = F.matmul(x, F.transpose(self.cast_param(w), (1, 0)))
-        return out if b is None else F.add(out, self.cast_param(b))
+        return linear(x, self.cast_param(w), None if b is None else self.cast_param(b))
 
     def _gates_ih_hh(self, x, h):
         return (self._linear(x, self.weight_ih, self.bias_ih),
@@ -59,6 +58,36 @@ class _RNNCellBase(Cell):
     def extend_repr(self):
         return (f"input_size={self.input_size}, hidden_size={self.hidden_size}, "
                 f"has_bias={self.has_bias}")
+
+
+def linear(x, w, b):
+    """``x @ w.T + b`` (``b`` may be None)."""
+    out = F.matmul(x, F.transpose(w, (1, 0)))
+    return out if b is None else F.add(out, b)
+
+
+def rnn_step(gi, h, gh, nonlinearity):
+    """Elman update from the input and hidden projections ``gi``, ``gh``."""
+    pre = F.add(gi, gh)
+    return F.tanh(pre) if nonlinearity == "tanh" else F.relu(pre)
+
+
+def lstm_step(gi, c, gh, hidden_size):
+    """LSTM update (gate order i, f, g, o): returns ``(h', c')``."""
+    i, f, g, o = F.split(F.add(gi, gh), hidden_size, -1)
+    c2 = F.add(F.mul(F.sigmoid(f), c), F.mul(F.sigmoid(i), F.tanh(g)))
+    return F.mul(F.sigmoid(o), F.tanh(c2)), c2
+
+
+def gru_step(gi, h, gh, hidden_size):
+    """GRU update (gate order r, z, n): ``n = tanh(i_n + r * h_n)``,
+    ``h' = n + z * (h - n)``."""
+    i_r, i_z, i_n = F.split(gi, hidden_size, -1)
+    h_r, h_z, h_n = F.split(gh, hidden_size, -1)
+    r = F.sigmoid(F.add(i_r, h_r))
+    z = F.sigmoid(F.add(i_z, h_z))
+    n = F.tanh(F.add(i_n, F.mul(r, h_n)))
+    return F.add(n, F.mul(z, F.sub(h, n)))
 
 
 class RNNCell(_RNNCellBase):
@@ -76,8 +105,7 @@ class RNNCell(_RNNCellBase):
     def construct(self, x, hx):
         self._check(x, hx)
         gi, gh = self._gates_ih_hh(x, hx)
-        pre = F.add(gi, gh)
-        return F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre)
+        return rnn_step(gi, hx, gh, self.nonlinearity)
 
 
 class LSTMCell(_RNNCellBase):
@@ -97,10 +125,7 @@ class LSTMCell(_RNNCellBase):
         self._check(x, h, "hx[0]")
         self._check(x, c, "hx[1]")
         gi, gh = self._gates_ih_hh(x, h)
-        i, f, g, o = F.split(F.add(gi, gh), self.hidden_size, -1)
-        c2 = F.add(F.mul(F.sigmoid(f), c), F.mul(F.sigmoid(i), F.tanh(g)))
-        h2 = F.mul(F.sigmoid(o), F.tanh(c2))
-        return h2, c2
+        return lstm_step(gi, c, gh, self.hidden_size)
 
 
 class GRUCell(_RNNCellBase):
@@ -116,11 +141,6 @@ class GRUCell(_RNNCellBase):
     def construct(self, x, hx):
         self._check(x, hx)
         gi, gh = self._gates_ih_hh(x, hx)
-        i_r, i_z, i_n = F.split(gi, self.hidden_size, -1)
-        h_r, h_z, h_n = F.split(gh, self.hidden_size, -1)
-        r = F.sigmoid(F.add(i_r, h_r))
-        z = F.sigmoid(F.add(i_z, h_z))
-        n = F.tanh(F.add(i_n, F.mul(r, h_n)))
-        return F.add(n, F.mul(z, F.sub(hx, n)))
+        return gru_step(gi, hx, gh, self.hidden_size)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 
-from mscore import context
+from mscore import context, dispatch
 from mscore.common import dtype as mdt
 from mscore.common import graph
 from mscore.common.parameter import MutationScope, Parameter
@@ -150,11 +150,13 @@ class TrainOneStepWithLossScaleCell(Cell):
 
     def construct(self, *inputs):
         scale = Tensor._wrap(self.scale_sense._data)
-        (_, loss), grads = self._grad_fn(*inputs)
-        grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
-        grads = self.grad_reducer(grads)
-        from mscore.amp.loss_scale import all_finite
-        overflow = F.logical_not(all_finite(grads))
+        # inf/nan in the scaled gradients are what the check below is for: no warnings.
+        with dispatch.backend().expected_overflow():
+            (_, loss), grads = self._grad_fn(*inputs)
+            grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
+            grads = self.grad_reducer(grads)
+            from mscore.amp.loss_scale import all_finite
+            overflow = F.logical_not(all_finite(grads))
         if self.reducer_flag:  # every rank skips when any rank overflowed
             from mscore.nn.wrap.grad_reducer import agree_overflow
             overflow = agree_overflow(overflow)

@@ -5,6 +5,6 @@
 descriptor MindSpore ships by ``tests/data/make_mind_ir_proto.py``) follow MindSpore's schemas
 field for field, so the bytes on disk are
 the same; only the package names differ (they never reach the wire). The ``*_pb2.py`` modules are
-generated with ``grpcio-tools`` and checked in; regenerate them with
-``python -m mscore.train.proto.generate`` after editing a ``.proto`` file.
+generated and checked in; regenerate them with ``python tools/gen_protos.py`` after editing a
+``.proto`` file (it uses an old protoc, so the modules import on every protobuf from 3.19 on).
 """

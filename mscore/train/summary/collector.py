@@ -12,7 +12,9 @@ import numpy as np
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback import Callback
-from mscore.train.summary.record import SummaryRecord, check_max_file_size, make_directory
+from mscore.train.summary.record import (SummaryRecord, check_export_options,
+                                         check_max_file_size, check_summary_value,
+                                         make_directory)
 from mscore.train.summary.writer import SummaryWriteError
 from mscore import dispatch
 
@@ -36,12 +38,66 @@ def _is_optimizer(obj):
             and isinstance(getattr(obj, "parameters", None), (list, tuple)))
 
 
+def _check_landscape(landscape):
+    """MindSpore's checks of ``collect_specified_data['collect_landscape']`` (None or a
+    dict of landscape_size 3..256, unit 'step'/'epoch', num_samples, create_landscape,
+    intervals). mscore does not compute loss landscapes (docs/differences.md)."""
+    def expect(name, value, types):
+        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+            raise TypeError(f"For 'SummaryCollector', {name}: expected "
+                            f"{' or '.join(t.__name__ for t in types)}, got "
+                            f"{type(value).__name__}")
+
+    if landscape is None:
+        return
+    expect("collect_landscape", landscape, (dict,))
+    if not landscape:
+        return
+    unknown = sorted(set(landscape) - set(SummaryCollector._DEFAULT_LANDSCAPE))
+    if unknown:
+        raise ValueError(f"For 'SummaryCollector', collect_landscape: the keys {unknown} are "
+                         f"unsupported, expected keys from "
+                         f"{list(SummaryCollector._DEFAULT_LANDSCAPE)}")
+    size = landscape.get("landscape_size", 40)
+    expect("landscape_size", size, (int,))
+    if not 3 <= size <= 256:
+        raise ValueError(f"For 'SummaryCollector', landscape_size: expected 3 to 256, got "
+                         f"{size}")
+    unit = landscape.get("unit", "step")
+    expect("unit", unit, (str,))
+    if unit not in ("step", "epoch"):
+        raise ValueError(f"For 'SummaryCollector', unit: expected 'step' or 'epoch', got "
+                         f"{unit!r}")
+    expect("num_samples", landscape.get("num_samples", 2048), (int,))
+    create = landscape.get("create_landscape", {"train": True, "result": True})
+    expect("create_landscape", create, (dict,))
+    for key, value in create.items():
+        if key not in ("train", "result"):
+            raise ValueError(f"For 'SummaryCollector', create_landscape: keys must be "
+                             f"'train' or 'result', got {key!r}")
+        expect(f"create_landscape[{key!r}]", value, (bool,))
+    intervals = landscape.get("intervals")
+    expect("intervals", intervals, (list,))
+    for interval in intervals:
+        expect("each interval of intervals", interval, (list,))
+        if len(interval) < 3:
+            raise ValueError(f"For 'SummaryCollector', each interval of intervals needs at "
+                             f"least three epochs, got {interval}")
+        for epoch in interval:
+            if not isinstance(epoch, int):
+                raise TypeError(f"For 'SummaryCollector', the epochs of intervals must be "
+                                f"int, got {type(epoch).__name__}")
+
+
 class SummaryCollector(Callback):
     """Collects common summary data during training into ``summary_dir``.
 
-    ``SummaryCollector(summary_dir, collect_freq=10, collect_specified_data=None,
-    keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None,
-    max_file_size=None)``. Every ``collect_freq`` steps (and at the first step) it records
+    ``SummaryCollector(summary_dir, collect_freq=10, num_process=32,
+    collect_specified_data=None, keep_default_action=True, custom_lineage_data=None,
+    collect_tensor_freq=None, max_file_size=None, export_options=None)``
+    (``num_process`` is accepted; one writer thread does the work; ``export_options`` as
+    :class:`SummaryRecord`'s; ``collect_landscape`` is checked as MindSpore checks it, but no
+    loss landscape is computed). Every ``collect_freq`` steps (and at the first step) it records
     the loss (``loss/auto``, the mean of the first network output), the learning rate
     (``learning_rate/auto``, from ``optimizer.get_lr()``), histograms of parameters
     (``<name>/auto``: the first five, or those matching ``histogram_regular``), the first
@@ -53,6 +109,10 @@ class SummaryCollector(Callback):
     list. Raises TypeError/ValueError for arguments of the wrong type/value.
     """
 
+    _DEFAULT_LANDSCAPE = {"landscape_size": 40, "unit": "step", "num_samples": 2048,
+                          "create_landscape": {"train": True, "result": True},
+                          "intervals": [[1, 2, 3, 4, 5, 6, 7, 8, 9],
+                                        [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]]}
     _DEFAULT_SPECIFIED_DATA = {
         "collect_metric": True,
         "collect_graph": True,
@@ -61,11 +121,13 @@ class SummaryCollector(Callback):
         "collect_input_data": True,
         "collect_dataset_graph": True,
         "histogram_regular": None,
+        "collect_landscape": _DEFAULT_LANDSCAPE,
     }
 
-    def __init__(self, summary_dir, collect_freq=10, collect_specified_data=None,
-                 keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None,
-                 max_file_size=None):
+    def __init__(self, summary_dir, collect_freq=10, num_process=32,
+                 collect_specified_data=None, keep_default_action=True,
+                 custom_lineage_data=None, collect_tensor_freq=None, max_file_size=None,
+                 export_options=None):
         super().__init__()
         self._summary_dir = self._process_summary_dir(summary_dir)
         self._check_positive("collect_freq", collect_freq)
@@ -74,11 +136,13 @@ class SummaryCollector(Callback):
         self._collect_tensor_freq = collect_tensor_freq
         check_max_file_size(max_file_size, "SummaryCollector")
         self._max_file_size = max_file_size
+        self._export_options = check_export_options(export_options, "SummaryCollector")
         if not isinstance(keep_default_action, bool):
             raise TypeError(f"For 'SummaryCollector', keep_default_action: expected a bool, got "
                             f"{type(keep_default_action).__name__}")
         self._collect_specified_data = self._process_specified_data(collect_specified_data,
                                                                     keep_default_action)
+        _check_landscape(self._collect_specified_data.get("collect_landscape"))
         self._custom_lineage_data = self._check_custom_lineage_data(custom_lineage_data)
         self._record = None
         self._entered = False
@@ -142,7 +206,8 @@ class SummaryCollector(Callback):
                     raise ValueError(f"For 'SummaryCollector', histogram_regular: {regular!r} "
                                      f"is not a valid regular expression: {exc}") from exc
         for key, value in specified.items():
-            if key != "histogram_regular" and not isinstance(value, bool):
+            if key not in ("histogram_regular", "collect_landscape") and \
+                    not isinstance(value, bool):
                 raise TypeError(f"For 'SummaryCollector', collect_specified_data[{key!r}]: "
                                 f"expected a bool, got {type(value).__name__}")
         if keep_default_action:
@@ -190,7 +255,8 @@ class SummaryCollector(Callback):
 
     def _open(self):
         if self._record is None:
-            self._record = SummaryRecord(self._summary_dir, max_file_size=self._max_file_size)
+            self._record = SummaryRecord(self._summary_dir, max_file_size=self._max_file_size,
+                                         export_options=self._export_options)
         self._reset_run_state()
 
     def _close(self):
@@ -287,7 +353,7 @@ class SummaryCollector(Callback):
                 except (TypeError, ValueError):
                     continue
                 if number.size == 1:
-                    self._record.add_value("scalar", f"eval/{name}/auto", number.reshape(()))
+                    self._add_value("scalar", f"eval/{name}/auto", number.reshape(()))
             self._record.set_mode("eval")   # leave the summary operators' values pending
             self._record.record(int(_arg(cb_params, "cur_step_num", 0) or 0),
                                 plugin_filter=lambda plugin: plugin == "scalar")
@@ -348,6 +414,16 @@ class SummaryCollector(Callback):
         self._collect_histogram(cb_params)
         self._record.record(step, plugin_filter=plugin_filter)
 
+    def _add_value(self, plugin, tag, value):
+        """Queue the collector's own ``value`` (a Tensor, numpy array or number), checked as
+        ``SummaryRecord.add_value`` checks a Tensor."""
+        if isinstance(value, Tensor):
+            arr = np.array(value.asnumpy(), copy=True)
+        else:
+            arr = np.array(value, copy=True)
+        self._record._add_array(plugin, tag, check_summary_value(plugin, arr, "SummaryCollector",
+                                                                 tag))
+
     def _collect_input_data(self, cb_params):
         if not self._collect_specified_data.get("collect_input_data"):
             return
@@ -370,7 +446,7 @@ class SummaryCollector(Callback):
             return
         if shape[0] > MAX_INPUT_IMAGES:
             data = data[:MAX_INPUT_IMAGES]
-        self._record.add_value("image", INPUT_TAG, data)
+        self._add_value("image", INPUT_TAG, data)
 
     def _get_loss(self, cb_params):
         if not self._parse_loss_ok:
@@ -398,7 +474,7 @@ class SummaryCollector(Callback):
             return
         loss = self._get_loss(cb_params)
         if loss is not None:
-            self._record.add_value("scalar", LOSS_TAG, loss)
+            self._add_value("scalar", LOSS_TAG, loss)
 
     def _get_optimizer(self, cb_params):
         if self._optimizer is None:
@@ -427,10 +503,10 @@ class SummaryCollector(Callback):
         if lrs is None:
             return
         if len(lrs) == 1:
-            self._record.add_value("scalar", LR_TAG, lrs[0])
+            self._add_value("scalar", LR_TAG, lrs[0])
         else:
             for i, lr in enumerate(lrs):
-                self._record.add_value("scalar", f"learning_rate/group_{i}/auto", lr)
+                self._add_value("scalar", f"learning_rate/group_{i}/auto", lr)
 
     def _collect_histogram(self, cb_params):
         if "histogram_regular" not in self._collect_specified_data:
@@ -446,7 +522,7 @@ class SummaryCollector(Callback):
             chosen = params[:5]
         for p in chosen:
             if len(p.shape) > 0:
-                self._record.add_value("histogram", f"{p.name}/auto", p)
+                self._add_value("histogram", f"{p.name}/auto", p)
 
     def _collect_graph(self, cb_params):
         if not self._collect_specified_data.get("collect_graph"):

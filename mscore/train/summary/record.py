@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import json
 import logging
-import numbers
 import os
 import re
 import time
 import warnings
-
-import numpy as np
 
 from mscore.common.tensor import Tensor
 from mscore.train.summary import summary_ops as _ops
@@ -20,17 +17,34 @@ logger = logging.getLogger("mscore.summary")
 _VALUE_PLUGINS = ("scalar", "image", "histogram", "tensor")
 _LINEAGE_PLUGINS = ("train_lineage", "eval_lineage", "custom_lineage_data", "dataset_graph",
                     "graph")
-_NAME_RE = r"^\w+[0-9a-zA-Z\_\.\-]*$"      # MindSpore's check for file_prefix/file_suffix
+_NAME_RE = r"^\w+[0-9a-zA-Z\_\.]*$"        # MindSpore's check for file_prefix/file_suffix
 _MAX_PATH = 4096
+_EXPORT_FORMATS = {"tensor_format": ("npy", None)}   # export_options keys and their values
 
 
-def _check_affix(name, value):
-    if not isinstance(value, str):
-        raise TypeError(f"For 'SummaryRecord', {name}: expected a str, got "
+def _check_affixes(file_prefix, file_suffix):
+    for name, value in (("file_prefix", file_prefix), ("file_suffix", file_suffix)):
+        if not isinstance(value, str):
+            raise TypeError(f"For 'SummaryRecord', {name}: expected a str, got "
+                            f"{type(value).__name__}")
+    for name, value in (("file_prefix", file_prefix), ("file_suffix", file_suffix)):
+        if re.match(_NAME_RE, value, re.ASCII) is None:
+            raise ValueError(f"For 'SummaryRecord', {name}: {value!r} is illegal, it must "
+                             f"match the regular expression {_NAME_RE!r}")
+
+
+def _record_max_file_size(value):
+    """SummaryRecord's rule: an int (bool too) or None; a negative size is ignored with a
+    warning, as is 0 (no limit)."""
+    if value is None:
+        return None
+    if not isinstance(value, int):
+        raise TypeError(f"For 'SummaryRecord', max_file_size: expected an int or None, got "
                         f"{type(value).__name__}")
-    if re.match(_NAME_RE, value, re.ASCII) is None:
-        raise ValueError(f"For 'SummaryRecord', {name}: {value!r} is illegal, it must match "
-                         f"the regular expression {_NAME_RE!r}")
+    if value < 0:
+        logger.warning("SummaryRecord: max_file_size should be greater than 0, got %d; "
+                       "files are not limited", value)
+    return int(value) if value > 0 else None
 
 
 def check_max_file_size(value, owner):
@@ -42,6 +56,31 @@ def check_max_file_size(value, owner):
                         f"{type(value).__name__}")
     if value <= 0:
         raise ValueError(f"For '{owner}', max_file_size: expected a positive int, got {value}")
+
+
+def check_export_options(export_options, owner):
+    """None or a dict of ``{"tensor_format": "npy" | None}`` (MindSpore's rules)."""
+    if export_options is None:
+        return None
+    if not isinstance(export_options, dict):
+        raise TypeError(f"For '{owner}', export_options: expected a dict or None, got "
+                        f"{type(export_options).__name__}")
+    for key, value in export_options.items():
+        if not isinstance(key, str):
+            raise TypeError(f"For '{owner}', export_options: keys must be str, got "
+                            f"{type(key).__name__}")
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"For '{owner}', export_options[{key!r}]: expected a str or None, "
+                            f"got {type(value).__name__}")
+    unknown = sorted(set(export_options) - set(_EXPORT_FORMATS))
+    if unknown:
+        raise ValueError(f"For '{owner}', export_options: the keys {unknown} are unsupported, "
+                         f"expected keys from {list(_EXPORT_FORMATS)}")
+    for key, value in export_options.items():
+        if value not in _EXPORT_FORMATS[key]:
+            raise ValueError(f"For '{owner}', export_options[{key!r}]: {value!r} is "
+                             f"unsupported, expected one of {list(_EXPORT_FORMATS[key])}")
+    return dict(export_options)
 
 
 def make_directory(path, arg_name, owner):
@@ -56,8 +95,8 @@ def make_directory(path, arg_name, owner):
                          f"characters)")
     if os.path.exists(real):
         if not os.path.isdir(real):
-            raise ValueError(f"For '{owner}', {arg_name}: {real!r} is a file, expected a "
-                             f"directory")
+            raise NotADirectoryError(f"For '{owner}', {arg_name}: {real!r} is a file, "
+                                     f"expected a directory")
     else:
         try:
             os.makedirs(real, exist_ok=True)
@@ -75,76 +114,91 @@ def _is_cell(obj):
 
 
 def _to_numpy(plugin, name, value):
-    """A private host copy of ``value`` checked for ``plugin`` (MindSpore's rules)."""
-    if isinstance(value, Tensor):
-        arr = value.asnumpy()
-        if not arr.flags.owndata:     # a view of the device buffer (torch CPU, jax): copy
-            arr = arr.copy()
-    elif isinstance(value, (np.ndarray, np.generic)):
-        arr = np.array(value, copy=True)
-    elif isinstance(value, numbers.Real) and plugin == "scalar":
-        arr = np.asarray(float(value), dtype=np.float64)
-    else:
+    """A private host copy of Tensor ``value`` checked for ``plugin`` (MindSpore's rules)."""
+    if not isinstance(value, Tensor):
         raise TypeError(f"For 'SummaryRecord.add_value', value of {plugin} {name!r}: expected "
                         f"a Tensor, got {type(value).__name__}")
+    arr = value.asnumpy()
+    if not arr.flags.owndata:     # a view of the device buffer (torch CPU, jax): copy
+        arr = arr.copy()
+    return check_summary_value(plugin, arr, "SummaryRecord.add_value", name)
+
+
+def check_summary_value(plugin, arr, owner, name):
+    """``arr`` (numpy) when it suits ``plugin``: a numeric value; one element for 'scalar',
+    4-d NCHW with 1 to 4 channels for 'image', rank > 0 for 'histogram' and 'tensor'
+    (ValueError / TypeError otherwise)."""
     if arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
-        raise TypeError(f"For 'SummaryRecord.add_value', value of {plugin} {name!r}: expected "
-                        f"a numeric Tensor, got dtype {arr.dtype}")
+        raise TypeError(f"For '{owner}', value of {plugin} {name!r}: expected a numeric "
+                        f"Tensor, got dtype {arr.dtype}")
     if plugin == "scalar" and arr.size != 1:
-        raise ValueError(f"For 'SummaryRecord.add_value', the value of scalar {name!r} should "
-                         f"be a scalar, but got shape {arr.shape}")
+        raise ValueError(f"For '{owner}', the value of scalar {name!r} should have one "
+                         f"element, but got shape {arr.shape}")
     if plugin == "image":
         if arr.ndim != 4:
-            raise ValueError(f"For 'SummaryRecord.add_value', the value of image {name!r} "
-                             f"should be 4-d (NCHW), but got {arr.ndim}-d")
+            raise ValueError(f"For '{owner}', the value of image {name!r} should be 4-d "
+                             f"(NCHW), but got {arr.ndim}-d")
         if arr.shape[1] not in (1, 2, 3, 4) or 0 in arr.shape:
-            raise ValueError(f"For 'SummaryRecord.add_value', the image {name!r} should have "
-                             f"1 to 4 channels on axis 1 and no empty axis, but got shape "
-                             f"{arr.shape}")
+            raise ValueError(f"For '{owner}', the image {name!r} should have 1 to 4 channels "
+                             f"on axis 1 and no empty axis, but got shape {arr.shape}")
     if plugin in ("histogram", "tensor") and arr.ndim == 0:
-        raise ValueError(f"For 'SummaryRecord.add_value', the value of {plugin} {name!r} "
-                         f"should have a dimension greater than 0, but got shape ()")
+        raise ValueError(f"For '{owner}', the value of {plugin} {name!r} should have a "
+                         f"dimension greater than 0, but got shape ()")
     return arr
 
 
 class SummaryRecord:
     """Records summary data (and lineage data) of a run into ``log_dir``.
 
-    ``SummaryRecord(log_dir, file_prefix='events', file_suffix='_MS', network=None,
-    max_file_size=None)``. Values are queued with :meth:`add_value` (or by the summary
-    operators inside ``construct``) and written by :meth:`record`. The event files are named
+    ``SummaryRecord(log_dir, file_prefix='events', file_suffix='_MS', num_process=32,
+    network=None, max_file_size=None, raise_exception=False, export_options=None)``. Values
+    are queued with :meth:`add_value` (or by the summary operators inside ``construct``) and
+    written by :meth:`record`. The event files are named
     ``{file_prefix}.out.tfevents.{seconds}.{host}{file_suffix}`` so that ``tensorboard
     --logdir LOG_DIR`` shows their scalars, histograms and images; ``max_file_size`` starts a
-    new file (same name plus ``.0001``, ``.0002``, ...) before one would grow past it.
-    Lineage data goes to a JSON-lines file beside them. In a data-parallel job of several
-    processes each rank writes into ``log_dir/rank_R`` (TensorBoard shows one run per rank).
+    new file (same name plus ``.0001``, ``.0002``, ...) before one would grow past it (a
+    negative or zero size means no limit, as in MindSpore). Lineage data goes to a JSON-lines
+    file beside them. In a data-parallel job of several processes each rank writes into
+    ``log_dir/rank_R`` (TensorBoard shows one run per rank).
+    ``export_options={'tensor_format': 'npy'}`` also saves every TensorSummary value as
+    ``export_<seconds>/tensor/<quoted tag>_<step>.npy`` under ``log_dir``. ``num_process``
+    is accepted (one writer thread does the work); ``raise_exception`` is checked, and write
+    failures are always raised (never dropped).
     Use it as a context manager, or call :meth:`close`.
 
-    Raises TypeError when ``max_file_size`` is not an int or ``file_prefix``/``file_suffix``
-    are not str, ValueError for a malformed prefix/suffix or a non-positive size, and
-    RuntimeError when ``log_dir`` cannot be created or written.
+    Argument checks follow MindSpore: TypeError when ``log_dir`` is not a str,
+    ``max_file_size`` not an int, ``file_prefix``/``file_suffix`` not str, ``raise_exception``
+    not a bool or ``export_options`` of the wrong types; ValueError for a blank ``log_dir``,
+    a malformed prefix/suffix or unsupported export options; NotADirectoryError when
+    ``log_dir`` is a file; RuntimeError when it cannot be created or written.
     """
 
-    def __init__(self, log_dir, file_prefix="events", file_suffix="_MS", network=None,
-                 max_file_size=None):
-        _check_affix("file_prefix", file_prefix)
-        _check_affix("file_suffix", file_suffix)
-        check_max_file_size(max_file_size, "SummaryRecord")
-        if network is not None and not _is_cell(network):
-            raise TypeError(f"For 'SummaryRecord', network: expected a Cell or None, got "
-                            f"{type(network).__name__}")
+    def __init__(self, log_dir, file_prefix="events", file_suffix="_MS", num_process=32,
+                 network=None, max_file_size=None, raise_exception=False,
+                 export_options=None):
         from mscore.communication.management import rank_subdirectory
         if isinstance(log_dir, str) and log_dir.strip():   # each rank of a job: LOG_DIR/rank_R
             log_dir = rank_subdirectory(log_dir)
         log_path = make_directory(log_dir, "log_dir", "SummaryRecord")
+        if max_file_size is not None and not isinstance(max_file_size, int):
+            raise TypeError(f"For 'SummaryRecord', max_file_size: expected an int or None, got "
+                            f"{type(max_file_size).__name__}")
+        _check_affixes(file_prefix, file_suffix)
+        max_file_size = _record_max_file_size(max_file_size)
+        if not isinstance(raise_exception, bool):
+            raise TypeError(f"For 'SummaryRecord', raise_exception: expected a bool, got "
+                            f"{type(raise_exception).__name__}")
+        export_options = check_export_options(export_options, "SummaryRecord")
         self.network = network
         self._mode = "train"
         self._data_pool = {}            # (plugin, tag) -> numpy value, newest wins
         self._lineage_pool = []         # (plugin, name, dict, mode when added)
         self._has_graph = False
         self._closed = False
+        export_tensors = bool(export_options) and export_options.get("tensor_format") == "npy"
         try:
-            self._writer = EventWriter(log_path, file_prefix, file_suffix, max_file_size)
+            self._writer = EventWriter(log_path, file_prefix, file_suffix, max_file_size,
+                                       export_tensors=export_tensors)
         except OSError as exc:
             raise RuntimeError(f"For 'SummaryRecord', log_dir: cannot create an event file in "
                                f"{log_path!r}: {exc}") from exc
@@ -201,22 +255,11 @@ class SummaryRecord:
         'train_lineage', 'eval_lineage', 'custom_lineage_data', 'dataset_graph' and 'graph'
         take a JSON-serialisable dict, written to the lineage file. A second value of one
         tag before :meth:`record` replaces the first (with a warning)."""
-        if not isinstance(plugin, str):
-            raise TypeError(f"For 'SummaryRecord.add_value', plugin: expected a str, got "
-                            f"{type(plugin).__name__}")
-        if not isinstance(name, str):
-            raise TypeError(f"For 'SummaryRecord.add_value', name: expected a str, got "
-                            f"{type(name).__name__}")
         if plugin in _VALUE_PLUGINS:
-            if not name:
-                raise ValueError("For 'SummaryRecord.add_value', name: expected a non-empty "
-                                 "str")
-            arr = _to_numpy(plugin, name, value)
-            key = (plugin, name)
-            if key in self._data_pool:
-                logger.warning("%r has duplicate values; only the newest is written",
-                               f"{name}/{plugin}")
-            self._data_pool[key] = arr
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"For 'SummaryRecord.add_value', name: expected a non-empty "
+                                 f"str, got {name!r}")
+            self._add_array(plugin, name, _to_numpy(plugin, name, value))
         elif plugin in _LINEAGE_PLUGINS:
             if not isinstance(value, dict):
                 raise TypeError(f"For 'SummaryRecord.add_value', value of {plugin}: expected "
@@ -230,6 +273,14 @@ class SummaryRecord:
         else:
             raise ValueError(f"For 'SummaryRecord.add_value', plugin: expected one of "
                              f"{_VALUE_PLUGINS + _LINEAGE_PLUGINS}, got {plugin!r}")
+
+    def _add_array(self, plugin, name, arr):
+        """Queue the checked host array ``arr`` (the collector's own values come here)."""
+        key = (plugin, name)
+        if key in self._data_pool:
+            logger.warning("%r has duplicate values; only the newest is written",
+                           f"{name}/{plugin}")
+        self._data_pool[key] = arr
 
     def record(self, step, train_network=None, plugin_filter=None):
         """Write everything queued as one event at ``step``; returns True, or False when the
@@ -251,8 +302,12 @@ class SummaryRecord:
         self._writer.raise_if_failed()
         wall_time = time.time()
         if self.network is not None and not self._has_graph:
-            self._lineage_pool.append(("graph", "network", _describe_network(self.network),
-                                       self._mode))
+            if _is_cell(self.network):
+                self._lineage_pool.append(("graph", "network",
+                                           _describe_network(self.network), self._mode))
+            else:
+                logger.warning("SummaryRecord: network is not a Cell (%s); no graph is "
+                               "recorded", type(self.network).__name__)
             self._has_graph = True
         if self._mode == "train":
             for plugin, tag, native in _ops.consume_pending():

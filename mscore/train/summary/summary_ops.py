@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.ops.primitives import Primitive
@@ -85,10 +87,8 @@ class _SummaryOp(Primitive):
 
     def __call__(self, name, value):
         cls = type(self).__name__
-        if not isinstance(name, str):
-            raise TypeError(f"For '{cls}', name: expected a str, got {type(name).__name__}")
-        if not name:
-            raise ValueError(f"For '{cls}', name: expected a non-empty str, got ''")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"For '{cls}', the name must be a non-empty str, got {name!r}")
         if not isinstance(value, Tensor):
             raise TypeError(f"For '{cls}', value: expected a Tensor, got "
                             f"{type(value).__name__}")
@@ -100,13 +100,13 @@ class _SummaryOp(Primitive):
 
 
 class ScalarSummary(_SummaryOp):
-    """``ScalarSummary()(name, value)``: record a scalar Tensor (shape ``()`` or ``(1,)``)."""
+    """``ScalarSummary()(name, value)``: record a one-element Tensor (any shape)."""
 
     plugin = "scalar"
 
     def check_value(self, shape):
-        if shape not in ((), (1,)):
-            raise ValueError(f"For 'ScalarSummary', value: expected shape () or (1,), got "
+        if int(np.prod(shape)) != 1:
+            raise ValueError(f"For 'ScalarSummary', value: expected one element, got shape "
                              f"{shape}")
 
 

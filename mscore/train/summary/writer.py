@@ -21,8 +21,11 @@ import queue
 import struct
 import threading
 import time
+import urllib.parse
 import warnings
 import weakref
+
+import numpy as np
 
 from mscore.train.summary import events as _events
 from mscore.train.summary.crc32c import masked_crc32c
@@ -92,8 +95,9 @@ class EventWriter:
     """
 
     def __init__(self, directory, prefix="events", suffix="_MS", max_file_size=None,
-                 queue_size=QUEUE_SIZE):
+                 queue_size=QUEUE_SIZE, export_tensors=False):
         self.directory = directory
+        self.export_tensors = export_tensors   # also save 'tensor' values as .npy files
         self.max_file_size = max_file_size
         self._prefix, self._suffix = prefix, suffix
         self._seconds = int(time.time())
@@ -205,6 +209,8 @@ class EventWriter:
                     self._item_written = False
                     event = _events.summary_event(step, wall_time, items)
                     self._write_record(event.SerializeToString(), step)
+                    if self.export_tensors:
+                        self._export_npy(step, items)
                 else:
                     self._write_lineage(item[1])
                 if self._queue.empty():
@@ -278,6 +284,20 @@ class EventWriter:
         self._file.write(record)
         self._size += len(record)
         self._records_in_file += 1
+
+    def _export_npy(self, step, items):
+        """``export_<seconds>/tensor/<quoted tag>_<step>.npy`` for each 'tensor' value (the
+        tag is percent-quoted, '/' included, so it names one file inside that folder)."""
+        folder = os.path.join(self.directory, f"export_{self._seconds}", "tensor")
+        for plugin, tag, value in items:
+            if plugin != "tensor":
+                continue
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            path = os.path.join(folder, f"{urllib.parse.quote(tag, safe='')}_{int(step)}.npy")
+            self._current_path = path
+            with open(path, "wb") as f:
+                np.save(f, value, allow_pickle=False)
+        self._current_path = self.paths[-1]
 
     def _write_lineage(self, record):
         if self._lineage is None:

@@ -72,8 +72,8 @@ def probe():
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA library at import time
         return False, (f"no CUDA device: CuPy cannot be imported ({type(exc).__name__}: "
-                       f"{exc}); install it with 'pip install mscore-cupy[cuda12x]' "
-                       f"(or [cuda13x])"), []
+                       f"{exc}); install CuPy's wheel for the driver's CUDA version: "
+                       f"'pip install cupy-cuda12x' or 'pip install cupy-cuda13x'"), []
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # cupy_backends...CUDARuntimeError: no driver, old driver, ...

@@ -35,6 +35,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.custom_derivatives import SymbolicZero as _SymbolicZero
 
 from mscore.common import dtype as mdt
 from mscore.plugin.backend import Backend
@@ -385,6 +386,29 @@ class JaxBackend(Backend):
         for i, g in zip(diff, dgrads):
             grads[i] = g
         return (value, aux), grads
+
+    def grad_boundary(self, arrays, vjp):
+        """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
+        outputs' cotangents to the inputs' (a ``jax.custom_vjp`` whose forward notes which
+        inputs are differentiated; cells' backward hooks use it)."""
+        needed = []
+
+        @jax.custom_vjp
+        def boundary(*xs):
+            return tuple(xs)
+
+        def forward(*xs):
+            needed[:] = [x.perturbed for x in xs]
+            return tuple(x.value for x in xs), None
+
+        def backward(_, cotangents):
+            cotangents = [jnp.zeros(c.shape, c.dtype) if isinstance(c, _SymbolicZero) else c
+                          for c in cotangents]
+            grads = vjp(cotangents, list(needed))
+            return tuple(g if n else None for g, n in zip(grads, needed))
+
+        boundary.defvjp(forward, backward, symbolic_zeros=True)
+        return list(boundary(*arrays))
 
     def compile(self, fn, donate_argnums=()):
         """``jax.jit(fn, donate_argnums=donate_argnums)``: traced once per input signature.

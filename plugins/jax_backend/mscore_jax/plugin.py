@@ -23,7 +23,7 @@ def _jax_version():
 def probe():
     """``(available, reason, devices)`` without building the backend."""
     if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
-        return False, "jax/jaxlib are not installed (pip install 'mscore-jax')", []
+        return False, "jax/jaxlib are not installed (pip install jax)", []
     try:
         import jax
         devices = jax.devices()

@@ -637,6 +637,12 @@ class TorchBackend(Backend):
             value = value.detach()
         return (value, _detach_tree(aux)), grads
 
+    def grad_boundary(self, arrays, vjp):
+        """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
+        outputs' cotangents to the inputs' (a ``torch.autograd.Function``; cells' backward
+        hooks use it)."""
+        return _GradBoundary.apply(vjp, *arrays)
+
     # -- compilation ---------------------------------------------------------------------
     def compile(self, fn, donate_argnums=()):
         """``fn`` for GRAPH_MODE: ``torch.compile``d when asked for, else ``fn`` itself.
@@ -779,6 +785,24 @@ def _flip_negative_steps(a, index):
             new.append(item)
         axis += 1
     return torch.flip(a, flips), tuple(new)
+
+
+class _GradBoundary(torch.autograd.Function):
+    """Identity forward; backward calls the Python ``vjp`` given as the first input."""
+
+    @staticmethod
+    def forward(vjp, *arrays):
+        return tuple(a.view_as(a) for a in arrays)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.vjp = inputs[0]
+
+    @staticmethod
+    def backward(ctx, *cotangents):
+        needed = list(ctx.needs_input_grad[1:])
+        grads = ctx.vjp(list(cotangents), needed)
+        return (None, *[g if n else None for g, n in zip(grads, needed)])
 
 
 def _func_value_and_grad(fn, primals, has_aux):

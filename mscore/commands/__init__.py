@@ -1,0 +1,84 @@
+"""What every ``mscore`` subcommand shares: one error type, one way to report it, and the
+backend choice with its source.
+
+A subcommand is a module with ``main(argv) -> int`` decorated with :func:`command`, listed in
+``mscore/cli.py``'s ``COMMANDS``. Inside it, a user's mistake is ``raise CommandError(...)``
+(or an argument error of :class:`ArgumentParser`): the command prints one line,
+``mscore NAME: error: MESSAGE``, and exits with status 2, whether it was started from the
+console script or called as ``module.main(argv)``.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+
+USAGE_ERROR = 2
+
+
+class CommandError(Exception):
+    """A user error of a command (bad argument, unknown backend, unreadable input): reported
+    as one line naming where the bad value came from, exit status 2."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its errors raised as :class:`CommandError` (one line, no usage dump)."""
+
+    def error(self, message):
+        """Report an argument error as one line."""
+        raise CommandError(f"{message} (see '{self.prog} --help')")
+
+
+def command(prog):
+    """Decorate a subcommand's ``main(argv) -> int``: a :class:`CommandError` becomes one line
+    on stderr, ``PROG: error: MESSAGE``, and the status 2; Ctrl-C is one line and 130."""
+    def decorate(main):
+        @functools.wraps(main)
+        def run(argv=None):
+            try:
+                return main(argv)
+            except CommandError as exc:
+                print(f"{prog}: error: {exc}", file=sys.stderr)
+                return USAGE_ERROR
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted", file=sys.stderr)
+                return 130
+        return run
+    return decorate
+
+
+def backend_choice(value, option="--backend"):
+    """``(name, source)`` of the backend a command should use: the command-line ``option``
+    when given, else the ``MSCORE_BACKEND`` environment variable, else ``(None, None)`` (the
+    built-in default)."""
+    if value is not None:
+        return value, option
+    from mscore.context import ENV_SOURCE
+    env = os.environ.get("MSCORE_BACKEND")
+    if env:
+        return env, ENV_SOURCE
+    return None, None
+
+
+def select_backend(name, source, device_target=None, device_source="--device-target",
+                   **context):
+    """``mscore.set_context(backend=name, device_target=..., **context)``; a name that is not
+    installed, a backend that cannot run here or a bad device is a :class:`CommandError`
+    naming where the value came from (``source``, ``device_source``)."""
+    import mscore as ms
+    from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
+    if name is not None:
+        context["backend"] = name
+    if device_target is not None:
+        context["device_target"] = device_target
+    try:
+        ms.set_context(**context)
+    except UnknownBackendError as exc:
+        raise CommandError(str(exc.with_source(source))) from None
+    except BackendUnavailableError as exc:
+        raise CommandError(f"{source}: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        where = device_source if device_target is not None else "context"
+        raise CommandError(f"{where}: {exc}") from None
+    return ms.get_context("backend")

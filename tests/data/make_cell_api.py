@@ -1,0 +1,30 @@
+"""Record MindSpore 2.10's answers to the Cell/container cases of ``cell_api_cases.py`` into
+``mindspore_cell_api.json`` beside this script.
+
+Run with the separate MindSpore environment, from this folder:
+
+    /tmp/ms/bin/python make_cell_api.py
+
+``tests/test_cell_api.py`` runs the same cases on mscore and compares.
+"""
+import json
+import os
+import sys
+
+import mindspore as ms
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cell_api_cases import CASES, attempt  # noqa: E402
+
+
+def main():
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    out = {name: attempt(lambda fn=fn: fn(ms)) for name, fn in CASES.items()}
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "mindspore_cell_api.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
