@@ -182,6 +182,9 @@ class BoostTrainOneStepCell(TrainOneStepCell):
                 self.weights, _parallel.get_auto_parallel_context("gradients_mean"),
                 device_number, group=server_group_name(rank // device_number))
         else:
+            # the data-parallel reducer the base cell registered gives way to no reduction
+            if isinstance(getattr(self, "grad_reducer", None), Cell):
+                del self.grad_reducer
             self.grad_reducer = _no_reduction
 
 
