@@ -394,6 +394,21 @@ def test_model_boosts_without_metrics_and_evaluates_the_boosted_network():
                        boost_level="O2")
 
 
+def test_model_checks_boost_level_and_config_up_front():
+    assert ORACLE["model_boost_level_bad_without_optimizer"]["differs"]
+    assert recorded("model_boost_level_bad_without_optimizer") == "WithLossCell"
+    with pytest.raises(ValueError, match="boost_level"):
+        ms.train.Model(NETS["plain"](), nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+                       boost_level="O5")
+    assert ORACLE["model_boost_config_dict_not_a_dict"]["error"]["type"] == "AttributeError"
+    net = NETS["plain"]()
+    for caught in (TypeError, AttributeError):
+        with pytest.raises(caught, match="boost_config_dict: expected a dict"):
+            ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+                           nn.Momentum(net.trainable_params(), 0.1, 0.9), metrics={"acc"},
+                           boost_level="O1", boost_config_dict=["x"])
+
+
 # -- not implemented, with reasons ----------------------------------------------------------------
 def test_dim_reduce_and_group_loss_scale_say_why():
     with pytest.raises(ValueError, match="weight_load_dir"):

@@ -26,6 +26,8 @@ import contextvars
 import copy
 import numbers
 
+from mscore.common._errors import TypeAttributeError
+
 __all__ = ["AutoBoost"]
 
 _MODES = ["auto", "manual", "enable_all", "disable_all"]
@@ -118,8 +120,9 @@ class AutoBoost:
         if boost_config_dict is None:
             boost_config_dict = ""
         if boost_config_dict != "" and not isinstance(boost_config_dict, dict):
-            raise TypeError(f"boost_config_dict: expected a dict (json.load the JSON file), "
-                            f"got {type(boost_config_dict).__name__}")
+            # MindSpore fails on the value's missing .items(): both types catch this one
+            raise TypeAttributeError(f"boost_config_dict: expected a dict (json.load the JSON "
+                                     f"file), got {type(boost_config_dict).__name__}")
         self.level = level
         self.boost_config_dict = boost_config_dict
         self._fn_flag = True
@@ -251,7 +254,7 @@ def boost_model(network, optimizer, eval_network, level, config):
     if optimizer is None:
         import warnings
         warnings.warn("In boost mode, the optimizer must be defined.", RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=4)     # the line that built the Model
         return network, optimizer, eval_network
     network, optimizer = auto.network_auto_process_train(network, optimizer)
     if eval_network is not None:

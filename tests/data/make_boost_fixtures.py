@@ -544,6 +544,58 @@ net = nets['plain']()
 ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
                nn.Momentum(net.trainable_params(), 0.1, 0.9), boost_level='O5')
 """)
+case("build_train_network_boost_none", """
+net = nets['plain']()
+ms.amp.build_train_network(net, nn.Momentum(net.trainable_params(), 0.1, 0.9), boost_level=None)
+""")
+case("model_boost_level_int", """
+net = nets['plain']()
+ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+               nn.Momentum(net.trainable_params(), 0.1, 0.9), metrics={'acc'}, boost_level=1)
+""")
+case("model_boost_level_none", """
+net = nets['plain']()
+ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+               nn.Momentum(net.trainable_params(), 0.1, 0.9), boost_level=None)
+""")
+case("model_boost_level_bad_without_optimizer", """
+net = nets['plain']()
+m = ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True), boost_level='O5')
+result = type(m.train_network).__name__
+""", differs="MindSpore checks boost_level only in build_train_network, so without an "
+             "optimizer a bad level passes unnoticed; mscore's Model checks it up front")
+case("model_boost_without_optimizer", """
+net = nets['plain']()
+m = ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True), metrics={'acc'},
+                   boost_level='O1')
+result = [type(m.train_network).__name__, type(m.predict_network).__name__, type(net.fc).__name__]
+""")
+case("model_acc_level", """
+net = nets['plain']()
+opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+m = ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True), opt, metrics={'acc'},
+                   acc_level='O1')
+result = [type(m.train_network).__name__, type(m.train_network.optimizer).__name__]
+""")
+case("model_acc_level_bad", """
+net = nets['plain']()
+ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+               nn.Momentum(net.trainable_params(), 0.1, 0.9), metrics={'acc'}, acc_level='O4')
+""")
+case("model_boost_config_enable_all_at_O0", """
+net = nets['plain']()
+opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+m = ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True), opt, metrics={'acc'},
+                   boost_config_dict={'boost': {'mode': 'enable_all'}})
+result = [type(m.train_network).__name__, type(m.train_network.optimizer).__name__]
+""")
+case("model_boost_config_dict_not_a_dict", """
+net = nets['plain']()
+ms.train.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True),
+               nn.Momentum(net.trainable_params(), 0.1, 0.9), metrics={'acc'}, boost_level='O1',
+               boost_config_dict=['x'])
+""", differs="MindSpore fails reaching for the list's .items() (AttributeError); mscore "
+             "checks the type up front: TypeAttributeError, both TypeError and AttributeError")
 
 # -- AdaSum, DimReduce, GroupLossScaleManager without a job --------------------------------------
 case("adasum_without_init", """
