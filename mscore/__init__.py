@@ -49,6 +49,7 @@ ConfusionMatrixMetric CosineSimilarity Dice F1 Fbeta HausdorffDistance Loss MAE 
 MeanSurfaceDistance OcclusionSensitivity Perplexity Precision ROC Recall
 RootMeanSquareDistance Top1CategoricalAccuracy Top5CategoricalAccuracy TopKCategoricalAccuracy
 auc get_metric_fn names rearrange_inputs
+data_sink
 """.split())
 # MindSpore's context functions and constants that other work adds to mscore.context.
 _FROM_CONTEXT = frozenset({"ParallelMode", "set_auto_parallel_context",

@@ -110,13 +110,13 @@ def main():
         mode, amp_level = cfg.split(":")
         ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
         xs = x.copy()
-        if amp_level == "O2":
-            # Row 1 of the (shuffled) batch OVERFLOW_STEP lands in rank 1's shard.
-            from mscore.dataset import NumpySlicesDataset
-            order = NumpySlicesDataset({"x": x}, shuffle=True, num_shards=1,
-                                       shard_id=0)._indices(0)
-            xs[order[OVERFLOW_STEP * BATCH + 1]] = 1e6
         ms.reset_auto_parallel_context()
+        if amp_level == "O2":
+            # Row 1 of the (shuffled) batch OVERFLOW_STEP lands in rank 1's shard (the order
+            # of the unsharded pipeline, read outside data-parallel mode).
+            from mscore.dataset import NumpySlicesDataset
+            order = NumpySlicesDataset({"x": x}, shuffle=True)._indices(0)
+            xs[order[OVERFLOW_STEP * BATCH + 1]] = 1e6
         ref = train(ms, nn, amp_level, xs, y, BATCH, seed=1)
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL,
                                      gradients_mean=True)

@@ -169,6 +169,13 @@ def test_gradient_centralization_against_numpy():
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="grad_centralization"):
         nn.SGD([{"params": [q], "grad_centralization": 1}], 0.1)
+    # MindSpore's AdamWeightDecay and AdamOffload take the key and ignore it
+    for kind in (nn.AdamWeightDecay, nn.AdamOffload):
+        flagged, plain = (ms.Parameter(ms.Tensor(conv_w), name=n) for n in ("f", "p"))
+        kind([{"params": [flagged], "grad_centralization": True}], 0.1)((ms.Tensor(g1),))
+        kind([{"params": [plain]}], 0.1)((ms.Tensor(g1),))
+        np.testing.assert_array_equal(flagged.asnumpy(), plain.asnumpy(), err_msg=kind.__name__)
+        assert not np.array_equal(plain.asnumpy(), conv_w)
 
 
 def test_o1_defaults_centralise_and_train():

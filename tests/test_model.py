@@ -468,8 +468,10 @@ def test_sink_thread_errors_reach_the_training_loop():
     data = NumpySlicesDataset((x, y), ["x", "y"], shuffle=False).map(bad, "x").batch(4)
     net = nn.Dense(1, 2)
     model = Model(net, nn.CrossEntropyLoss(), nn.SGD(net.trainable_params(), 0.1))
-    with pytest.raises(KeyError, match="broken row"):
+    # a user function's error reaches the loop as MindSpore raises it (RuntimeError), chained
+    with pytest.raises(RuntimeError, match="broken row") as info:
         model.train(1, data, dataset_sink_mode=True)
+    assert isinstance(info.value.__cause__, KeyError)
 
 
 # -- loss scaling and amp ------------------------------------------------------------------------

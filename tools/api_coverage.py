@@ -120,6 +120,8 @@ def _same_default(ref, value):
             return type(value) is type(want) and value == want
         if isinstance(value, enum.IntEnum):  # signal.SIGTERM is recorded as 15
             value = int(value)
+        elif isinstance(value, enum.Enum) and isinstance(value, str):  # Shuffle.GLOBAL: 'global'
+            value = value.value
         return type(value) in (int, float, str, type(None)) and value == want
     text = ref.get("repr", "")
     if text.startswith("mindspore."):

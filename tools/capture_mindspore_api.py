@@ -29,6 +29,7 @@ MODULES = (
     "mindspore.train.callback", "mindspore.train.serialization", "mindspore.train.summary",
     "mindspore.train.metrics", "mindspore.nn.metrics", "mindspore.common.initializer",
     "mindspore.dataset", "mindspore.communication", "mindspore.boost", "mindspore.context",
+    "mindspore.dataset.transforms", "mindspore.dataset.vision",
     # paths of the 1.x documentation pages (the seeds) and other spellings users write
     "mindspore.train.model", "mindspore.train.loss_scale_manager",
     "mindspore.train.dataset_helper", "mindspore.train.amp",
@@ -47,6 +48,10 @@ _PLATFORMS = re.compile(r"Supported Platforms:\s*\n?\s*((?:``\w+``\s*)+)")
 # ``ms.float``): every public attribute that MindSpore itself defines counts.
 WHOLE_NAMESPACE = ("mindspore",)
 
+# Packages without ``__all__`` whose users write the names their submodules define
+# (``vision.Resize`` is ``mindspore.dataset.vision.transforms.Resize``).
+PACKAGE_REEXPORTS = ("mindspore.dataset.transforms", "mindspore.dataset.vision")
+
 
 def _from_mindspore(value):
     origin = getattr(value, "__name__", "") if inspect.ismodule(value) else \
@@ -62,8 +67,14 @@ def public_names(mod):
         names = list(dict.fromkeys(n for n in mod.__all__ if hasattr(mod, n)
                                    and not n.startswith("_")))
     else:
+        inside = (mod.__name__,)
+        if mod.__name__ in PACKAGE_REEXPORTS:
+            inside = (mod.__name__, mod.__name__ + ".")
         names = [n for n, v in vars(mod).items() if not n.startswith("_")
-                 and getattr(v, "__module__", None) == mod.__name__]
+                 and not inspect.ismodule(v)
+                 and str(getattr(v, "__module__", None)).startswith(inside)
+                 and (str(getattr(v, "__module__", None)) == mod.__name__
+                      or mod.__name__ in PACKAGE_REEXPORTS)]
     if mod.__name__ in WHOLE_NAMESPACE:
         names += sorted(n for n, v in vars(mod).items() if not n.startswith("_")
                         and n not in names and _from_mindspore(v))

@@ -9,6 +9,7 @@ answer as for one process (rank 0 of 1), as MindSpore's do. The state is process
 """
 from __future__ import annotations
 
+import atexit
 import numbers
 from dataclasses import dataclass
 
@@ -114,6 +115,15 @@ def init(backend_name=None):
     GlobalComm.BACKEND = "nccl" if device_target == "GPU" else "mccl"
     GlobalComm.WORLD_COMM_GROUP = f"{GlobalComm.BACKEND}_world_group"
     GlobalComm.INITED = True
+    # An engine's threads still running at interpreter exit abort the process (gloo's:
+    # "terminate called without an active exception"); MindSpore scripts rarely call release.
+    atexit.register(_release_at_exit, collectives)
+
+
+def _release_at_exit(collectives):
+    """``release()`` at interpreter exit, when the job joined by this ``init`` is still on."""
+    if _state["collectives"] is collectives:
+        release()
 
 
 def _join(collectives, env, device_target):

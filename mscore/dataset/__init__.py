@@ -1,4 +1,4 @@
-"""A small dataset pipeline with MindSpore's ``mindspore.dataset`` interface.
+"""The dataset pipeline, with MindSpore's ``mindspore.dataset`` interface.
 
 >>> from mscore.dataset import MnistDataset, vision, transforms
 >>> ds = MnistDataset("MNIST_Data/train")
@@ -6,15 +6,30 @@
 >>> ds = ds.map(transforms.TypeCast(ms.int32), "label").batch(64)
 
 Pipelines run lazily in the calling process (no worker pools); ``Model`` can prefetch their
-batches onto the device in a background thread (``dataset_sink_mode=True``).
+batches onto the device in a background thread (``dataset_sink_mode=True``). Sources:
+``NumpySlicesDataset``, ``GeneratorDataset``, ``PaddedDataset``, ``RandomDataset``,
+``MnistDataset`` / ``FashionMnistDataset`` / ``KMnistDataset``, ``Cifar10Dataset`` /
+``Cifar100Dataset``, ``ImageFolderDataset``, ``FakeImageDataset``, ``TextFileDataset``,
+``CSVDataset``; samplers in :mod:`mscore.dataset.samplers`.
 """
 from mscore.dataset import config, transforms, vision  # noqa: F401
+from mscore.dataset import engine, samplers  # noqa: F401
+from mscore.dataset.callback import DSCallback, WaitedDSCallback  # noqa: F401
 from mscore.dataset.engine import (  # noqa: F401
-    BatchDataset, BatchInfo, Dataset, IterableDataset, MapDataset, RepeatDataset,
-    ShuffleDataset, as_dataset, to_tensor)
-from mscore.dataset.sources import (  # noqa: F401
-    GeneratorDataset, MnistDataset, NumpySlicesDataset, read_idx, write_idx)
+    BatchInfo, CSVDataset, Cifar10Dataset, Cifar100Dataset, Dataset, FakeImageDataset,
+    FashionMnistDataset, GeneratorDataset, ImageFolderDataset, IterableDataset, KMnistDataset,
+    MappableDataset, MnistDataset, NumpySlicesDataset, PaddedDataset, RandomDataset, Schema,
+    TextFileDataset, as_dataset, read_idx, to_tensor, write_idx, zip)
+from mscore.dataset.engine.samplers import (  # noqa: F401
+    DistributedSampler, PKSampler, RandomSampler, Sampler, SequentialSampler, Shuffle,
+    SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
 
-__all__ = ["Dataset", "NumpySlicesDataset", "GeneratorDataset", "MnistDataset",
-           "IterableDataset", "BatchInfo", "config", "vision", "transforms", "as_dataset",
-           "to_tensor", "read_idx", "write_idx"]
+__all__ = ["Dataset", "MappableDataset", "NumpySlicesDataset", "GeneratorDataset",
+           "PaddedDataset", "RandomDataset", "MnistDataset", "FashionMnistDataset",
+           "KMnistDataset", "Cifar10Dataset", "Cifar100Dataset", "ImageFolderDataset",
+           "FakeImageDataset", "TextFileDataset", "CSVDataset", "Schema", "zip", "Sampler",
+           "SequentialSampler", "RandomSampler", "DistributedSampler", "SubsetRandomSampler",
+           "SubsetSampler", "WeightedRandomSampler", "PKSampler", "Shuffle", "DSCallback",
+           "WaitedDSCallback", "BatchInfo", "IterableDataset", "config", "vision",
+           "transforms", "samplers", "engine", "as_dataset", "to_tensor", "read_idx",
+           "write_idx"]

@@ -43,3 +43,22 @@ def __getattr__(name):
     if name in metrics.__all__:  # MindSpore's nn re-exports the metrics (nn.Accuracy)
         return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
+
+
+# -- the rest of MindSpore's losses, optimizers, wrapper cells and rate lists (issue 18) -------
+from mscore.nn.loss import loss as _loss_module  # noqa: E402
+from mscore.nn.loss.loss import *  # noqa: E402,F401,F403
+from mscore.nn.optim import (  # noqa: E402,F401
+    ASGD, FTRL, LARS, AdaMax, Adadelta, Adagrad, AdamOffload, Lamb, LazyAdam, ProximalAdagrad,
+    RMSProp, Rprop)
+from mscore.nn.wrap import (  # noqa: E402,F401
+    ForwardValueAndGrad, GradAccumulationCell, ParameterUpdate, TimeDistributed, WithGradCell)
+from mscore.nn.dynamic_lr import inverse_decay_lr, natural_exp_decay_lr  # noqa: E402,F401
+from mscore.nn.grad import Jvp, Vjp  # noqa: E402,F401
+from mscore.nn import grad  # noqa: E402,F401
+
+__all__ += [n for n in _loss_module.__all__ if n not in __all__] + [
+    "ASGD", "FTRL", "LARS", "AdamOffload", "AdaMax", "Adadelta", "Adagrad", "Lamb", "LazyAdam",
+    "ProximalAdagrad", "RMSProp", "Rprop", "ForwardValueAndGrad", "GradAccumulationCell",
+    "ParameterUpdate", "TimeDistributed", "WithGradCell", "inverse_decay_lr",
+    "natural_exp_decay_lr", "Vjp", "Jvp"]

@@ -30,3 +30,7 @@ def __getattr__(name):
         from mscore.train.summary import summary_ops
         return getattr(summary_ops, name)
     raise AttributeError(f"module 'mscore.ops' has no attribute {name!r}")
+
+# MindSpore's remaining loss functions (issue 18: nn losses)
+from mscore.ops.loss_func import *  # noqa: E402,F401,F403
+from mscore.ops.ctc_func import ctc_loss  # noqa: E402,F401

@@ -1619,7 +1619,8 @@ __all__ = [
 # Primitive instances of ``functional_extra``; they are looked up on first use (those
 # modules build on this one).
 _EXTRA_MODULES = ("mscore.ops.math_func", "mscore.ops.array_func", "mscore.ops.nn_func",
-                  "mscore.ops.functional_extra", "mscore.ops.grad")
+                  "mscore.ops.functional_extra", "mscore.ops.grad", "mscore.ops.loss_func",
+                  "mscore.ops.ctc_func")
 _GRAD_NAMES = ("grad", "value_and_grad", "vjp", "get_grad")
 
 

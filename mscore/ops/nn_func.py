@@ -121,6 +121,8 @@ def fast_gelu(x):
                  F.exp(F.mul(F.sub(x, ax), 0.851)))
 
 
+_BCE_EPS = 1e-12
+
 # -- losses --------------------------------------------------------------------------------------
 def _reduce(loss, reduction):
     if reduction == "mean":
@@ -131,15 +133,16 @@ def _reduce(loss, reduction):
 
 
 def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
-    """``-(y log p + (1 - y) log(1 - p))`` of probabilities ``logits`` (each term's log
-    clamped at -100, as torch and MindSpore do), optionally weighted."""
+    """``-(y log(p + 1e-12) + (1 - y) log(1 - p + 1e-12))`` of probabilities ``logits``
+    (MindSpore's kernel: a probability of exactly 0 or 1 costs -log(1e-12) = 27.63, not
+    infinity), optionally weighted."""
     p = F._float_input(logits, "logits")
     y = F.cast(F._check_tensor(labels, "labels"), p.dtype)
     _reduction(reduction)
     if y.shape != p.shape:
         raise ValueError(f"labels: expected shape {p.shape}, got {y.shape}")
-    log_p = F.maximum(F.log(p), -100.0)
-    log_q = F.maximum(F.log(F.sub(1.0, p)), -100.0)
+    log_p = F.log(F.add(p, _BCE_EPS))
+    log_q = F.log(F.add(F.sub(1.0, p), _BCE_EPS))
     loss = F.neg(F.add(F.mul(y, log_p), F.mul(F.sub(1.0, y), log_q)))
     if weight is not None:
         loss = F.mul(loss, weight)

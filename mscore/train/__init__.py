@@ -27,6 +27,7 @@ _SUBMODULES = {
     "FixedLossScaleManager": "mscore.amp",
     "DynamicLossScaleManager": "mscore.amp",
     "build_train_network": "mscore.amp",
+    "data_sink": "mscore.train._data_sink",
 }
 _CALLBACKS = ("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
               "CheckpointConfig", "EarlyStopping", "ReduceLROnPlateau", "LambdaCallback",

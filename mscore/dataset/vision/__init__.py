@@ -1,7 +1,24 @@
-"""Image transforms (MindSpore's ``mindspore.dataset.vision``)."""
-from mscore.dataset.vision import transforms  # noqa: F401
+"""Image transforms (MindSpore's ``mindspore.dataset.vision``); the MindSpore 1.x paths
+``vision.c_transforms`` and ``vision.py_transforms`` give the same classes."""
+from mscore.dataset.vision import transforms, utils  # noqa: F401
+from mscore.dataset.vision.adjust import (  # noqa: F401
+    AdjustBrightness, AdjustContrast, AdjustGamma, AdjustHue, AdjustSaturation, AutoContrast,
+    CutOut, Equalize, Invert, Posterize, RandomAutoContrast, RandomColorAdjust, RandomEqualize,
+    RandomInvert, ResizedCrop, Solarize, ToNumpy, get_image_num_channels, get_image_size)
+from mscore.dataset.vision.random_transforms import (  # noqa: F401
+    RandomCrop, RandomCropDecodeResize, RandomGrayscale, RandomHorizontalFlip, RandomResizedCrop,
+    RandomRotation, RandomVerticalFlip, not_random)
 from mscore.dataset.vision.transforms import (  # noqa: F401
-    CenterCrop, HWC2CHW, Inter, Normalize, Pad, Rescale, Resize, ToTensor)
+    CenterCrop, ConvertColor, Crop, Decode, Grayscale, HorizontalFlip, HWC2CHW, Normalize, Pad,
+    Rescale, Resize, Rotate, ToPIL, ToTensor, ToType, VerticalFlip)
+from mscore.dataset.vision.utils import Border, ConvertMode, ImageBatchFormat, Inter  # noqa: F401
 
-__all__ = ["Inter", "Rescale", "Normalize", "HWC2CHW", "ToTensor", "Resize", "Pad",
-           "CenterCrop"]
+__all__ = ["Inter", "Border", "ConvertMode", "ImageBatchFormat", "Decode", "Resize", "Rescale",
+           "Normalize", "HWC2CHW", "CenterCrop", "Crop", "Pad", "ToTensor", "ToType", "ToPIL",
+           "Grayscale", "ConvertColor", "HorizontalFlip", "VerticalFlip", "Rotate",
+           "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "AdjustBrightness",
+           "AdjustContrast", "AdjustSaturation", "AdjustHue", "AdjustGamma", "Invert",
+           "Posterize", "Solarize", "AutoContrast", "Equalize", "RandomColorAdjust", "CutOut",
+           "ToNumpy", "get_image_size", "get_image_num_channels", "RandomInvert",
+           "RandomEqualize", "RandomAutoContrast", "ResizedCrop", "not_random"]

@@ -31,6 +31,9 @@ class Momentum(Optimizer):
     def __init__(self, params, learning_rate, momentum, weight_decay=0.0, loss_scale=1.0,
                  use_nesterov=False):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
+        if not isinstance(momentum, float):   # MindSpore: a float, not an int
+            raise TypeError(f"For 'Momentum', the type of 'momentum' should be 'float', but got "
+                            f"type '{type(momentum).__name__}'.")
         momentum = check_number(momentum, "momentum", "Momentum", 0.0)
         self.use_nesterov = check_bool(use_nesterov, "use_nesterov", "Momentum")
         self.momentum = Parameter(Tensor(np.float32(momentum)), name="momentum",
@@ -67,6 +70,10 @@ class SGD(Optimizer):
                  weight_decay=0.0, nesterov=False, loss_scale=1.0):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         cls = "SGD"
+        if self.dynamic_weight_decay:
+            raise TypeError(f"For '{cls}', dynamic weight decay is currently not supported, the "
+                            f"argument 'weight_decay' or 'weight_decay' set in grouped 'params' "
+                            f"must be float or int type.")
         momentum = check_number(momentum, "momentum", cls, 0.0)
         self.dampening = check_number(dampening, "dampening", cls, 0.0)
         self.nesterov = check_bool(nesterov, "nesterov", cls)

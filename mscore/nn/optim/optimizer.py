@@ -8,8 +8,8 @@ An optimizer is a Cell (``auto_prefix=False``) holding the parameters it updates
 ``Parameter._assign``, so the stateless/compiled path sees every change.
 
 Learning rates: a float; a list / 1-d Tensor of per-step rates (the last one stays once the
-list is used up); a ``LearningRateSchedule``. ``global_step`` advances on every call when the
-rate or the weight decay is dynamic (as in MindSpore).
+list is used up); a ``LearningRateSchedule``. ``global_step`` advances on every step (as in
+MindSpore 2.x); the rate of a step is read before it advances.
 
 Weight decay (MindSpore semantics): without parameter groups it applies to every parameter
 whose name contains neither 'beta' nor 'gamma' (normalisation parameters); in a group it
@@ -112,10 +112,12 @@ class Optimizer(Cell):
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
         cls = type(self).__name__
-        if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real) or \
-                not loss_scale > 0 or not np.isfinite(loss_scale):
-            raise ValueError(f"For '{cls}', 'loss_scale' must be a positive finite number, got "
-                             f"{loss_scale!r}")
+        if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real):
+            raise TypeError(f"For '{cls}', the type of 'loss_scale' should be 'float', but got "
+                            f"type '{type(loss_scale).__name__}'.")
+        if not loss_scale > 0 or not np.isfinite(loss_scale):
+            raise ValueError(f"For '{cls}', the 'loss_scale' must be a positive finite float, "
+                             f"but got {loss_scale!r}")
         self.loss_scale = float(loss_scale)
         self.need_scale = self.loss_scale != 1.0
         default_wd = self._weight_decay_arg(weight_decay)
@@ -177,6 +179,7 @@ class Optimizer(Cell):
             self.group_weight_decay = tuple(decay)
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
+        self._mindspore_attributes()
 
     # -- argument handling ------------------------------------------------------------------
     def _weight_decay_arg(self, wd, name="weight_decay"):
@@ -192,6 +195,8 @@ class Optimizer(Cell):
 
     def _param_list(self, params):
         cls = type(self).__name__
+        if params is None:
+            raise ValueError(f"For '{cls}', the argument 'params' can not be None.")
         if isinstance(params, Parameter):
             raise TypeError(f"For '{cls}', 'params' must be a list of Parameters (for example "
                             f"net.trainable_params()), got a single Parameter")
@@ -228,8 +233,8 @@ class Optimizer(Cell):
         for g in groups:
             unknown = set(g) - set(self._GROUP_KEYS)
             if unknown:
-                raise ValueError(f"For '{cls}', unknown group key(s) {sorted(unknown)}; expected "
-                                 f"{list(self._GROUP_KEYS)}")
+                raise KeyError(f"For '{cls}', the key in group params must be one of in "
+                               f"{list(self._GROUP_KEYS)}, but got {sorted(unknown)}.")
             if not isinstance(g.get("grad_centralization", False), bool):
                 raise TypeError(f"For '{cls}', the 'grad_centralization' of a group must be a "
                                 f"bool, got {type(g['grad_centralization']).__name__}")
@@ -257,6 +262,10 @@ class Optimizer(Cell):
             wd = self._weight_decay_arg(g["weight_decay"]) if "weight_decay" in g \
                 else default_wd
             for p in ps:
+                if any(q.name == p.name for q in params):
+                    raise RuntimeError(f"For '{cls}', the {p.name} parameter already exists, it "
+                                       f"does not support repeated setting. Please check whether "
+                                       f"the optimizer parameter has been set multiple times.")
                 params.append(p)
                 lr_of.append(k)
                 decay.append(wd)
@@ -272,7 +281,16 @@ class Optimizer(Cell):
             decay = [decay[i] for i in perm]
         if not params:
             raise ValueError(f"For '{cls}', the parameter groups hold no parameters")
+        self._check_lr_lengths(default_lr, lrs)
         return params, lr_of, lrs, decay, order is not None
+
+    def _check_lr_lengths(self, default_lr, lrs):
+        """Per-step rate lists of the groups must be as long as each other and as the
+        optimizer's own (MindSpore's rule)."""
+        lengths = {len(x) for x in [default_lr, *lrs] if _is_rate_list(x)}
+        if len(lengths) > 1:
+            raise ValueError(f"For '{type(self).__name__}', the Tensor type dynamic learning rate "
+                             f"in group must be the same size as the argument 'learning_rate'.")
 
     def _check_lr(self, lr):
         cls = type(self).__name__
@@ -291,6 +309,9 @@ class Optimizer(Cell):
                 raise TypeError(f"For '{cls}', a Tensor 'learning_rate' must be floating "
                                 f"point, got {lr.dtype}")
             return
+        if isinstance(lr, str):
+            raise ValueError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or "
+                             f"a LearningRateSchedule: could not convert string to float: {lr!r}")
         if isinstance(lr, (LearningRateSchedule, list, tuple)):
             return
         raise TypeError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or a "
@@ -313,11 +334,11 @@ class Optimizer(Cell):
             s.requires_grad = False
         return states
 
-    def _step_lrs(self, advance=True):
-        """``(learning rates, dynamic weight decays)`` of this step: one native float32
-        scalar per group, and ``{id(cell): scalar}`` for weight-decay Cells. Advances
-        ``global_step`` (when anything is dynamic) unless ``advance`` is False. Nothing is
-        kept on ``self``: inside a compiled step these values are symbolic."""
+    def _step_lrs(self):
+        """``(learning rates, dynamic weight decays)`` of this step (read at the current
+        ``global_step``): one native float32 scalar per group, and ``{id(cell): scalar}``
+        for weight-decay Cells. Nothing is kept on ``self``: inside a compiled step these
+        values are symbolic."""
         step = self.global_step
         out = []
         for lr in self._lr_list:
@@ -332,14 +353,19 @@ class Optimizer(Cell):
                 if isinstance(d, Cell) and id(d) not in wd_now:
                     v = d(_wrap(step._data))
                     wd_now[id(d)] = call("reshape", call("cast", v._data, mdt.float32), ())
-        if advance and (self.dynamic_lr or self.dynamic_weight_decay):
-            step._assign(call("add", step._data, call("full", (1,), 1, mdt.int32)))
         return out, wd_now
 
+    def _advance_step(self):
+        """``global_step += 1``: every optimizer step counts, as in MindSpore 2.x (a
+        schedule reads the step before it advances)."""
+        step = self.global_step
+        step._assign(call("add", step._data, call("full", (1,), 1, mdt.int32)))
+
     def get_lr(self):
-        """The learning rate of this step (a float32 Tensor; a tuple with one per parameter
-        when groups have their own rates). Advances ``global_step`` when the rate or the
-        weight decay is dynamic, as MindSpore's ``get_lr`` does."""
+        """The learning rate at the current ``global_step`` (a float32 Tensor; a tuple with
+        one per parameter when groups have their own rates). Changes nothing: a step
+        advances ``global_step`` itself (MindSpore 2.x; a custom optimizer does it with
+        ``self.assignadd(self.global_step, self.global_step_increase_tensor)``)."""
         lrs = [_wrap(x) for x in self._step_lrs()[0]]
         if self.is_group_lr:
             return tuple(lrs[k] for k in self._lr_of)
@@ -383,6 +409,7 @@ class Optimizer(Cell):
         per parameter in the parameter's dtype."""
         grads = self._grads_list(gradients)
         lrs, wd_now = self._step_lrs()
+        self._advance_step()
         consts = _Consts()
         consts.group_lrs = lrs
         consts.wd_now = wd_now
@@ -412,7 +439,7 @@ class Optimizer(Cell):
         """Gradients with ``weight_decay * param`` added where decay applies (Tensors); a
         dynamic weight decay is taken at the current ``global_step``."""
         consts = _Consts()
-        consts.wd_now = self._step_lrs(advance=False)[1]
+        consts.wd_now = self._step_lrs()[1]
         grads = self._grads_list(gradients)
         return tuple(_wrap(self._decayed(i, p, g, consts))
                      for i, (p, g) in enumerate(zip(self.parameters, grads)))
@@ -438,6 +465,97 @@ class Optimizer(Cell):
 
     def extend_repr(self):
         return f"params={len(self.parameters)}"
+
+    # -- what MindSpore code that subclasses Optimizer uses -------------------------------
+    def _mindspore_attributes(self):
+        """The helpers MindSpore's Optimizer gives its subclasses, as plain attributes (a
+        subclass may replace them): ``assignadd``, ``global_step_increase_tensor``,
+        ``map_``/``map_reverse``, ``hyper_map``/``hyper_map_reverse``, ``reciprocal_scale``,
+        ``param_length`` and ``dynamic_decay_flags``."""
+        from mscore.ops.composite import HyperMap, Map
+        from mscore.ops.prim_nn import AssignAdd
+        self.assignadd = AssignAdd()
+        self.global_step_increase_tensor = Tensor(np.ones((1,), np.int32))
+        self.map_ = Map()
+        self.map_reverse = Map(None, True)
+        self.hyper_map = HyperMap()
+        self.hyper_map_reverse = HyperMap(None, True)
+        self.reciprocal_scale = Tensor(np.float32(1.0 / self.loss_scale))
+        self.param_length = len(self.parameters)
+        self.dynamic_decay_flags = tuple(isinstance(d, Cell) for d in self._decay) \
+            if self.is_group else isinstance(self.weight_decay, Cell)
+
+    @property
+    def _parameters(self):
+        """The updated parameters (MindSpore's name for ``parameters``)."""
+        return self.parameters
+
+    @_parameters.setter
+    def _parameters(self, value):
+        self.parameters = value
+
+    @property
+    def unique(self):
+        """Whether gradients of sparse lookups are de-duplicated (accepted; mscore's
+        gradients are dense)."""
+        return self.__dict__.get("_unique", True)
+
+    @unique.setter
+    def unique(self, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"For 'Optimizer', the property 'unique' must be bool, but got "
+                            f"{type(value)}")
+        self.__dict__["_unique"] = value
+
+    @property
+    def target(self):
+        """The device the update runs on (the context's ``device_target``)."""
+        return self._target_name()
+
+    @target.setter
+    def target(self, value):
+        raise NotImplementedError(f"For '{type(self).__name__}', the property 'target' cannot "
+                                  f"be set")
+
+    def _target_name(self):
+        from mscore import context
+        return self.__dict__.get("_target", context.get_context("device_target"))
+
+    def _set_base_target(self, value):
+        cls = type(self).__name__
+        if not isinstance(value, str):
+            raise TypeError(f"For '{cls}', the property 'target' must be string, but got "
+                            f"{type(value)}")
+        if value not in ("CPU", "Ascend", "GPU"):
+            raise ValueError(f"For '{cls}', the property 'target' must be one of ['CPU', "
+                             f"'Ascend', 'GPU'], but got {value}")
+        current = self._target_name()
+        if value not in (current, "CPU"):   # a device build can still run on the host
+            raise ValueError(f"For '{cls}', the property 'target' cannot be set to {value!r} in "
+                             f"the {current!r} environment.")
+        self.__dict__["_target"] = value
+
+    def get_weight_decay(self):
+        """The weight decay of this step: a float32 Tensor (a tuple with one per parameter
+        when the parameters are grouped); a dynamic one is read at ``global_step``."""
+        wd_now = self._step_lrs()[1]
+
+        def value(d):
+            if isinstance(d, Cell):
+                return _wrap(wd_now[id(d)])
+            return Tensor(np.float32(d))
+        if self.is_group:
+            return tuple(value(d) for d in self._decay)
+        return value(self.weight_decay)
+
+    def flatten_gradients(self, gradients):
+        """``gradients`` unchanged."""
+        return gradients
+
+
+def _is_rate_list(lr):
+    """Whether ``lr`` is a per-step list of rates (a list, tuple or 1-d Tensor)."""
+    return isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1)
 
 
 def _centralization_flags(groups, params):

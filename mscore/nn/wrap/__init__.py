@@ -1,6 +1,9 @@
 """Wrapper cells: ``WithLossCell``, ``WithEvalCell``, ``TrainOneStepCell`` (and the loss-scale
 cells of :mod:`mscore.nn.wrap.loss_scale`, loaded on first use)."""
 from mscore.nn.wrap.cell_wrapper import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
+from mscore.nn.wrap.grad_cells import (  # noqa: F401
+    ForwardValueAndGrad, GradAccumulationCell, ParameterUpdate, WithGradCell)
+from mscore.nn.wrap.time_distributed import TimeDistributed  # noqa: F401
 
 _LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
                      "FixedLossScaleUpdateCell")

@@ -76,14 +76,15 @@ class TrainOneStepCell(Cell):
     """One training step: the loss and gradients of ``network`` (which returns the loss)
     with respect to the optimizer's parameters, then the optimizer update. Returns the loss.
 
-    ``TrainOneStepCell(network, optimizer, sens=None)``; ``sens`` (default 1.0) scales the
-    gradients. ``grad_reducer`` (identity; in DATA_PARALLEL mode a
+    ``TrainOneStepCell(network, optimizer, sens=None, return_grad=False)``; ``sens``
+    (default 1.0, 0 is a ``ValueError``) scales the gradients; with ``return_grad`` a step
+    returns ``(loss, {parameter name: gradient})``. ``grad_reducer`` (identity; in DATA_PARALLEL mode a
     :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters
     before the first step) and :meth:`process_grads` are the places to hook gradient
     clipping or reduction.
     """
 
-    def __init__(self, network, optimizer, sens=None):
+    def __init__(self, network, optimizer, sens=None, return_grad=False):
         super().__init__(auto_prefix=False)
         cls = "TrainOneStepCell"
         self.network = _check_cell(network, "network", cls)
@@ -98,7 +99,12 @@ class TrainOneStepCell(Cell):
         if isinstance(sens, bool) or not isinstance(sens, numbers.Real):
             raise TypeError(f"For '{cls}', 'sens' must be a float or None, got "
                             f"{type(sens).__name__}")
+        if sens == 0:
+            raise ValueError("The input argument of 'sens' can not be 0.")
         self.sens = float(sens)
+        self.return_grad = return_grad
+        if return_grad:
+            self.weights_name = [p.name for p in params]
         self.weights = tuple(params)
         self.reducer_flag = False
         self.grad_reducer = _identity
@@ -123,5 +129,19 @@ class TrainOneStepCell(Cell):
 
     def construct(self, *inputs):
         loss, grads = self.grad(*inputs)
-        self.optimizer(self.process_grads(grads))
+        grads = self.process_grads(grads)
+        self.optimizer(grads)
+        if self.return_grad:
+            return loss, dict(zip(self.weights_name, grads))
         return loss
+
+
+_GRAD_CELLS = ("ForwardValueAndGrad", "WithGradCell", "GradAccumulationCell", "ParameterUpdate")
+
+
+def __getattr__(name):
+    # MindSpore defines these in cell_wrapper too; they live in grad_cells (no import cycle).
+    if name in _GRAD_CELLS:
+        from mscore.nn.wrap import grad_cells
+        return getattr(grad_cells, name)
+    raise AttributeError(f"module 'mscore.nn.wrap.cell_wrapper' has no attribute {name!r}")

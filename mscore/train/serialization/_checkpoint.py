@@ -559,8 +559,8 @@ def _text(path, value, what):
 def _check_known_fields(path, message, what):
     """A ValueError when ``message`` holds fields its schema does not know: the bytes are
     some other protobuf (a strategy or print file), not checkpoint entries."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-    unknown = sorted({field.field_number for field in UnknownFieldSet(message)})
+    from mscore.train.proto import unknown_field_numbers
+    unknown = unknown_field_numbers(message)
     if unknown:
         hint = (" (a MindSpore MapTensor entry, which mscore does not load)"
                 if what.startswith("entry") and unknown == [3] else "")

@@ -61,8 +61,8 @@ def _tensor(path, index, tensor):
 def _check_known_fields(path, message, what):
     """A print file written by MindSpore has only the fields of print.proto; others mean
     the file is some other protobuf."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-    unknown = sorted({field.field_number for field in UnknownFieldSet(message)})
+    from mscore.train.proto import unknown_field_numbers
+    unknown = unknown_field_numbers(message)
     if unknown:
         raise _bad(path, f"{what} holds protobuf fields {unknown} that are not part of a "
                          f"print file")

@@ -1,0 +1,4 @@
+"""Callbacks into a dataset pipeline (MindSpore's ``mindspore.dataset.callback``)."""
+from mscore.dataset.callback.ds_callback import DSCallback, WaitedDSCallback  # noqa: F401
+
+__all__ = ["DSCallback", "WaitedDSCallback"]

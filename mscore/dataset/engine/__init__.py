@@ -1,0 +1,34 @@
+"""The dataset pipeline engine (MindSpore's ``mindspore.dataset.engine``), by concern:
+
+- ``datasets``: the ``Dataset`` base class and its pipeline methods;
+- ``ops_rows``, ``ops_batch``, ``ops_combine``: map/filter/shuffle/..., batching,
+  concat/zip/split;
+- ``iterators``: tuple and dict iterators, the device queue, ``to_tensor``;
+- ``samplers``: which rows a random-access source reads (``_stdrandom``: MindSpore's streams);
+- ``mappable``: the base of random-access sources and data-parallel sharding;
+- ``datasets_user_defined``, ``datasets_vision``, ``datasets_text``, ``schema``: the sources;
+- ``binary_files``: bounded reading of IDX and CIFAR files;
+- ``iterable``: any Python iterable as a pipeline.
+"""
+from mscore.dataset.engine.binary_files import read_idx, write_idx  # noqa: F401
+from mscore.dataset.engine.datasets import BatchInfo, Dataset  # noqa: F401
+from mscore.dataset.engine.datasets_text import CSVDataset, TextFileDataset  # noqa: F401
+from mscore.dataset.engine.datasets_user_defined import (  # noqa: F401
+    GeneratorDataset, NumpySlicesDataset, PaddedDataset)
+from mscore.dataset.engine.datasets_vision import (  # noqa: F401
+    Cifar10Dataset, Cifar100Dataset, FakeImageDataset, FashionMnistDataset, ImageFolderDataset,
+    KMnistDataset, MnistDataset)
+from mscore.dataset.engine.iterable import IterableDataset, _raw_row, as_dataset  # noqa: F401
+from mscore.dataset.engine.iterators import (  # noqa: F401
+    DictIterator, TupleIterator, to_tensor)
+from mscore.dataset.engine.mappable import MappableDataset  # noqa: F401
+from mscore.dataset.engine.ops_batch import (  # noqa: F401
+    BatchDataset, BucketBatchByLengthDataset, PaddedBatchDataset)
+from mscore.dataset.engine.ops_combine import ConcatDataset, ZipDataset, zip  # noqa: F401
+from mscore.dataset.engine.ops_rows import (  # noqa: F401
+    FilterDataset, MapDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,
+    SkipDataset, TakeDataset)
+from mscore.dataset.engine.samplers import (  # noqa: F401
+    DistributedSampler, PKSampler, RandomSampler, Sampler, SequentialSampler, Shuffle,
+    SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
+from mscore.dataset.engine.schema import RandomDataset, Schema  # noqa: F401

@@ -1,0 +1,180 @@
+"""Iterators over a pipeline: ``TupleIterator``, ``DictIterator``, and ``DeviceQueue`` (the
+batches of every epoch prepared ahead in a background thread, for a training loop)."""
+from __future__ import annotations
+
+import numpy as np
+
+from mscore.dataset.engine import validators as v
+
+__all__ = ["TupleIterator", "DictIterator", "DeviceQueue", "to_tensor", "to_output"]
+
+_UNSIGNED_TO_SIGNED = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
+                       np.dtype(np.uint64): np.int64}
+
+
+def to_tensor(value):
+    """A :class:`mscore.Tensor` for one column value; unsigned dtypes mscore has no type for
+    (uint16/32/64, e.g. MNIST labels) become the next signed integer type."""
+    from mscore.common.tensor import Tensor
+    if isinstance(value, Tensor):
+        return value
+    arr = np.asarray(value)
+    if arr.dtype in _UNSIGNED_TO_SIGNED:
+        arr = arr.astype(_UNSIGNED_TO_SIGNED[arr.dtype])
+    if arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
+        raise TypeError(f"a column of dtype {arr.dtype} cannot become a Tensor")
+    return Tensor(arr if arr.flags.c_contiguous else arr.copy())
+
+
+def to_output(value, output_numpy, do_copy=False):
+    """A column value as an iterator gives it: a Tensor, or a numpy array with
+    ``output_numpy`` (string and bytes columns are numpy arrays either way, as in
+    MindSpore)."""
+    from mscore.common.tensor import Tensor
+    if isinstance(value, Tensor):
+        return value.asnumpy() if output_numpy else value
+    arr = np.asarray(value)
+    if output_numpy or arr.dtype.kind in "USO":
+        return arr.copy() if do_copy else arr
+    return to_tensor(arr)
+
+
+class _Iterator:
+    """Iterates one epoch per pass; a new pass starts once the previous one has ended."""
+
+    def __init__(self, dataset, columns, num_epochs, output_numpy, do_copy, as_dict):
+        v.check_type(num_epochs, int, "num_epochs")
+        if num_epochs == 0:
+            raise RuntimeError("num_epochs: expected -1 or a positive int, got 0")
+        self._num_epochs = v.check_int(num_epochs, "num_epochs", -1, v.INT32_MAX)
+        self._output_numpy = v.check_bool(output_numpy, "output_numpy")
+        self._do_copy = v.check_bool(do_copy, "do_copy")
+        self._wanted = v.check_optional_columns(columns, "columns")
+        self.dataset = dataset
+        self._as_dict = as_dict
+        self._epochs_done = 0
+        self._current = None
+        self._names = None
+        self._select = None
+
+    def _layout(self):
+        if self._names is None:
+            names = self.dataset.get_col_names()
+            if self._wanted is not None:
+                v.missing_columns(self._wanted, names, "columns")
+                self._select = [names.index(c) for c in self._wanted]
+                names = list(self._wanted)
+            self._names = names
+        return self._names
+
+    def _convert(self, row):
+        if self._select is not None:
+            row = tuple(row[i] for i in self._select)
+        values = [to_output(a, self._output_numpy, self._do_copy) for a in row]
+        if self._as_dict:
+            return dict(zip(self._names, values))
+        return values
+
+    def _start(self):
+        if self._num_epochs != -1 and self._epochs_done >= self._num_epochs:
+            raise RuntimeError(f"the iterator was created with num_epochs={self._num_epochs} "
+                               f"and all of them have been read")
+        self._layout()
+        self._current = iter(self.dataset._next_epoch_rows())
+
+    def __iter__(self):
+        if self._current is None:
+            self._start()
+        return self
+
+    def __next__(self):
+        if self._current is None:
+            self._start()
+        try:
+            row = next(self._current)
+        except StopIteration:
+            self._current = None
+            self._epochs_done += 1
+            raise
+        return self._convert(row)
+
+    def get_col_names(self):
+        """The column names of the rows."""
+        return list(self._layout())
+
+    def stop(self):
+        """End the current pass (the next pass starts a new epoch)."""
+        if self._current is not None:
+            self._current = None
+            self._epochs_done += 1
+
+    def release(self):
+        """MindSpore compatibility: nothing is held between passes."""
+        self.stop()
+
+    def __del__(self):
+        self._current = None
+
+
+class TupleIterator(_Iterator):
+    """Yields a list of column values per row (see ``Dataset.create_tuple_iterator``)."""
+
+    def __init__(self, dataset, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
+        super().__init__(dataset, columns, num_epochs, output_numpy, do_copy, as_dict=False)
+
+
+class DictIterator(_Iterator):
+    """Yields ``{column name: value}`` per row (see ``Dataset.create_dict_iterator``)."""
+
+    def __init__(self, dataset, num_epochs=-1, output_numpy=False, do_copy=False):
+        super().__init__(dataset, None, num_epochs, output_numpy, do_copy, as_dict=True)
+
+
+class DeviceQueue:
+    """The pipeline's rows as tuples of device Tensors, prepared ahead in a background
+    thread (MindSpore's device queue; see ``Dataset.device_que``).
+
+    >>> queue = dataset.device_que()
+    >>> for epoch in range(2):
+    ...     for data, label in queue:
+    ...         ...
+    """
+
+    def __init__(self, dataset, send_epoch_end=True):
+        self._dataset = dataset
+        self._send_epoch_end = send_epoch_end
+        self._helper = None
+
+    def send(self, num_epochs=-1):
+        """Start preparing ``num_epochs`` epochs (-1: as many as are read)."""
+        from mscore.train.dataset_helper import DatasetHelper
+        epochs = 1 if num_epochs == -1 else v.check_int(num_epochs, "num_epochs", 1)
+        self._helper = DatasetHelper(self._dataset, dataset_sink_mode=True, epoch_num=epochs)
+
+    def __iter__(self):
+        if self._helper is None:
+            self.send()
+        return iter(self._helper)
+
+    def get_data_info(self):
+        """``(dtypes, shapes)`` of the columns."""
+        if self._helper is None:
+            self.send()
+        return self._helper.types_shapes()
+
+    def stop_send(self):
+        """Stop the background thread."""
+        if self._helper is not None:
+            self._helper.stop_send()
+
+    def continue_send(self):
+        """Nothing to do: the thread restarts on demand."""
+
+    def release(self):
+        """Free the background thread."""
+        self.stop_send()
+        self._helper = None
+
+    def get_dataset_size(self):
+        """Batches per epoch."""
+        return self._dataset.get_dataset_size()

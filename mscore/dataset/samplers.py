@@ -1,0 +1,9 @@
+"""Samplers (MindSpore's ``mindspore.dataset.samplers``); see
+:mod:`mscore.dataset.engine.samplers`."""
+from mscore.dataset.engine.samplers import (  # noqa: F401
+    BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler,
+    SequentialSampler, Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
+
+__all__ = ["Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
+           "DistributedSampler", "SubsetRandomSampler", "SubsetSampler", "WeightedRandomSampler",
+           "PKSampler", "IterSampler", "Shuffle"]

@@ -1,0 +1,207 @@
+"""Random image transforms.
+
+Each draws from the stream the pipeline gives it (see
+:mod:`mscore.dataset.engine.op_random`) in the order MindSpore's operations draw: a flip is
+``bernoulli(prob)``; ``RandomCrop`` draws the left then the top offset; ``RandomRotation``
+draws the angle from ``uniform_real<float>``; ``RandomResizedCrop`` draws scale, log-ratio,
+then left and top.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mscore.dataset.engine.op_random import generator_for
+from mscore.dataset.transforms.transforms import PyTensorOperation
+from mscore.dataset.vision import utils
+from mscore.dataset.vision.transforms import (
+    _fill_arg, _number, check_center, check_inter, image_array, pad_image, padding_arg,
+    rotate, size_arg)
+from mscore.dataset.vision.utils import Border, Inter
+
+__all__ = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop",
+           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "not_random"]
+
+
+def not_random(func):
+    """Mark a user's image function as deterministic (``func.random = False``) and return
+    it."""
+    func.random = False
+    return func
+
+
+def _check_prob(prob):
+    if not isinstance(prob, (int, float)) or isinstance(prob, bool):
+        raise TypeError(f"prob: expected a float, got {type(prob).__name__}")
+    if not 0 <= prob <= 1:
+        raise ValueError(f"prob: expected a value in [0, 1], got {prob}")
+    return float(prob)
+
+
+class RandomHorizontalFlip(PyTensorOperation):
+    """Mirror the image left to right with probability ``prob``."""
+
+    def __init__(self, prob=0.5):
+        self.prob = _check_prob(prob)
+
+    def __call__(self, img):
+        arr = image_array(img)
+        if generator_for(self).bernoulli(self.prob)[0]:
+            return np.ascontiguousarray(arr[:, ::-1])
+        return arr
+
+
+class RandomVerticalFlip(PyTensorOperation):
+    """Mirror the image top to bottom with probability ``prob``."""
+
+    def __init__(self, prob=0.5):
+        self.prob = _check_prob(prob)
+
+    def __call__(self, img):
+        arr = image_array(img)
+        if generator_for(self).bernoulli(self.prob)[0]:
+            return np.ascontiguousarray(arr[::-1])
+        return arr
+
+
+class RandomCrop(PyTensorOperation):
+    """A random ``size`` region of the image, after padding it by ``padding`` (see ``Pad``)
+    and, with ``pad_if_needed``, up to ``size``."""
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0,
+                 padding_mode=Border.CONSTANT):
+        self.size = size_arg(size)
+        self.padding = None if padding is None else padding_arg(padding)
+        if not isinstance(pad_if_needed, bool):
+            raise TypeError(f"pad_if_needed: expected a bool, got {type(pad_if_needed).__name__}")
+        self.pad_if_needed = pad_if_needed
+        self.fill_value = _fill_arg(fill_value)
+        if not isinstance(padding_mode, Border):
+            raise TypeError(f"padding_mode: expected a Border value, got {padding_mode!r}")
+        self.padding_mode = padding_mode
+
+    def __call__(self, img):
+        arr = image_array(img)
+        th, tw = (self.size, self.size) if isinstance(self.size, int) else self.size
+        if self.padding is not None:
+            arr = pad_image(arr, *self.padding, self.fill_value, self.padding_mode)
+        h, w = arr.shape[:2]
+        if self.pad_if_needed and (h < th or w < tw):
+            ph, pw = max(th - h, 0), max(tw - w, 0)
+            arr = pad_image(arr, pw, ph, pw, ph, self.fill_value, self.padding_mode)
+            h, w = arr.shape[:2]
+        if h < th or w < tw:
+            raise RuntimeError(f"RandomCrop: the crop size {(th, tw)} is larger than the image "
+                               f"{(h, w)}; set pad_if_needed=True or padding")
+        gen = generator_for(self)
+        left = int(gen.uniform_int(0, w - tw)[0])
+        top = int(gen.uniform_int(0, h - th)[0])
+        return arr[top:top + th, left:left + tw]
+
+
+def _pair(value, name, low=None):
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise TypeError(f"{name}: expected a (min, max) pair, got {value!r}")
+    lo, hi = (_number(x, name) for x in value)
+    if lo > hi:
+        raise ValueError(f"{name}: min must not exceed max, got {value!r}")
+    if low is not None and lo < low:
+        raise ValueError(f"{name}: values must be >= {low}, got {value!r}")
+    return lo, hi
+
+
+class RandomResizedCrop(PyTensorOperation):
+    """A random region (area a fraction ``scale`` of the image, aspect ratio in ``ratio``)
+    resized to ``size``; after ``max_attempts`` draws that do not fit, the central region of
+    the nearest allowed ratio."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.),
+                 interpolation=Inter.BILINEAR, max_attempts=10):
+        self.size = size_arg(size)
+        self.scale = _pair(scale, "scale", 0)
+        self.ratio = _pair(ratio, "ratio")
+        if self.ratio[0] <= 0:
+            raise ValueError(f"ratio: values must be positive, got {ratio!r}")
+        self.interpolation = check_inter(interpolation)
+        if not isinstance(max_attempts, int) or isinstance(max_attempts, bool):
+            raise TypeError(f"max_attempts: expected an int, got {max_attempts!r}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts: expected a positive int, got {max_attempts}")
+        self.max_attempts = max_attempts
+
+    def _box(self, h, w, gen):
+        log_lo, log_hi = math.log(self.ratio[0]), math.log(self.ratio[1])
+        for _ in range(self.max_attempts):
+            scale = float(gen.uniform_float(*self.scale)[0])
+            aspect = math.exp(float(gen.uniform_float(log_lo, log_hi)[0]))
+            cw = int(round(math.sqrt(h * w * scale * aspect)))
+            ch = int(round(cw / aspect))
+            if 0 < cw <= w and 0 < ch <= h:
+                left = int(gen.uniform_int(0, w - cw)[0])
+                top = int(gen.uniform_int(0, h - ch)[0])
+                return top, left, ch, cw
+        img_ratio = w / h
+        if img_ratio < self.ratio[0]:
+            cw, ch = w, int(round(w / self.ratio[0]))
+        elif img_ratio > self.ratio[1]:
+            ch, cw = h, int(round(h * self.ratio[1]))
+        else:
+            cw, ch = w, h
+        return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+    def __call__(self, img):
+        arr = image_array(img)
+        top, left, ch, cw = self._box(arr.shape[0], arr.shape[1], generator_for(self))
+        th, tw = (self.size, self.size) if isinstance(self.size, int) else self.size
+        return utils.resize(arr[top:top + ch, left:left + cw], th, tw, self.interpolation)
+
+
+class RandomRotation(PyTensorOperation):
+    """The image rotated by a random angle in ``degrees`` (a number ``d``: ``(-d, d)``, or a
+    (min, max) pair); see ``Rotate`` for the other arguments."""
+
+    def __init__(self, degrees, resample=Inter.NEAREST, expand=False, center=None,
+                 fill_value=0):
+        if isinstance(degrees, numbers.Real) and not isinstance(degrees, bool):
+            if degrees < 0:
+                raise ValueError(f"degrees: a single number must be >= 0, got {degrees}")
+            degrees = (-float(degrees), float(degrees))
+        self.degrees = _pair(degrees, "degrees")
+        self.resample = check_inter(resample)
+        if not isinstance(expand, bool):
+            raise TypeError(f"expand: expected a bool, got {type(expand).__name__}")
+        self.expand, self.center = expand, check_center(center)
+        self.fill_value = _fill_arg(fill_value)
+
+    def __call__(self, img):
+        arr = image_array(img)
+        angle = float(generator_for(self).uniform_float(*self.degrees)[0])
+        return rotate(arr, angle, self.resample, self.expand, self.center, self.fill_value)
+
+
+class RandomGrayscale(PyTensorOperation):
+    """With probability ``prob``, the image in grey, keeping its number of channels."""
+
+    def __init__(self, prob=0.1):
+        self.prob = _check_prob(prob)
+
+    def __call__(self, img):
+        from mscore.dataset.vision.transforms import Grayscale
+        arr = image_array(img)
+        if not generator_for(self).bernoulli(self.prob)[0]:
+            return arr
+        channels = 1 if arr.ndim == 2 else arr.shape[-1]
+        return Grayscale(3 if channels == 3 else 1)(arr)
+
+
+
+
+class RandomCropDecodeResize(RandomResizedCrop):
+    """``Decode`` then ``RandomResizedCrop`` with the same arguments, in one operation (the
+    random region is drawn as ``RandomResizedCrop`` draws it)."""
+
+    def __call__(self, img):
+        from mscore.dataset.vision.transforms import Decode
+        return super().__call__(Decode()(img))
