@@ -89,7 +89,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     """Network + optimizer (+ loss) as a mixed-precision train cell for ``level``.
 
     Returns ``TrainOneStepCell`` (no loss scaling, or a fixed scale that never drops steps)
-    or ``TrainOneStepWithLossScaleCell`` (``(loss, overflow, scale)`` per call).
+    or ``TrainOneStepWithLossScaleCell`` (``(loss, overflow, scale)`` per call); their
+    ``mscore.boost`` counterparts for ``boost_level`` 'O1'/'O2', after
+    ``AutoBoost(boost_level)`` rewrote the network and optimizer (unless they already are).
     """
     from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
     import mscore.nn as nn
@@ -105,11 +107,10 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
         raise ValueError(f"level: expected one of {list(_LEVELS)}, got {level!r}")
     if boost_level not in ("O0", "O1", "O2"):
         raise ValueError(f"boost_level: expected 'O0', 'O1' or 'O2', got {boost_level!r}")
-    if boost_level != "O0":
-        raise NotImplementedError(f"boost_level={boost_level!r}: mindspore.boost (gradient "
-                                  f"freezing, adaptive summation, less-BN) is not "
-                                  f"implemented in mscore yet; use 'O0'")
     validate_build_kwargs(kwargs)
+    if boost_level != "O0":   # less BN, gradient freezing, AdaSum: see mscore.boost
+        from mscore.boost.boost import boost_for_training
+        network, optimizer = boost_for_training(network, optimizer, boost_level)
     level = resolve_auto_level(level)
     config = _level_config(level)
     config.update(kwargs)
@@ -136,9 +137,13 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
         else:
             network = nn.WithLossCell(network, loss_fn)
 
+    step_cell, scaled_cell = nn.TrainOneStepCell, TrainOneStepWithLossScaleCell
+    if boost_level != "O0":
+        from mscore.boost import BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell
+        step_cell, scaled_cell = BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell
     if manager is None:
-        return nn.TrainOneStepCell(network, optimizer)
+        return step_cell(network, optimizer)
     update_cell = manager.get_update_cell()
     if update_cell is None:  # a fixed scale that never drops a step
-        return nn.TrainOneStepCell(network, optimizer, sens=manager.get_loss_scale())
-    return TrainOneStepWithLossScaleCell(network, optimizer, scale_sense=update_cell)
+        return step_cell(network, optimizer, sens=manager.get_loss_scale())
+    return scaled_cell(network, optimizer, scale_sense=update_cell)

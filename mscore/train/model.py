@@ -19,7 +19,8 @@ __all__ = ["Model"]
 
 _AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
 _BOOST_LEVELS = ("O0", "O1", "O2")
-_KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32")
+_KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
+_BOOST_KWARGS = ("boost_config_dict", "acc_level")
 
 
 def _check_int(value, name, minimum):
@@ -51,6 +52,25 @@ def _as_tuple(outputs):
     if isinstance(outputs, list):
         return tuple(outputs)
     return outputs
+
+
+def _boost(network, optimizer, eval_network, boost_level, boost_kwargs):
+    """``(network, optimizer, eval_network, boost_level)`` after mscore.boost's rewrite for
+    ``boost_level`` (and the ``boost_config_dict`` / ``acc_level`` keywords)."""
+    if "acc_level" in boost_kwargs:
+        import warnings
+        warnings.warn("Model: 'acc_level' is MindSpore's old name of 'boost_level'; use "
+                      "boost_level", DeprecationWarning, stacklevel=3)
+        boost_level = boost_kwargs["acc_level"]
+        if not isinstance(boost_level, str) or boost_level not in _BOOST_LEVELS:
+            raise ValueError(f"acc_level: expected one of {list(_BOOST_LEVELS)}, got "
+                             f"{boost_level!r}")
+    if boost_level == "O0" and "boost_config_dict" not in boost_kwargs:
+        return network, optimizer, eval_network, boost_level
+    from mscore.boost.boost import boost_model
+    network, optimizer, eval_network = boost_model(
+        network, optimizer, eval_network, boost_level, boost_kwargs.get("boost_config_dict", ""))
+    return network, optimizer, eval_network, boost_level
 
 
 def _make_eval_cell(network, loss_fn, add_cast_fp32):
@@ -87,7 +107,11 @@ class Model:
             label in its outputs (None: every output goes to every metric).
         amp_level (str): 'O0', 'O1', 'O2', 'O3' or 'auto', passed to
             :func:`mscore.amp.build_train_network`; anything but 'O0' needs an optimizer.
-        boost_level (str): 'O0' (MindSpore's boost levels 'O1'/'O2' are passed on).
+        boost_level (str): 'O0', 'O1' or 'O2': ``mscore.boost.AutoBoost`` rewrites the
+            network and optimizer (less BN, gradient freezing, AdaSum) when an optimizer is
+            given, and ``eval_network`` for evaluation.
+        boost_config_dict (dict): keyword only; AutoBoost's configuration (``acc_level``,
+            MindSpore's old name of ``boost_level``, is accepted with a warning).
         loss_scale_manager (LossScaleManager): keyword only; overrides the level's default.
         keep_batchnorm_fp32 (bool): keyword only; overrides the level's default.
     """
@@ -128,6 +152,9 @@ class Model:
                                                               bool):
             raise TypeError(f"keep_batchnorm_fp32: expected a bool, got "
                             f"{type(kwargs['keep_batchnorm_fp32']).__name__}")
+        boost_kwargs = {k: kwargs.pop(k) for k in _BOOST_KWARGS if k in kwargs}
+        network, optimizer, eval_network, boost_level = _boost(
+            network, optimizer, eval_network, boost_level, boost_kwargs)
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer

@@ -143,6 +143,7 @@ class AdamWeightDecay(Optimizer):
     """
 
     _decay_in_grads = False
+    _centralizes = False   # MindSpore's AdamWeightDecay ignores 'grad_centralization'
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
                  weight_decay=0.0):
@@ -169,6 +170,7 @@ class AdamOffload(Adam):
     """
 
     _POWER_SHAPE = (1,)
+    _centralizes = False   # MindSpore's AdamOffload ignores 'grad_centralization'
 
     def __init__(self, params, learning_rate=0.001, beta1=0.9, beta2=0.999, eps=1e-08,
                  use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0):

@@ -17,11 +17,23 @@ applies to every parameter of the group, with the group's ``weight_decay`` or, w
 has none, the optimizer's. Gradients are divided by ``loss_scale`` first, then
 ``weight_decay * param`` is added.
 
-Parameter groups: a list of dicts with 'params' and optionally 'lr', 'weight_decay' and one
-'order_params' entry (the order in which the optimizer keeps the parameters).
+Parameter groups: a list of dicts with 'params' and optionally 'lr', 'weight_decay',
+'grad_centralization' (a bool) and one 'order_params' entry (the order in which the optimizer
+keeps the parameters).
+
+Gradient centralization (MindSpore's group key, used by ``mscore.boost``): the gradient of a
+flagged parameter with at least 2 dimensions whose second dimension is a multiple of 16 has
+its mean over every axis but the first subtracted, after weight decay.
+
+Every optimizer records how it was built, as MindSpore's ``opt_init_args_register`` does:
+``init_params`` (``{"params": ...}``), ``init_learning_rate`` (None for a schedule) and
+``init_args`` (the other constructor arguments), so ``mscore.boost`` can build one of the same
+kind over other parameters.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -42,6 +54,48 @@ def _default_decay_filter(param):
     return "beta" not in param.name and "gamma" not in param.name
 
 
+def _recording_init(init):
+    """``init`` that first records the constructor's arguments (the outermost call only, so
+    a subclass calling ``super().__init__`` keeps its own)."""
+    try:
+        signature = inspect.signature(init)
+    except (TypeError, ValueError):
+        return init
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if "_init_recorded" not in self.__dict__:
+            object.__setattr__(self, "_init_recorded", True)
+            try:
+                bound = signature.bind(self, *args, **kwargs)
+            except TypeError:
+                pass    # the constructor itself reports the bad call
+            else:
+                params = bound.arguments.get("params")
+                if params is not None and not isinstance(params, (list, tuple, dict)) \
+                        and iter(params) is params:
+                    # an iterator (net.get_parameters()): keep a list, for both
+                    bound.arguments["params"] = list(params)
+                    args, kwargs = bound.args[1:], bound.kwargs
+                _record_init_args(self, bound)
+        return init(self, *args, **kwargs)
+    return wrapper
+
+
+def _record_init_args(opt, bound):
+    bound.apply_defaults()
+    args = dict(bound.arguments)
+    args.pop("self", None)
+    if "params" in args:
+        object.__setattr__(opt, "init_params", {"params": args.pop("params")})
+    if "learning_rate" in args:
+        lr = args.pop("learning_rate")
+        if isinstance(lr, Tensor):
+            lr = lr.asnumpy().tolist()
+        object.__setattr__(opt, "init_learning_rate", None if isinstance(lr, Cell) else lr)
+    object.__setattr__(opt, "init_args", args)
+
+
 class Optimizer(Cell):
     """Base class of optimizers: ``Optimizer(learning_rate, parameters, weight_decay=0.0,
     loss_scale=1.0)``. Subclasses implement ``construct(gradients)`` with the helpers below.
@@ -49,6 +103,12 @@ class Optimizer(Cell):
 
     _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
     _decay_in_grads = True   # False: the subclass applies decoupled decay itself
+    _centralizes = True      # False: the subclass ignores 'grad_centralization' (MindSpore's)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording_init(cls.__dict__["__init__"])
 
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
@@ -84,6 +144,7 @@ class Optimizer(Cell):
             raise ValueError(f"For '{cls}', parameter names must be unique, got duplicates "
                              f"{dup}; give the parameters distinct names")
         self.parameters = ParameterTuple(params)
+        self.grad_centralization_flags = _centralization_flags(groups, params)
         self._lr_of = lr_of
         self.is_group_params_ordered = ordered
         # Learning rates: one entry per group (a single one without groups).
@@ -175,8 +236,9 @@ class Optimizer(Cell):
             if unknown:
                 raise KeyError(f"For '{cls}', the key in group params must be one of in "
                                f"{list(self._GROUP_KEYS)}, but got {sorted(unknown)}.")
-            if g.get("grad_centralization"):
-                raise ValueError(f"For '{cls}', 'grad_centralization' is not supported")
+            if not isinstance(g.get("grad_centralization", False), bool):
+                raise TypeError(f"For '{cls}', the 'grad_centralization' of a group must be a "
+                                f"bool, got {type(g['grad_centralization']).__name__}")
             if "order_params" in g:
                 if order is not None:
                     raise ValueError(f"For '{cls}', 'order_params' may appear only once")
@@ -357,6 +419,9 @@ class Optimizer(Cell):
         if self.exec_weight_decay and self._decay_in_grads:
             grads = [self._decayed(i, p, g, consts) for i, (p, g) in
                      enumerate(zip(self.parameters, grads))]
+        if self._centralizes and any(self.grad_centralization_flags):
+            grads = [_centralized(g) if flag else g
+                     for g, flag in zip(grads, self.grad_centralization_flags)]
         plr = [consts.cast(lrs[k], p.dtype) for k, p in zip(self._lr_of, self.parameters)]
         return grads, plr, consts
 
@@ -379,6 +444,14 @@ class Optimizer(Cell):
         grads = self._grads_list(gradients)
         return tuple(_wrap(self._decayed(i, p, g, consts))
                      for i, (p, g) in enumerate(zip(self.parameters, grads)))
+
+    def gradients_centralization(self, gradients):
+        """Gradients with gradient centralization applied where the parameter's group asks
+        for it (Tensors): the mean over every axis but the first is subtracted from a
+        gradient with at least 2 dimensions whose second dimension is a multiple of 16."""
+        grads = self._grads_list(gradients)
+        return tuple(_wrap(_centralized(g) if flag else g)
+                     for g, flag in zip(grads, self.grad_centralization_flags))
 
     def scale_grad(self, gradients):
         """Gradients divided by ``loss_scale`` (Tensors)."""
@@ -476,11 +549,6 @@ class Optimizer(Cell):
             return tuple(value(d) for d in self._decay)
         return value(self.weight_decay)
 
-    def gradients_centralization(self, gradients):
-        """``gradients`` unchanged (MindSpore centralises convolution gradients of groups
-        with ``grad_centralization``, which mscore does not accept)."""
-        return gradients
-
     def flatten_gradients(self, gradients):
         """``gradients`` unchanged."""
         return gradients
@@ -489,6 +557,32 @@ class Optimizer(Cell):
 def _is_rate_list(lr):
     """Whether ``lr`` is a per-step list of rates (a list, tuple or 1-d Tensor)."""
     return isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1)
+
+
+def _centralization_flags(groups, params):
+    """Per parameter: does its group ask for gradient centralization."""
+    if groups is None:
+        return tuple(False for _ in params)
+    flagged = {id(p) for g in groups if g.get("grad_centralization") and "params" in g
+               for p in g["params"]}
+    return tuple(id(p) in flagged for p in params)
+
+
+def _centralized(g):
+    """Native gradient ``g`` minus its mean over every axis but the first, when it has at
+    least 2 dimensions and a second dimension that is a multiple of 16 (MindSpore's rule);
+    else ``g``."""
+    from mscore import dispatch
+    shape = dispatch.shape(g)
+    if len(shape) < 2 or shape[1] % 16:
+        return g
+    axes = tuple(range(1, len(shape)))
+    count = 1
+    for d in shape[1:]:
+        count *= int(d)
+    total = call("sum", g, axes, True)
+    mean = call("mul", total, call("full", (), 1.0 / count, dispatch.dtype(g)))
+    return call("sub", g, mean)
 
 
 class _Consts:
