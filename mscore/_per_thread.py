@@ -10,7 +10,11 @@
 * ``compiled_depth``: how many compiled (GRAPH_MODE) programs are being traced or run;
 * ``traced_random_stream``: while a compiled program is traced, a private Parameter standing
   in for the global random stream, so that the trace's symbolic values never pass through
-  the process-wide stream another thread reads; None otherwise.
+  the process-wide stream another thread reads; None otherwise;
+* ``cast_copies``: inside :func:`mscore.common.cast_cache.scoped_copies`, the dict of the
+  low-precision weight copies made in that scope; None otherwise;
+* ``exporting``: True while an exporter traces a network (the program as written is
+  recorded: no execution shortcuts).
 
 The selected backend, the device and the global random stream stay process-wide, as
 MindSpore's context is.
@@ -36,6 +40,8 @@ class _PerThread(threading.local):
         self.tracing_depth = 0
         self.compiled_depth = 0
         self.traced_random_stream = None
+        self.cast_copies = None
+        self.exporting = False
 
 
 state = _PerThread()

@@ -111,6 +111,25 @@ def test_export_writes_the_file_mindspore_ran_and_loads_back(backend, net, tmp_p
         assert _without_producer_version(f.read()) == _without_producer_version(g.read())
 
 
+@pytest.mark.parametrize("backend", available_backends())
+def test_export_after_eager_calls_records_the_weights(backend, tmp_path):
+    """At O2 an eager call keeps a float16 copy of each weight; an export after it still
+    records the float32 Parameters and their casts, byte for byte as a fresh network."""
+    use_backend(backend)
+    files = []
+    for calls in (0, 2):
+        make_net, make_inputs = mindir_nets.build(ms)["lenet_bn_o2"]
+        model, inputs = make_net(), make_inputs()
+        for _ in range(calls):
+            model(*inputs)
+        ms.export(model, *inputs, file_name=str(tmp_path / f"after{calls}"),
+                  file_format="MINDIR")
+        with open(tmp_path / f"after{calls}.mindir", "rb") as f:
+            files.append(_without_producer_version(f.read()))
+    assert len(files[1].graph.parameter) == len(files[0].graph.parameter) > 0
+    assert files[1] == files[0]
+
+
 def test_public_names():
     assert ms.load is ms.train.load is ms.train.serialization.load
     assert ms.nn.GraphCell is nn.graph.GraphCell

@@ -8,38 +8,41 @@ cast once. A copy is valid while ``param._data`` is the very array it was made f
 change of a Parameter replaces that array); :meth:`Parameter._assign` also drops it, so a
 stale copy is not kept alive.
 
-Inside a differentiated call (``value_and_grad``) the cast is part of the traced program: the
-copies live in a dict of that call only (:func:`differentiated_call`). Inside a compiled
-program outside such a call nothing is cached (a traced value must not outlive its trace).
+Inside a differentiated call (``value_and_grad``) or a trace for export the cast is part of
+the recorded program: the copies live in a dict of that call only (:func:`scoped_copies`), so
+a copy made eagerly before never stands in for the recorded cast. Inside a compiled program
+outside such a call nothing is cached (a traced value must not outlive its trace).
 """
 from __future__ import annotations
 
 import contextlib
-import contextvars
 
-_call_copies = contextvars.ContextVar("mscore_cast_copies", default=None)
+from mscore._per_thread import state as _thread
+
 _ATTR = "_cast_copy"   # Parameter._assign deletes it
 
 
 @contextlib.contextmanager
-def differentiated_call():
-    """Casts made in the block are cached for the block only (nothing is cached inside a
-    compiled program, where the program itself holds each cast once)."""
+def scoped_copies():
+    """Casts made in the block are cached for the block only, and copies made outside it are
+    not used (nothing is cached inside a compiled program, where the program itself holds
+    each cast once)."""
     from mscore.common import graph
     if graph.in_compiled():
         yield
         return
-    token = _call_copies.set({})
+    outer = _thread.cast_copies
+    _thread.cast_copies = {}
     try:
         yield
     finally:
-        _call_copies.reset(token)
+        _thread.cast_copies = outer
 
 
 def cast_param(param, dtype, make):
     """``make()`` (the cast of ``param`` to ``dtype``), or the copy made from the same value."""
     data = param._data
-    copies = _call_copies.get()
+    copies = _thread.cast_copies
     if copies is None:
         from mscore.common import graph
         if graph.in_compiled():

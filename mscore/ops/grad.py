@@ -123,7 +123,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                     call_args = list(args)
                     for k, p in enumerate(positions):
                         call_args[p] = Tensor._wrap(prims[k])
-                    with cast_cache.differentiated_call():
+                    with cast_cache.scoped_copies():
                         out = fn(*call_args)
                 finally:
                     changed = scope.restore()

@@ -148,14 +148,18 @@ class _ConvNd(_Conv):
                 raise ValueError(f"For '{type(self).__name__}', the input's spatial size {s} "
                                  f"(padded {s + lo + hi}) is smaller than the dilated kernel "
                                  f"{d * (k - 1) + 1}")
-        b = None if self.bias is None else self.cast_param(self.bias)
-        fused = None if b is None else dispatch.fused("conv_bias")  # one op where there is one
-        if fused is not None and b.dtype is x.dtype:
-            return _wrap(fused(x._data, w._data, b._data, self.stride, pads, self.dilation,
-                               self.group))
+        fused = None if self.bias is None else dispatch.fused("conv_bias")
+        if fused is not None:   # one op where there is one
+            b = self.cast_param(self.bias)
+            if b.dtype is x.dtype:
+                return _wrap(fused(x._data, w._data, b._data, self.stride, pads,
+                                   self.dilation, self.group))
         out = call("conv", x._data, w._data, stride=self.stride, padding=pads,
                    dilation=self.dilation, groups=self.group)
-        if b is not None:
+        if self.bias is not None:
+            # cast after the convolution, in MindSpore's order (exported graphs follow it);
+            # a Parameter's cast is made once per value, so a second call costs nothing
+            b = self.cast_param(self.bias)
             out = call("add", out, call("reshape", b._data, self._bias_shape))
         return _wrap(out)
 

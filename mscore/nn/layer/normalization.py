@@ -7,6 +7,7 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore import dispatch
+from mscore._per_thread import state as _thread
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_number,
@@ -70,12 +71,13 @@ class _BatchNorm(Cell):
     def _cast_inputs(self, args, dtype):
         # construct normalises half-precision inputs in float32 itself (fused kernels read
         # them as they are), so a float32 BatchNorm (amp O2's black list) whose float32 input
-        # nothing can observe (no hooks, this class's construct) takes them uncast:
-        # the same result without a cast of the activations each way.
+        # nothing can observe (no hooks, this class's construct, no exporter recording the
+        # program as MindSpore writes it) takes them uncast: the same result without a cast
+        # of the activations each way.
         if dtype is mdt.float32 and len(args) == 1 and isinstance(args[0], Tensor) and \
                 args[0].dtype in (mdt.float16, mdt.bfloat16) and \
                 type(self).construct is _BatchNorm.construct and \
-                not _has_hooks(self):
+                not _has_hooks(self) and not _thread.exporting:
             return args
         return super()._cast_inputs(args, dtype)
 

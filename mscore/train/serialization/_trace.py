@@ -18,6 +18,8 @@ import inspect
 import numpy as np
 
 from mscore import context as _context
+from mscore._per_thread import state as _thread
+from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
@@ -288,9 +290,12 @@ def trace(net, inputs, graph, fused=("softmax", "log_softmax")):
     net.set_train(False)
     _context._context["mode"] = _context.PYNATIVE_MODE
     _context._active = recorder
+    was_exporting, _thread.exporting = _thread.exporting, True
     try:
-        out = net(*inputs)
+        with cast_cache.scoped_copies():   # casts are recorded, not taken from eager copies
+            out = net(*inputs)
     finally:
+        _thread.exporting = was_exporting
         _context._active = real
         _context._context["mode"] = old_mode
         for cell, training in modes:
