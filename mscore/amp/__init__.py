@@ -6,6 +6,8 @@ from mscore.amp.lists import CastList, get_black_list, get_white_list  # noqa: F
 from mscore.amp.loss_scale import (  # noqa: F401
     DynamicLossScaleManager, DynamicLossScaler, FixedLossScaleManager, LossScaleManager,
     LossScaler, StaticLossScaler, all_finite, init_status)
+from mscore.amp.loss_scale import _grad_scale_map, _grad_unscale_map  # noqa: F401  (MindSpore's
+#   LossScaler example imports these two private helpers)
 
 __all__ = ["auto_mixed_precision", "custom_mixed_precision", "build_train_network",
            "get_white_list", "get_black_list", "CastList", "autocast", "LOW_PRECISION_OPS",

@@ -88,6 +88,18 @@ def _map(inputs, fn):
                     f"{type(inputs).__name__}")
 
 
+def _grad_scale_map(scale_value, inputs):
+    """``inputs`` (a Tensor or nested tuple/list) times ``scale_value``, each in its own
+    dtype. MindSpore's own ``LossScaler`` example imports this helper by name."""
+    return _map(inputs, lambda x: F.mul(x, F.cast(scale_value, x.dtype)))
+
+
+def _grad_unscale_map(scale_value, inputs):
+    """``inputs`` divided by ``scale_value``, each in its own dtype (see
+    :func:`_grad_scale_map`)."""
+    return _map(inputs, lambda x: F.div(x, F.cast(scale_value, x.dtype)))
+
+
 class LossScaler:
     """Base of the functional loss scalers: ``scale``, ``unscale``, ``adjust``."""
 
@@ -95,11 +107,11 @@ class LossScaler:
 
     def scale(self, inputs):
         """``inputs`` (a Tensor or nested tuple/list) times the scale, in their own dtype."""
-        return _map(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)))
+        return _grad_scale_map(self.scale_value, inputs)
 
     def unscale(self, inputs):
         """``inputs`` divided by the scale, in their own dtype."""
-        return _map(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)))
+        return _grad_unscale_map(self.scale_value, inputs)
 
     def adjust(self, grads_finite):
         """Update the scale after a step whose gradients were (not) finite."""

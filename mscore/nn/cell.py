@@ -274,6 +274,7 @@ class Cell(HookMixin):
             raise TypeError(f"mode: expected a bool, got {type(mode).__name__}")
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", mode)
+            object.__setattr__(cell, "_phase", "train" if mode else "predict")
         return self
 
     def set_grad(self, requires_grad=True):
@@ -283,8 +284,14 @@ class Cell(HookMixin):
 
     @property
     def phase(self):
-        """'train' or 'eval'."""
-        return "train" if self.training else "eval"
+        """MindSpore's phase name: ``'train'`` until ``set_train(False)`` makes it
+        ``'predict'`` (``set_train(True)``: ``'train'`` again); assignable, as MindSpore's
+        examples do (``update.phase = "update_param"``)."""
+        return self.__dict__.get("_phase", "train")
+
+    @phase.setter
+    def phase(self, value):
+        object.__setattr__(self, "_phase", value)
 
     def to_float(self, dst_type):
         """Compute in ``dst_type`` (float16, bfloat16 or float32) here and in every sub-cell;

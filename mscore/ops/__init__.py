@@ -13,6 +13,7 @@ from mscore.ops.nn_func import *  # noqa: F401,F403
 from mscore.ops.grad import GradOperation, get_grad, grad, value_and_grad, vjp  # noqa: F401
 from mscore.ops.operations import *  # noqa: F401,F403
 from mscore.ops.operations import Primitive  # noqa: F401
+from mscore.ops.primitives import prim_attr_register  # noqa: F401
 from mscore.ops.composite import HyperMap, Map, MultitypeFuncGraph  # noqa: F401
 from mscore.ops import composite, functional, operations  # noqa: F401
 from mscore.ops.functional_extra import *  # noqa: F401,F403

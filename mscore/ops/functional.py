@@ -247,7 +247,10 @@ def cast(input, dtype):  # noqa: A002
 
 
 def stop_gradient(value):
-    """``value`` with no gradient flowing back through it."""
+    """``value`` with no gradient flowing back through it (a Python number is returned as
+    it is, as in MindSpore)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
     x = _check_tensor(value, "value")
     from mscore.autodiff.tracer import unwrap
     return _wrap(call("stop_gradient", unwrap(x._data)))
@@ -427,7 +430,14 @@ select = where
 
 
 def clip_by_value(x, clip_value_min=None, clip_value_max=None):
-    """``x`` limited to [min, max] elementwise (either bound may be None)."""
+    """``x`` limited to [min, max] elementwise (either bound may be None); a list or tuple
+    of Tensors gives a tuple of the clipped Tensors, as in MindSpore."""
+    if isinstance(x, (list, tuple)):
+        if not x or not builtins.all(isinstance(t, Tensor) for t in x):
+            raise TypeError("x: expected a Tensor or a list/tuple of Tensors, got "
+                            f"{type(x).__name__} of "
+                            f"{sorted({type(t).__name__ for t in x}) or 'nothing'}")
+        return tuple(clip_by_value(t, clip_value_min, clip_value_max) for t in x)
     x = _check_tensor(x, "x")
     if clip_value_min is None and clip_value_max is None:
         raise ValueError("clip_by_value: give clip_value_min, clip_value_max or both")
@@ -1298,10 +1308,22 @@ def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
 
 
 def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=mdt.float32):
-    """Uniform values in [minval, maxval) from the global stream (or ``seed``)."""
+    """Uniform values in [minval, maxval) from the global stream (or ``seed``), as in
+    MindSpore: Tensor bounds broadcast with ``shape`` (the result has the broadcast shape),
+    and an integer ``dtype`` gives integers in [minval, maxval)."""
     from mscore.ops.random import draw
-    u = _wrap(draw("uniform", _shape_arg(shape, "shape"), mdt.as_dtype(dtype), seed))
-    return add(mul(u, float(maxval) - float(minval)), float(minval))
+    dtype = mdt.as_dtype(dtype, "dtype")
+    low = minval if isinstance(minval, Tensor) else float(minval)
+    high = maxval if isinstance(maxval, Tensor) else float(maxval)
+    out_shape = np.broadcast_shapes(_shape_arg(shape, "shape"),
+                                    *(b.shape for b in (low, high) if isinstance(b, Tensor)))
+    work = dtype if dtype.is_floating else mdt.float32
+    low, high = (cast(b, work) if isinstance(b, Tensor) else b for b in (low, high))
+    span = high - low if isinstance(high, float) and isinstance(low, float) else sub(high, low)
+    u = _wrap(draw("uniform", out_shape, work, seed))
+    if dtype.is_floating:
+        return add(mul(u, span), low)
+    return cast(add(floor(mul(u, span)), low), dtype)
 
 
 def standard_normal(shape, seed=None, dtype=mdt.float32):

@@ -7,12 +7,32 @@ inside a user's ``construct``.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
+
+
+def prim_attr_register(fn):
+    """Decorator of a Primitive subclass's ``__init__`` (``fn``), as in MindSpore: before
+    ``fn`` runs, the primitive is initialised under its class name and every argument of
+    the call (defaults included) is recorded with ``add_prim_attr`` and in ``init_attrs``."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        Primitive.__init__(self, type(self).__name__)
+        self.init_attrs = {}
+        for name, value in list(bound.arguments.items())[1:]:
+            self.add_prim_attr(name, value)
+            self.init_attrs[name] = value
+        return fn(self, *args, **kwargs)
+    return wrapper
 
 
 class Primitive:
