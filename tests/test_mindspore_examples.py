@@ -190,3 +190,25 @@ def test_uniform_integers_and_broadcast_bounds(backend):
         assert (got >= low.asnumpy()).all() and (got < np.array([8.0, 10.0])).all()
     finally:
         ms.set_context(backend="numpy")
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_gather_with_batch_dims(backend):
+    import numpy as np
+    import mscore as ms
+    from _helpers import use_backend
+    use_backend(backend)
+    try:
+        p = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+        i = np.array([[0, 2], [2, 1]], np.int32)
+        # MindSpore 2.10's shapes: axis 2 -> (2, 3, 2, 5), axis 1 -> (2, 2, 4, 5); values:
+        # per batch row n, numpy.take of p[n] along axis - 1 with i[n]
+        for axis, batch_dims in ((2, 1), (1, 1), (1, -1)):
+            got = ms.ops.gather(ms.Tensor(p), ms.Tensor(i), axis, batch_dims).asnumpy()
+            want = np.stack([np.take(p[n], i[n], axis=axis - 1) for n in range(2)])
+            np.testing.assert_array_equal(got, want)
+        assert got.shape == (2, 2, 4, 5)
+        with pytest.raises(ValueError, match="batch_dims"):
+            ms.ops.gather(ms.Tensor(p), ms.Tensor(i), 0, 1)
+    finally:
+        ms.set_context(backend="numpy")

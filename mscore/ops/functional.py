@@ -954,11 +954,36 @@ def setitem(input, index, value):  # noqa: A002
 def gather(input_params, input_indices, axis, batch_dims=0):
     """Slices of ``input_params`` along ``axis`` picked by ``input_indices``."""
     x = _check_tensor(input_params, "input_params")
-    if batch_dims != 0:
-        raise ValueError("batch_dims: only 0 is supported")
     ax = _axis1(axis, x.ndim)
-    index = (slice(None),) * ax + (input_indices,)
-    return getitem(x, index)
+    if batch_dims == 0:
+        return getitem(x, (slice(None),) * ax + (input_indices,))
+    return _batched_gather(x, _check_tensor(input_indices, "input_indices"), ax, batch_dims)
+
+
+def _batched_gather(x, idx, ax, batch_dims):
+    """``gather`` with ``batch_dims`` leading dimensions shared by the params and the
+    indices: ``out[b..., i..., r...] = x[b..., idx[b..., i...], r...]`` (the dimensions of
+    ``x`` between the batch and ``ax`` stay in front of the index dimensions)."""
+    if not isinstance(batch_dims, int) or isinstance(batch_dims, bool):
+        raise TypeError(f"batch_dims: expected an int, got {type(batch_dims).__name__}")
+    b = batch_dims + idx.ndim if batch_dims < 0 else batch_dims
+    if not 0 <= b <= builtins.min(ax, idx.ndim) or x.shape[:b] != idx.shape[:b]:
+        raise ValueError(f"batch_dims: expected at most axis ({ax}) and the rank of the "
+                         f"indices ({idx.ndim}), with the same leading shape in both, got "
+                         f"{batch_dims} for shapes {x.shape} and {idx.shape}")
+    middle = list(range(b, ax))  # dimensions of x between the batch and the gather axis
+    order = list(range(b)) + [ax] + middle + list(range(ax + 1, x.ndim))
+    moved = transpose(x, tuple(order)) if middle else x
+    iotas = tuple(reshape(arange(0, n, 1, mdt.int64),
+                          (1,) * k + (n,) + (1,) * (idx.ndim - k - 1))
+                  for k, n in enumerate(idx.shape[:b]))
+    out = getitem(moved, iotas + (idx,))  # batch + index dims + middle + rest
+    if not middle:
+        return out
+    n_idx = idx.ndim - b
+    perm = (list(range(b)) + list(range(b + n_idx, b + n_idx + len(middle)))
+            + list(range(b, b + n_idx)) + list(range(b + n_idx + len(middle), out.ndim)))
+    return transpose(out, tuple(perm))
 
 
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
