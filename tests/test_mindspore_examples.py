@@ -28,7 +28,7 @@ SAMPLE_SIZE = 20
 KNOWN_FAILING = {}
 # The share of the corpus that must run, per backend (the measure of issue 18; a drop below
 # is a regression). Measured values are in docs/mindspore-examples.md.
-FLOOR = {"numpy": 0.0, "torch": 0.0, "jax": 0.0}
+FLOOR = {"numpy": 0.97, "torch": 0.0, "jax": 0.0}
 
 
 def _corpus():
