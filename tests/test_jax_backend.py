@@ -581,8 +581,14 @@ def test_graph_traces_once_per_signature():
     assert _leaked(net.get_parameters()) == []
 
 
+def _donate_every_size(monkeypatch):
+    from mscore_jax import backend as jax_backend
+    monkeypatch.setattr(jax_backend, "DONATE_MIN_SIZE", 0)
+
+
 def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
+    _donate_every_size(monkeypatch)   # the mechanics, on small arrays
     net = Affine()
     net(_x())
     net(_x())
@@ -880,6 +886,7 @@ def test_graph_read_only_state_is_aliased_not_copied(monkeypatch):
     """A scalar state the step only reads (a learning rate) keeps its buffer even when the
     step also returns a scalar (the loss): state outputs pair with their own inputs."""
     ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
+    _donate_every_size(monkeypatch)
 
     class Step(nn.Cell):
         def __init__(self):
@@ -899,6 +906,37 @@ def test_graph_read_only_state_is_aliased_not_copied(monkeypatch):
     loss = step(x)
     assert step.lr._data.unsafe_buffer_pointer() == lr_ptr
     assert float(loss.asnumpy()) == 1.5 and float(step.lr.asnumpy()) == 0.5
+
+
+def test_graph_donates_large_state_only():
+    """By default only state arrays of at least DONATE_MIN_SIZE elements are donated: a
+    scalar counter's old buffer stays readable, a 64-element weight's is reused."""
+    from mscore_jax.backend import DONATE_MIN_SIZE
+    ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
+    side = int(np.sqrt(DONATE_MIN_SIZE))
+
+    class Step(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(ms.Tensor(np.ones((side, side), np.float32)), name="w")
+            self.calls = ms.Parameter(ms.Tensor(np.float32(0)), name="calls",
+                                      requires_grad=False)
+
+        def construct(self, x):
+            self.calls.assign_value(self.calls + 1.0)
+            self.w.assign_value(self.w * 0.5)
+            return ops.sum(ops.matmul(x, self.w))
+
+    step = Step()
+    x = ms.Tensor(np.ones((2, side), np.float32))
+    step(x)
+    w_ptr = step.w._data.unsafe_buffer_pointer()
+    calls_before = step.calls._data
+    step(x)
+    assert step.w._data.unsafe_buffer_pointer() == w_ptr           # donated, written in place
+    assert not calls_before.is_deleted() and float(calls_before) == 1.0   # kept
+    assert float(step.calls.asnumpy()) == 2.0
+    np.testing.assert_array_equal(step.w.asnumpy(), np.full((side, side), 0.25, np.float32))
 
 
 def test_x64_is_enabled_only_when_a_64_bit_type_is_requested():

@@ -190,3 +190,23 @@ def without_fused(backend, name):
             del backend.__dict__[name]
         else:
             setattr(backend, name, saved)
+
+
+def value_and_grads(fn, positions, case_key, dtype):
+    """A function of the inputs returning ``{"value", "grads"}``: ``ms.value_and_grad`` at
+    ``positions`` of ``sum(fn(*xs) * C)``, with a fixed random cotangent ``C`` (values in
+    +-[0.5, 1.5], representable in ``dtype``) drawn from ``case_key``."""
+    import mscore as ms
+    from mscore import ops
+
+    def loss(*xs):
+        out = fn(*xs)
+        rng = np.random.default_rng(stable_seed(case_key, "cotangent"))
+        cot = quantize(rng.uniform(0.5, 1.5, size=out.shape) *
+                       rng.choice([-1.0, 1.0], size=out.shape), dtype)
+        return ops.sum(out * ms.Tensor(cot, dtype=out.dtype))
+
+    def run(*xs):
+        value, grads = ms.value_and_grad(loss, grad_position=positions)(*xs)
+        return {"value": value, "grads": list(grads)}
+    return run

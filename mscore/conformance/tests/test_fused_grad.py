@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-import mscore as ms
 from mscore import ops
+from mscore.conformance.harness import value_and_grads
 
 LEVEL = "grad"
 DTYPES = ("float32", "float64")
@@ -112,22 +112,6 @@ CASES = [
 ]
 
 
-def _value_and_grads(case, positions, case_key, dtype):
-    from mscore.conformance.harness import quantize, stable_seed
-
-    def loss(*xs):
-        out = case.fn(*xs)
-        rng = np.random.default_rng(stable_seed(case_key, "cotangent"))
-        cot = quantize(rng.uniform(0.5, 1.5, size=out.shape) *
-                       rng.choice([-1.0, 1.0], size=out.shape), dtype)
-        return ops.sum(out * ms.Tensor(cot, dtype=out.dtype))
-
-    def run(*xs):
-        value, grads = ms.value_and_grad(loss, grad_position=positions)(*xs)
-        return {"value": value, "grads": list(grads)}
-    return run
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fused_grad(kit, case, dtype):
@@ -138,7 +122,7 @@ def test_fused_grad(kit, case, dtype):
                     f"level); the reference autodiff's fused rules are not used by it")
     inputs = case.make(kit)
     positions = tuple(i for i, x in enumerate(inputs) if x.dtype.kind == "f")
-    fn = _value_and_grads(case, positions, kit.case_key, dtype)
+    fn = value_and_grads(case.fn, positions, kit.case_key, dtype)
     with composite_gradients():
         expected = kit.reference(fn, *inputs, dtype=dtype)
     actual = kit.run(fn, *inputs, dtype=dtype)

@@ -10,6 +10,7 @@ import pytest
 
 import mscore as ms
 from mscore import ops
+from mscore.conformance.harness import value_and_grads
 
 DTYPES = ("float32", "float64")
 
@@ -131,27 +132,11 @@ def _differentiated(inputs):
     return tuple(i for i, x in enumerate(inputs) if x.dtype.kind == "f")
 
 
-def _value_and_grads(case, positions, case_key, dtype):
-    from mscore.conformance.harness import quantize, stable_seed
-
-    def loss(*xs):
-        out = case.fn(*xs)
-        rng = np.random.default_rng(stable_seed(case_key, "cotangent"))
-        cot = quantize(rng.uniform(0.5, 1.5, size=out.shape) *
-                       rng.choice([-1.0, 1.0], size=out.shape), dtype)
-        return ops.sum(out * ms.Tensor(cot, dtype=out.dtype))
-
-    def run(*xs):
-        value, grads = ms.value_and_grad(loss, grad_position=positions)(*xs)
-        return {"value": value, "grads": list(grads)}
-    return run
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_grad(kit, case, dtype):
     """Value and gradients of every differentiable input match the reference."""
     inputs = case.make(kit)
     positions = _differentiated(inputs)
-    fn = _value_and_grads(case, positions, kit.case_key, dtype)
+    fn = value_and_grads(case.fn, positions, kit.case_key, dtype)
     kit.check(fn, *inputs, dtype=dtype, what=f"grad of {case.name}", factor=case.factor)
