@@ -4,9 +4,9 @@ The corpus ``tests/data/mindspore_examples.json`` holds the programs that run in
 MindSpore 2.10, with its printed output (made by ``tests/data/make_mindspore_examples.py``).
 The default run takes a fixed sample (``SAMPLE_SIZE`` programs, chosen by the hash of their
 name, so the sample does not move when the corpus grows elsewhere) on the numpy backend in
-one process and checks which of them run; the whole corpus on every installed backend, one
-process per program as ``tools/run_mindspore_examples.py`` measures it, runs with
-``MSCORE_SLOW_TESTS=1``.
+one process and checks which of them run; the whole corpus on every installed backend (in
+batches of 100 programs per process) runs with ``MSCORE_SLOW_TESTS=1`` and must keep the
+share that runs above ``FLOOR``.
 """
 import hashlib
 import os
@@ -28,7 +28,7 @@ SAMPLE_SIZE = 20
 KNOWN_FAILING = {}
 # The share of the corpus that must run, per backend (the measure of issue 18; a drop below
 # is a regression). Measured values are in docs/mindspore-examples.md.
-FLOOR = {"numpy": 0.97, "torch": 0.0, "jax": 0.0}
+FLOOR = {"numpy": 0.97, "torch": 0.97, "jax": 0.97}
 
 
 def _corpus():
@@ -86,8 +86,12 @@ def test_failures_are_grouped_by_type_and_message():
 @pytest.mark.skipif(not SLOW, reason="the whole corpus runs with MSCORE_SLOW_TESTS=1")
 @pytest.mark.parametrize("backend", available_backends(exclude=("cupy",)))
 def test_whole_corpus_rate(backend):
+    """The whole corpus, 100 programs per process (about 30 s a backend; the tool's own
+    measure, one process per program, takes many minutes)."""
     examples = _corpus()["examples"]
-    results = runner.run_all(examples, backend, jobs=2, timeout=120)
+    results = []
+    for start in range(0, len(examples), 100):
+        results += runner.run_batch(examples[start:start + 100], backend, timeout=900)
     ran = sum(r["status"] == "ran" for r in results)
     assert ran / len(examples) >= FLOOR[backend], runner.report(results, backend)
 

@@ -113,7 +113,7 @@ def run_example(example, backend, timeout):
 
 
 _BATCH_CHILD = r"""
-import contextlib, io, json, os, sys, tempfile, traceback
+import contextlib, io, json, os, sys, tempfile
 programs = json.load(sys.stdin)
 out = []
 for source in programs:
@@ -129,7 +129,7 @@ for source in programs:
                 status, cause = "failed", f"SystemExit: {exc.code}"
         except BaseException as exc:
             status = "failed"
-            cause = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            cause = f"{type(exc).__name__}: {str(exc).strip()}".splitlines()[0]
         os.chdir("/")
     out.append({"status": status, "cause": cause, "stdout": buf.getvalue()})
 with open(sys.argv[1], "w") as f:
