@@ -21,11 +21,12 @@ medians and as the median of the per-round ratios.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 
 import numpy as np
+
+import _compare
 
 
 def _parse(argv):
@@ -199,28 +200,12 @@ def build_variants(args):
 
 
 def time_group(fns, sync, args):
-    """Median seconds per step of each function, and per-round ratios to 'native'."""
-    for fn in fns.values():
-        for _ in range(args.warmup):
-            fn()
-    sync()
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    names = list(fns)
-    per_step = {n: [] for n in names}
-    for r in range(args.repeats):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for n in order:
-            fn = fns[n]
-            sync()
-            t0 = clock()
-            for _ in range(args.steps):
-                fn()
-            sync()
-            per_step[n].append((clock() - t0) / args.steps)
-    ratios = {n: [a / b for a, b in zip(per_step[n], per_step["native"])]
-              for n in names if n != "native"}
-    return {n: statistics.median(v) for n, v in per_step.items()}, \
-        {n: statistics.median(v) for n, v in ratios.items()}
+    """Median seconds per step of each function, and per-round ratios to 'native'
+    (``_compare.time_interleaved`` with this script's ``--repeats`` as its rounds)."""
+    rounds = argparse.Namespace(warmup=args.warmup, clock=args.clock, rounds=args.repeats,
+                                steps=args.steps)
+    medians, ratios, _spread = _compare.time_interleaved(fns, sync, rounds)
+    return medians, ratios
 
 
 def main(argv=None):
