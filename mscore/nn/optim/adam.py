@@ -11,7 +11,7 @@ from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, non_negative
 from mscore.nn.optim.adamax import check_betas
-from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer import Optimizer, settable_target
 from mscore.ops.functional import native_addcmul as addcmul
 from mscore.ops.multi_tensor import adam_update, solely_owned
 
@@ -121,15 +121,7 @@ class Adam(Optimizer):
             p._assign(addcmul(p._data, call("div", nm, denom), consts.cast(neg_lrs[k], dt)))
         return True
 
-    @property
-    def target(self):
-        """Where MindSpore runs the update ('CPU', 'GPU' or 'Ascend'); accepted and recorded,
-        the backend decides here."""
-        return self._target_name()
-
-    @target.setter
-    def target(self, value):
-        self._set_base_target(value)
+    target = settable_target
 
 
 class AdamWeightDecay(Optimizer):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, check_range, non_negative, positive
-from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer import Optimizer, settable_target
 
 
 class FTRL(Optimizer):
@@ -59,12 +59,4 @@ class FTRL(Optimizer):
             u._assign(lin)
         return True
 
-    @property
-    def target(self):
-        """Where MindSpore runs the update ('CPU', 'GPU' or 'Ascend'); accepted and recorded,
-        the backend decides here."""
-        return self._target_name()
-
-    @target.setter
-    def target(self, value):
-        self._set_base_target(value)
+    target = settable_target

@@ -554,6 +554,14 @@ class Optimizer(Cell):
         return gradients
 
 
+# The optimizers MindSpore lets a user move to the host (Adam, FTRL, ProximalAdagrad) take
+# ``target = settable_target`` in place of the base class's read-only property.
+settable_target = property(
+    Optimizer._target_name, Optimizer._set_base_target,
+    doc="Where MindSpore runs the update ('CPU', 'GPU' or 'Ascend'); accepted and recorded, "
+        "the backend decides here.")
+
+
 def _is_rate_list(lr):
     """Whether ``lr`` is a per-step list of rates (a list, tuple or 1-d Tensor)."""
     return isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1)

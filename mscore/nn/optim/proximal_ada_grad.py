@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, non_negative
-from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer import Optimizer, settable_target
 from mscore.ops.functional import native_addcmul
 
 
@@ -41,12 +41,4 @@ class ProximalAdagrad(Optimizer):
             p._assign(call("div", call("mul", call("sign", v), shrink), scale))
         return True
 
-    @property
-    def target(self):
-        """Where MindSpore runs the update ('CPU', 'GPU' or 'Ascend'); accepted and recorded,
-        the backend decides here."""
-        return self._target_name()
-
-    @target.setter
-    def target(self, value):
-        self._set_base_target(value)
+    target = settable_target
