@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from mscore.dataset.engine.op_random import generator_for
-from mscore.dataset.transforms.transforms import PyTensorOperation
+from mscore.dataset.transforms.transforms import PyTensorOperation, _check_prob
 from mscore.dataset.vision import utils
 from mscore.dataset.vision.transforms import (
     _fill_arg, _number, check_center, check_inter, image_array, pad_image, padding_arg,
@@ -30,14 +30,6 @@ def not_random(func):
     it."""
     func.random = False
     return func
-
-
-def _check_prob(prob):
-    if not isinstance(prob, (int, float)) or isinstance(prob, bool):
-        raise TypeError(f"prob: expected a float, got {type(prob).__name__}")
-    if not 0 <= prob <= 1:
-        raise ValueError(f"prob: expected a value in [0, 1], got {prob}")
-    return float(prob)
 
 
 class RandomHorizontalFlip(PyTensorOperation):
