@@ -23,6 +23,28 @@ def torch_installed():
     return importlib.util.find_spec("torch") is not None
 
 
+def join_process_group(dist, transport, env):
+    """Join the job's ``torch.distributed`` process group over ``transport`` ('gloo' or
+    'nccl') at its master; a group the user made already is adopted when it matches the job.
+    True when this call made the group (its owner destroys it)."""
+    if dist.is_initialized():
+        if dist.get_world_size() != env.world_size or dist.get_rank() != env.rank:
+            raise RuntimeError(f"torch.distributed is initialised already as rank "
+                               f"{dist.get_rank()} of {dist.get_world_size()}, but the "
+                               f"job says rank {env.rank} of {env.world_size}")
+        return False
+    addr = f"[{env.master_addr}]" if ":" in env.master_addr else env.master_addr
+    try:
+        dist.init_process_group(transport, init_method=f"tcp://{addr}:{env.master_port}",
+                                rank=env.rank, world_size=env.world_size,
+                                timeout=datetime.timedelta(seconds=env.timeout))
+    except Exception as exc:
+        raise RuntimeError(f"torch.distributed.init_process_group({transport!r}) failed for "
+                           f"rank {env.rank} of {env.world_size} at {addr}:"
+                           f"{env.master_port}: {type(exc).__name__}: {exc}") from exc
+    return True
+
+
 class NumpyCollectives(Collectives):
     """``all_reduce``/``broadcast``/``all_gather``/``barrier`` of numpy arrays over gloo."""
 
@@ -42,22 +64,7 @@ class NumpyCollectives(Collectives):
         dist = self._dist
         if device_target != "CPU":
             raise RuntimeError("the numpy backend runs on the CPU only")
-        if dist.is_initialized():
-            if dist.get_world_size() != env.world_size or dist.get_rank() != env.rank:
-                raise RuntimeError(f"torch.distributed is initialised already as rank "
-                                   f"{dist.get_rank()} of {dist.get_world_size()}, but the "
-                                   f"job says rank {env.rank} of {env.world_size}")
-        else:
-            addr = f"[{env.master_addr}]" if ":" in env.master_addr else env.master_addr
-            try:
-                dist.init_process_group("gloo", init_method=f"tcp://{addr}:{env.master_port}",
-                                        rank=env.rank, world_size=env.world_size,
-                                        timeout=datetime.timedelta(seconds=env.timeout))
-            except Exception as exc:
-                raise RuntimeError(f"torch.distributed.init_process_group('gloo') failed for "
-                                   f"rank {env.rank} of {env.world_size} at {addr}:"
-                                   f"{env.master_port}: {type(exc).__name__}: {exc}") from exc
-            self._owns_process_group = True
+        self._owns_process_group = join_process_group(dist, "gloo", env)
         self._world_size = env.world_size
 
     def release(self):

@@ -8,12 +8,11 @@ their input). While ``torch.compile`` traces a GRAPH_MODE step
 """
 from __future__ import annotations
 
-import datetime
-
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as fc
 
+from mscore.backends.numpy.collectives import join_process_group
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
 
 _EAGER_OPS = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX,
@@ -52,25 +51,9 @@ class TorchCollectives(Collectives):
         if not dist.is_available() or not available:
             raise RuntimeError(f"this torch build ({torch.__version__}) has no "
                                f"torch.distributed {transport} backend")
-        if dist.is_initialized():
-            if dist.get_world_size() != env.world_size or dist.get_rank() != env.rank:
-                raise RuntimeError(f"torch.distributed is initialised already as rank "
-                                   f"{dist.get_rank()} of {dist.get_world_size()}, but the "
-                                   f"job says rank {env.rank} of {env.world_size}")
-        else:
-            if transport == "nccl":
-                torch.cuda.set_device(self._backend.torch_device)
-            addr = f"[{env.master_addr}]" if ":" in env.master_addr else env.master_addr
-            try:
-                dist.init_process_group(transport, init_method=f"tcp://{addr}:{env.master_port}",
-                                        rank=env.rank, world_size=env.world_size,
-                                        timeout=datetime.timedelta(seconds=env.timeout))
-            except Exception as exc:
-                raise RuntimeError(f"torch.distributed.init_process_group({transport!r}) "
-                                   f"failed for rank {env.rank} of {env.world_size} at "
-                                   f"{addr}:{env.master_port}: {type(exc).__name__}: "
-                                   f"{exc}") from exc
-            self._owns_process_group = True
+        if transport == "nccl" and not dist.is_initialized():
+            torch.cuda.set_device(self._backend.torch_device)
+        self._owns_process_group = join_process_group(dist, transport, env)
         self._world_size = env.world_size
         self.engine = f"torch.distributed/{transport}"
 
