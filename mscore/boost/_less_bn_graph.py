@@ -28,7 +28,7 @@ from mscore import context as _context
 from mscore._per_thread import state as _thread
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.train.serialization._trace import TraceGraph, _signature, array_args, trace
+from mscore.train.serialization._trace import TraceGraph, array_args, trace
 
 FUSED = ("softmax", "log_softmax", "relu", "dense", "batch_norm")
 _NONE = (2 ** 63, 2 ** 63)           # a branch that removes nothing
@@ -113,12 +113,7 @@ class StructureGraph(TraceGraph):
         """Record op ``name``; unlike the exporters, never read a value back from the
         device (inside a compiled GRAPH_MODE program every value is symbolic): constants
         are known by the ``full`` ops that made them."""
-        bound = _signature(name).bind(*args, **attrs)
-        bound.apply_defaults()
-        ba = dict(bound.arguments)
-        arrays = array_args(name, ba)
-        self.keep.extend(arrays)
-        self.keep.append(out)
+        ba, arrays = self.bind_and_keep(name, args, attrs, out)
         if name == "full":
             self.fills[id(out)] = ba["value"]
         if not any(self.is_dynamic(a) for a in arrays) or any(out is a for a in arrays):

@@ -131,14 +131,20 @@ class TraceGraph:
         return the handle of its output."""
         raise NotImplementedError
 
-    def record(self, name, args, attrs, out):
-        """Record one call of op ``name`` that produced native ``out``."""
+    def bind_and_keep(self, name, args, attrs, out):
+        """``(bound arguments, array arguments)`` of one call of op ``name``; its arrays and
+        ``out`` are kept alive for the graph's lifetime (their ids name graph values)."""
         bound = _signature(name).bind(*args, **attrs)
         bound.apply_defaults()
         ba = dict(bound.arguments)
         arrays = array_args(name, ba)
         self.keep.extend(arrays)
         self.keep.append(out)
+        return ba, arrays
+
+    def record(self, name, args, attrs, out):
+        """Record one call of op ``name`` that produced native ``out``."""
+        ba, arrays = self.bind_and_keep(name, args, attrs, out)
         if name in RANDOM_OPS:
             raise NotImplementedError(
                 f"export: the network draws random numbers ({name}) in inference mode; "
