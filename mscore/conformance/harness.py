@@ -210,3 +210,23 @@ def value_and_grads(fn, positions, case_key, dtype):
         value, grads = ms.value_and_grad(loss, grad_position=positions)(*xs)
         return {"value": value, "grads": list(grads)}
     return run
+
+
+@dataclass
+class GradCase:
+    """A case of the gradient levels: ``make(kit)`` gives numpy inputs (the floating ones
+    are differentiated), ``fn`` computes on mscore Tensors, ``factor`` widens the
+    tolerance."""
+
+    name: str
+    make: object
+    fn: object
+    factor: float = 4.0
+
+    def __repr__(self):
+        return self.name
+
+
+def normal_inputs(*shapes, scale=1.0):
+    """``make`` of a :class:`GradCase`: one normal array per shape."""
+    return lambda kit: [kit.normal(s, scale) for s in shapes]

@@ -8,33 +8,17 @@ fused rules turned off (``mscore.autodiff.fused.composite_gradients``), so every
 differentiated primitive by primitive there."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
 from mscore import ops
-from mscore.conformance.harness import value_and_grads
+from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 
 LEVEL = "grad"
 DTYPES = ("float32", "float64")
 
 
-@dataclass
-class FusedGradCase:
-    """``make(kit)`` gives numpy inputs; the floating ones are differentiated."""
-
-    name: str
-    make: object
-    fn: object
-    factor: float = 4.0
-
-    def __repr__(self):
-        return self.name
-
-
-def _n(*shapes, scale=1.0):
-    return lambda kit: [kit.normal(s, scale) for s in shapes]
+_n = normal_inputs
 
 
 def _sparse(n, c, extra=(), ignore=None, weight=False):
@@ -79,35 +63,35 @@ def _attn_bool_mask(kit):
 
 
 CASES = [
-    FusedGradCase("relu", _away_from_zero((3, 4)), ops.relu),
-    FusedGradCase("gelu_erf", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "none")),
-    FusedGradCase("gelu_tanh", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "tanh")),
-    FusedGradCase("dense_bias", _n((2, 3, 4), (5, 4), (5,)), ops.dense),
-    FusedGradCase("softmax_axis1", _n((2, 5, 3), scale=2.0), lambda x: ops.softmax(x, 1)),
-    FusedGradCase("log_softmax", _n((4, 6), scale=2.0), lambda x: ops.log_softmax(x, -1)),
-    FusedGradCase("cross_entropy_ignore_index", _sparse(6, 5, ignore=-100),
+    GradCase("relu", _away_from_zero((3, 4)), ops.relu),
+    GradCase("gelu_erf", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "none")),
+    GradCase("gelu_tanh", _n((3, 4), scale=2.0), lambda x: ops.gelu(x, "tanh")),
+    GradCase("dense_bias", _n((2, 3, 4), (5, 4), (5,)), ops.dense),
+    GradCase("softmax_axis1", _n((2, 5, 3), scale=2.0), lambda x: ops.softmax(x, 1)),
+    GradCase("log_softmax", _n((4, 6), scale=2.0), lambda x: ops.log_softmax(x, -1)),
+    GradCase("cross_entropy_ignore_index", _sparse(6, 5, ignore=-100),
                   lambda x, t: ops.cross_entropy(x, t)),
-    FusedGradCase("cross_entropy_smoothing_sum", _sparse(6, 5, ignore=2),
+    GradCase("cross_entropy_smoothing_sum", _sparse(6, 5, ignore=2),
                   lambda x, t: ops.cross_entropy(x, t, ignore_index=2, reduction="sum",
                                                  label_smoothing=0.2)),
-    FusedGradCase("cross_entropy_weighted_nd", _sparse(3, 4, extra=(2,), ignore=-100,
+    GradCase("cross_entropy_weighted_nd", _sparse(3, 4, extra=(2,), ignore=-100,
                                                        weight=True),
                   lambda x, t, w: ops.cross_entropy(x, t, w, label_smoothing=0.1)),
-    FusedGradCase("cross_entropy_probabilities", _soft(6, 5, weight=True),
+    GradCase("cross_entropy_probabilities", _soft(6, 5, weight=True),
                   lambda x, t, w: ops.cross_entropy(x, t, w, reduction="none",
                                                     label_smoothing=0.1)),
-    FusedGradCase("layer_norm_affine", _n((3, 4, 6), (6,), (6,)),
+    GradCase("layer_norm_affine", _n((3, 4, 6), (6,), (6,)),
                   lambda x, w, b: ops.layer_norm(x, (6,), w, b, 1e-5)),
-    FusedGradCase("batch_norm_train", _n((4, 3, 2, 2), (3,), (3,)), _bn_train),
-    FusedGradCase("batch_norm_eval", _bn_eval_inputs,
+    GradCase("batch_norm_train", _n((4, 3, 2, 2), (3,), (3,)), _bn_train),
+    GradCase("batch_norm_eval", _bn_eval_inputs,
                   lambda x, w, b, m, v: ops.batch_norm(x, m, v, w, b, training=False,
                                                        eps=1e-5)),
-    FusedGradCase("conv2d_bias", _n((2, 4, 5, 5), (6, 2, 3, 3), (6,)),
+    GradCase("conv2d_bias", _n((2, 4, 5, 5), (6, 2, 3, 3), (6,)),
                   lambda x, w, b: ops.conv2d(x, w, b, stride=(2, 1), pad_mode="pad",
                                              padding=1, groups=2)),
-    FusedGradCase("attention_causal", _n((2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 2)),
+    GradCase("attention_causal", _n((2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 2)),
                   lambda q, k, v: ops.scaled_dot_product_attention(q, k, v, is_causal=True)),
-    FusedGradCase("attention_bool_mask", _attn_bool_mask,
+    GradCase("attention_bool_mask", _attn_bool_mask,
                   lambda q, k, v, m: ops.scaled_dot_product_attention(q, k, v, attn_mask=m)),
 ]
 

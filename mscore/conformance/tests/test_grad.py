@@ -3,33 +3,17 @@ cotangent) on the backend under test — its native autodiff, or mscore's refere
 over its primitives — against the numpy reference autodiff in float64."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
 import mscore as ms
 from mscore import ops
-from mscore.conformance.harness import value_and_grads
+from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 
 DTYPES = ("float32", "float64")
 
 
-@dataclass
-class GradCase:
-    """``make(kit)`` gives numpy inputs; the float ones are differentiated."""
-
-    name: str
-    make: object
-    fn: object
-    factor: float = 4.0
-
-    def __repr__(self):
-        return self.name
-
-
-def _n(*shapes, scale=1.0):
-    return lambda kit: [kit.normal(s, scale) for s in shapes]
+_n = normal_inputs
 
 
 def _u(low, high, *shapes):
