@@ -372,7 +372,7 @@ def _entry(outcome, dtype="float32", needs=()):
 def test_verdict_fails_a_full_run_that_leaves_a_declaration_untested():
     target = _target(capabilities={"collectives"}, dtypes=("float32", "int8"))
     entries = [_entry("passed"), _entry("skipped", "int8")]
-    table = coverage.target_coverage(target.spec, entries, {"collectives", "compile"})
+    table = coverage.target_coverage(target, entries, {"collectives", "compile"})
     assert table["dtypes"]["int8"]["status"] == "not tested"
     assert table["capabilities"] == {"collectives": {"status": "not tested"},
                                      "compile": {"status": "not declared"}}

@@ -42,17 +42,18 @@ def _counts(outcomes):
     return out
 
 
-def target_coverage(spec, entries, known_capabilities):
+def target_coverage(target, entries, known_capabilities):
     """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}}`` for one target's test
-    entries (each with ``dtype``, ``needs`` and ``outcome``)."""
+    entries (each with ``dtype``, ``needs`` and ``outcome``): what the backend declares on
+    the target's device."""
     dtypes = {}
-    for d in spec.dtypes:
+    for d in target.dtypes:
         outcomes = [e["outcome"] for e in entries if e["dtype"] == d]
         dtypes[d] = {"status": _status(outcomes), **_counts(outcomes)}
     capabilities = {}
     for cap in sorted(known_capabilities):
         outcomes = [e["outcome"] for e in entries if cap in e.get("needs", ())]
-        status = _status(outcomes) if cap in spec.capabilities else NOT_DECLARED
+        status = _status(outcomes) if cap in target.capabilities else NOT_DECLARED
         capabilities[cap] = {"status": status, **_counts(outcomes)}
     return {"dtypes": dtypes, "capabilities": capabilities}
 

@@ -162,6 +162,14 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
                       f"{max_abs:.3g}, max rel err {max_rel:.3g})")
 
 
+def bit_pattern(array):
+    """The bits of a numpy array as unsigned integers of its item size (NaN payloads and
+    the sign of zero included), for bit-identity checks."""
+    a = np.ascontiguousarray(array)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) \
+        else a
+
+
 def flatten(value):
     """Leaves of nested tuples/lists/dicts, in order."""
     if isinstance(value, dict):

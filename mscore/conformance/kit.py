@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mscore.common import dtype as mdt
-from mscore.conformance import harness
+from mscore.conformance import calls, harness
 
 REFERENCE_BACKEND = "numpy"
 _REFERENCE_CACHE: dict = {}
@@ -44,6 +44,23 @@ class Target:
         """The device number (0 unless the device is written "GPU:N")."""
         parts = self.device.split(":")
         return int(parts[1]) if len(parts) > 1 else 0
+
+    @property
+    def dtypes(self):
+        """The dtypes the backend declares on this device."""
+        return self.spec.dtypes_on(self.device) if self.spec is not None else ()
+
+    @property
+    def capabilities(self):
+        """The capabilities the backend declares on this device."""
+        return self.spec.capabilities_on(self.device) if self.spec is not None else frozenset()
+
+    @property
+    def declarer(self):
+        """Who declares: "torch", or "torch on GPU" when the device has its own entry."""
+        if self.spec is not None and self.spec.varies_by_device(self.device):
+            return f"{self.name} on {self.device_target}"
+        return self.name
 
     def __repr__(self):
         return self.id
@@ -113,19 +130,26 @@ class Kit:
         registry = get_registry()
         self.backend = registry.get(target.name)
         self.ref = registry.get(REFERENCE_BACKEND)
+        self.calls = calls.instrument(self.backend)
         self.rng = np.random.default_rng(harness.stable_seed(case_key))
 
     # -- capabilities ------------------------------------------------------------------------
+    @property
+    def declarer(self):
+        """Who declares what the test checks ("torch", or "torch on GPU" when the device
+        has its own entry): failure messages start with it."""
+        return self.target.declarer
+
     def has_dtype(self, dtype):
-        """True when the backend declares ``dtype``."""
-        return harness.dtype_name(dtype) in self.spec.dtypes
+        """True when the backend declares ``dtype`` on the kit's device."""
+        return harness.dtype_name(dtype) in self.target.dtypes
 
     def require_dtype(self, *dtypes):
         """Skip the test unless every dtype is declared by the backend."""
         import pytest
         for d in dtypes:
             if not self.has_dtype(d):
-                pytest.skip(f"{harness.dtype_name(d)} not declared by {self.name}")
+                pytest.skip(f"{harness.dtype_name(d)} not declared by {self.declarer}")
 
     def widest_float(self):
         """The widest floating dtype the backend declares ("float64", "float32", ...)."""
@@ -136,15 +160,21 @@ class Kit:
         pytest.skip(f"no floating dtype declared by {self.name}")
 
     def has(self, capability):
-        """True when the backend declares ``capability`` ("compile", "native_autodiff")."""
-        return capability in self.spec.capabilities
+        """True when the backend declares ``capability`` ("compile", "native_autodiff") on
+        the kit's device."""
+        return capability in self.target.capabilities
 
     def require(self, *capabilities):
         """Skip the test unless every capability is declared by the backend."""
         import pytest
         for c in capabilities:
             if not self.has(c):
-                pytest.skip(f"capability {c!r} not declared by {self.name}")
+                pytest.skip(f"capability {c!r} not declared by {self.declarer}")
+
+    def broken_declaration(self, what, happened):
+        """The failure of a declaration that does not hold: "torch declares WHAT, but
+        HAPPENED" (one line)."""
+        return harness.ConformanceFailure(f"{self.declarer} declares {what}, but {happened}")
 
     def fused(self, name):
         """The backend's fused op ``name`` or None."""
@@ -167,7 +197,9 @@ class Kit:
         ms.set_context(backend=REFERENCE_BACKEND, device_target="CPU", device_id=0,
                        mode=ms.PYNATIVE_MODE)
         try:
-            yield self.ref
+            with self.calls.paused() if self.ref is self.backend else \
+                    contextlib.nullcontext():
+                yield self.ref
         finally:
             self.activate()
             ms.set_context(mode=saved_mode)

@@ -341,7 +341,7 @@ def _quick_deselection(items):
             continue  # capability checks are few and each certifies a declaration
         dtype = params.get("dtype")
         name = "-" if dtype is None else getattr(dtype, "name", dtype)
-        if dtype is not None and name not in target.spec.dtypes:
+        if dtype is not None and name not in target.dtypes:
             continue
         case = tuple(sorted((k, getattr(v, "id", None) or repr(v)) for k, v in params.items()
                             if k not in ("kit", "dtype")))
@@ -374,17 +374,16 @@ def kit(request):
     target = request.param
     if target.unavailable:
         pytest.skip(target.unavailable)
-    spec = target.spec
     params = request.node.callspec.params
     dtype = params.get("dtype")
     if dtype is not None:
         name = harness.dtype_name(dtype)
-        if name not in spec.dtypes:
-            pytest.skip(f"{name} not declared by {target.name}")
+        if name not in target.dtypes:
+            pytest.skip(f"{name} not declared by {target.declarer}")
     for marker in request.node.iter_markers(_KIT_MARKER):
         for cap in marker.args:
-            if cap not in spec.capabilities:
-                pytest.skip(f"capability {cap!r} not declared by {target.name}")
+            if cap not in target.capabilities:
+                pytest.skip(f"capability {cap!r} not declared by {target.declarer}")
     state = request.config.stash[_STATE_KEY]
     info = state.items.get(request.node.nodeid, {})
     record = Record()

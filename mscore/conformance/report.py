@@ -172,8 +172,10 @@ def build_report(state, entries, stale, verdict, coverage, profile):
         if spec is not None:
             info.update({"version": spec.version, "plugin": spec.plugin,
                          "distribution": spec.distribution,
-                         "declared_devices": list(spec.devices), "dtypes": list(spec.dtypes),
-                         "capabilities": sorted(spec.capabilities),
+                         "declared_devices": list(spec.devices),
+                         "dtypes": list(target.dtypes),
+                         "capabilities": sorted(target.capabilities),
+                         "device_specific": spec.varies_by_device(target.device),
                          "fused_ops": _fused_ops(target)})
         info["coverage"] = coverage.get(target.id)
         backends.append(info)
@@ -229,5 +231,5 @@ def coverage_tables(state, entries):
             continue
         mine = [e for e in entries if e["backend"] == target.name and
                 e["device"] == target.device]
-        tables[target.id] = cov.target_coverage(target.spec, mine, KNOWN_CAPABILITIES)
+        tables[target.id] = cov.target_coverage(target, mine, KNOWN_CAPABILITIES)
     return tables

@@ -11,7 +11,8 @@ This module holds the checks that need no second process:
   ``mscore_collectives_impl`` for the backend, implementing every operation);
 - ``native_autodiff``: ``ms.value_and_grad`` goes through the backend's own
   ``value_and_grad`` and gives the reference's gradients;
-- ``deterministic``: the same program run twice gives bit-identical results;
+- ``deterministic``: the same program run twice gives bit-identical results (in
+  ``test_determinism.py``);
 - ``donation``: a donated argument's buffer is really given up (reading it afterwards fails
   or shows the new values), the other arguments stay intact, and in GRAPH_MODE nothing the
   user can still read (a Tensor taken from a Parameter before the step) is invalidated.
@@ -31,7 +32,7 @@ LEVEL = "capabilities"
 
 
 def _declared_without(kit, capability, what):
-    return harness.ConformanceFailure(f"{kit.name} declares {capability!r}, but {what}")
+    return kit.broken_declaration(repr(capability), what)
 
 
 def _collectives_missing(kit):
@@ -74,7 +75,7 @@ def _missing_implementation(kit, capability):
     return None
 
 
-STRUCTURAL = sorted(KNOWN_CAPABILITIES - {"deterministic"})
+STRUCTURAL = sorted(KNOWN_CAPABILITIES - {"deterministic"})   # has no callable behind it
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.mscore_needs(c), id=c)
@@ -172,78 +173,6 @@ def test_value_and_grad_contract(kit):
                      factor=2.0)
 
 
-# -- deterministic -----------------------------------------------------------------------------
-def _programs(kit, dtype):
-    """name -> numpy-returning program of native ops whose results must not vary."""
-    b = kit.backend
-    d = mdt.get_dtype(dtype)
-    x = kit.native(kit.normal((16, 24)), dtype)
-    w = kit.native(kit.normal((24, 12)), dtype)
-    img = kit.native(kit.normal((2, 3, 9, 9)), dtype)
-    ker = kit.native(kit.normal((4, 3, 3, 3)), dtype)
-    idx = b.from_numpy(kit.integers((40,), 0, 16))
-    upd = kit.native(kit.normal((40, 24)), dtype)
-    return {
-        "matmul": lambda: b.matmul(x, w),
-        "conv": lambda: b.conv(img, ker, (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
-        "sum": lambda: b.sum(b.mul(x, x), (0,), False),
-        "scatter_add (repeated indices)": lambda: b.scatter_add(
-            b.full((16, 24), 0, d), (idx,), upd),
-    }
-
-
-def _bits(array):
-    a = np.ascontiguousarray(array)
-    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) \
-        else a
-
-
-def _assert_bit_identical(kit, what, first, second):
-    f, s = np.asarray(first), np.asarray(second)
-    if f.shape != s.shape or f.dtype != s.dtype:
-        raise _declared_without(kit, "deterministic", f"two runs of {what} gave {f.shape} "
-                                f"{f.dtype} and {s.shape} {s.dtype}")
-    differ = _bits(f) != _bits(s)
-    if differ.any():
-        diff = np.abs(f.astype(np.float64) - s.astype(np.float64))
-        raise _declared_without(
-            kit, "deterministic",
-            f"two runs of {what} gave different bits in {int(differ.sum())} of {f.size} "
-            f"elements (max abs difference {float(np.nanmax(diff)):.3g})")
-
-
-@pytest.mark.mscore_needs("deterministic")
-def test_deterministic(kit):
-    """Running the same ops, and the same 3 training steps, twice gives identical bits."""
-    dtype = kit.widest_float()
-    for what, program in _programs(kit, dtype).items():
-        first = kit.numpy(program())
-        second = kit.numpy(program())
-        _assert_bit_identical(kit, what, first, second)
-    first, second = _train_twice(kit)
-    for name in first:
-        _assert_bit_identical(kit, f"3 training steps ({name})", first[name], second[name])
-
-
-def _train_twice(kit):
-    from mscore.conformance.tests.test_training import MLP, _batches
-    xs, ys = _batches("mlp")
-    runs = []
-    for _ in range(2):
-        ms.set_seed(0)
-        net = MLP()
-        train = nn.TrainOneStepCell(
-            nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
-                                                                  reduction="mean")),
-            nn.Momentum(net.trainable_params(), 0.05, 0.9))
-        train.set_train(True)
-        losses = [train(ms.Tensor(xs[i]), ms.Tensor(ys[i])).asnumpy() for i in range(3)]
-        state = {p.name: p.asnumpy() for p in net.get_parameters()}
-        state["losses"] = np.stack(losses)
-        runs.append(state)
-    return runs
-
-
 # -- donation ----------------------------------------------------------------------------------
 @pytest.mark.mscore_needs("donation")
 def test_donated_buffer_is_reused(kit):
@@ -267,7 +196,7 @@ def test_donated_buffer_is_reused(kit):
         after = kit.numpy(x)
     except Exception:
         return   # the buffer was given away: reading it fails, as with jax's deleted arrays
-    if np.array_equal(_bits(after), _bits(xq)):
+    if np.array_equal(harness.bit_pattern(after), harness.bit_pattern(xq)):
         raise _declared_without(
             kit, "donation", "compile(fn, donate_argnums=(0,)) left the donated argument "
             "intact and readable: its buffer was not reused")

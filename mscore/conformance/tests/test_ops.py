@@ -387,7 +387,7 @@ def test_primitive(kit, case, dtype):
         got = _leaves(case.call(kit.backend, *_natives(kit.backend, inputs)))
     except Exception as exc:
         raise harness.ConformanceFailure(
-            f"{case.id}: {kit.name} declares {dtype}, but the op raised "
+            f"{case.id}: {kit.declarer} declares {dtype}, but the op raised "
             f"{type(exc).__name__}: {exc}") from exc
     want_dtype = mdt.get_dtype(case.out(dtype) if case.out else dtype)
     for i, (g, e) in enumerate(zip(got, expected)):
