@@ -336,6 +336,32 @@ class Kit:
                 f"{ref}]")
         return c
 
+    def assert_unchanged(self, natives, originals, what):
+        """Assert the native arrays still hold the numpy ``originals`` they were made from,
+        bit for bit: an op that writes into an argument changes every other array that
+        holds it (only the multi-tensor updates with ``inplace=True`` may)."""
+        for i, (native, original) in enumerate(zip(natives, originals)):
+            now = np.asarray(self.numpy(native))
+            original = np.asarray(original)
+            if now.shape != original.shape or not np.array_equal(
+                    harness.bit_pattern(now.astype(original.dtype)),
+                    harness.bit_pattern(original)):
+                raise harness.ConformanceFailure(
+                    f"{what}: {self.name} wrote into argument {i} (an in-place update "
+                    f"visible through every array that holds it); only the multi-tensor "
+                    f"updates with inplace=True may")
+
+    def assert_result_dtypes(self, result, dtype, what="result"):
+        """Assert every floating leaf of a numpy result tree has ``dtype`` (the op keeps
+        the dtype of its floating inputs)."""
+        want = mdt.as_dtype(dtype).np_dtype
+        for i, leaf in enumerate(harness.flatten(result)):
+            leaf = np.asarray(leaf)
+            if _is_float(leaf) and leaf.dtype != want:
+                raise harness.ConformanceFailure(
+                    f"{what}: {self.name} returned {leaf.dtype} for {mdt.as_dtype(dtype)} "
+                    f"inputs (result leaf {i}); the op keeps its inputs' dtype")
+
     def assert_dtype(self, native, dtype, what="result"):
         """Assert the backend reports ``dtype`` for a native array."""
         got = self.backend.dtype(native)

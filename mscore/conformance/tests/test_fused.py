@@ -210,9 +210,10 @@ def test_fused(kit, case, path, dtype):
         if kit.fused(case.fused) is None:
             pytest.skip(f"fused op {case.fused} not provided by {kit.name} (its composite "
                         f"is checked by the 'composite' case)")
-        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (fused)",
-                  factor=case.factor)
-        return
-    with harness.without_fused(kit.backend, case.fused):
-        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (composite)",
-                  factor=case.factor)
+        actual, _ = kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (fused)",
+                              factor=case.factor)
+    else:
+        with harness.without_fused(kit.backend, case.fused):
+            actual, _ = kit.check(case.fn, *inputs, dtype=dtype,
+                                  what=f"{case.op} (composite)", factor=case.factor)
+    kit.assert_result_dtypes(actual, dtype, f"{case.op} ({path})")
