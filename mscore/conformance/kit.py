@@ -110,6 +110,11 @@ class Record:
         return (max(c.max_abs_err for c in self.comparisons),
                 max(c.max_rel_err for c in self.comparisons))
 
+    def closest(self):
+        """The comparison that used the largest share of its tolerance (error / allowed
+        error; above 1 it failed), or None when nothing was compared."""
+        return max(self.comparisons, key=lambda c: c.ratio, default=None)
+
 
 class Kit:
     """The backend under test, as a conformance test sees it (the ``kit`` fixture).
