@@ -41,6 +41,11 @@ def main(argv=None) -> int:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
+        else:
+            for target, entry in rows[i - 1].get("per_device", {}).items():
+                print(f"  on {target}: dtypes "
+                      f"{','.join(_short_dtype(d) for d in entry['dtypes'])}; capabilities "
+                      f"{','.join(entry['capabilities']) or '-'}")
     if reg.failures:
         print("\nplugins that failed to load:")
         for f in reg.failures:

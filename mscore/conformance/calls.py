@@ -64,19 +64,22 @@ def _counting(log, name, method):
     def counted(*args, **kwargs):
         log.note(name)
         return method(*args, **kwargs)
+    counted.mscore_counted_by = log
     return counted
 
 
 def instrument(backend):
-    """The :class:`CallLog` of ``backend``, wrapping its tracked methods on first use."""
+    """The :class:`CallLog` of ``backend``, wrapping its tracked methods. Call it again
+    after anything that may rebind them (``set_device`` can): a method that is not wrapped
+    any more is wrapped again."""
     log = backend.__dict__.get(_LOG_ATTR)
-    if log is not None:
-        return log
-    provided = [n for n in TRACKED if callable(getattr(backend, n, None))]
-    log = CallLog(provided)
-    for name in provided:
-        setattr(backend, name, _counting(log, name, getattr(backend, name)))
-    backend.__dict__[_LOG_ATTR] = log
+    if log is None:
+        log = CallLog(n for n in TRACKED if callable(getattr(backend, n, None)))
+        backend.__dict__[_LOG_ATTR] = log
+    for name in log.provided:
+        method = getattr(backend, name, None)
+        if callable(method) and getattr(method, "mscore_counted_by", None) is not log:
+            setattr(backend, name, _counting(log, name, method))
     return log
 
 

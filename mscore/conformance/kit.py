@@ -192,6 +192,7 @@ class Kit:
         import mscore as ms
         ms.set_context(backend=self.name, device_target=self.target.device_target,
                        device_id=self.target.device_id)
+        calls.instrument(self.backend)     # placing the backend may rebind its methods
 
     @contextlib.contextmanager
     def on_reference(self):

@@ -359,9 +359,14 @@ class Registry:
             devices = list(probed) or devices
             if not available:
                 status = f"unavailable: {reason}"
+        per_device = {target: {"dtypes": list(spec.dtypes_on(target)),
+                               "capabilities": sorted(spec.capabilities_on(target))}
+                      for target in sorted(set(spec.device_dtypes) |
+                                           set(spec.device_capabilities))}
         return {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
                 "devices": devices, "dtypes": list(spec.dtypes),
-                "capabilities": sorted(spec.capabilities), "status": status}
+                "capabilities": sorted(spec.capabilities), "per_device": per_device,
+                "status": status}
 
 
 def _entry_points():
