@@ -135,22 +135,26 @@ class KitState:
                     available, reason, probed = spec.probe()
                 except Exception as exc:  # a broken probe is a finding, not a crash
                     available, reason = False, f"probe raised {type(exc).__name__}: {exc}"
+            probed_targets = []
+            for d in probed or []:
+                try:
+                    probed_targets.append(normalize_device(d).split(":")[0])
+                except ValueError:
+                    pass
             if asked is not None:
                 devices = asked
             else:
-                probed_targets = []
-                for d in probed or []:
-                    try:
-                        probed_targets.append(normalize_device(d).split(":")[0])
-                    except ValueError:
-                        pass
                 devices = [d for d in declared if not probed_targets or d in probed_targets]
                 devices = devices or declared[:1]
             for device in devices:
                 unavailable = None if available else \
                     f"backend {name} cannot run here: {reason or 'its probe says unavailable'}"
-                if available and device.split(":")[0] not in declared:
-                    unavailable = f"{device.split(':')[0]} not declared by {name}"
+                device_target = device.split(":")[0]
+                if available and device_target not in declared:
+                    unavailable = f"{device_target} not declared by {name}"
+                elif available and probed_targets and device_target not in probed_targets:
+                    unavailable = (f"backend {name} cannot run on {device_target} here: its "
+                                   f"probe finds only {', '.join(probed)}")
                 targets.append(Target(name, device, spec, unavailable))
         return targets
 
