@@ -146,9 +146,9 @@ def test_device_hooks(kit):
     assert isinstance(stats, dict), f"memory_stats returned {type(stats).__name__}"
 
 
-def test_stop_gradient(kit):
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_stop_gradient(kit, dtype):
     """stop_gradient keeps the values."""
-    dtype = kit.widest_float()
     x = kit.normal((3, 3))
     out = kit.backend.stop_gradient(kit.native(x, dtype))
     kit.assert_close(kit.backend.to_numpy(out), x.astype(mdt.get_dtype(dtype).np_dtype), dtype,
