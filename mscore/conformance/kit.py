@@ -181,6 +181,16 @@ class Kit:
         HAPPENED" (one line)."""
         return harness.ConformanceFailure(f"{self.declarer} declares {what}, but {happened}")
 
+    @contextlib.contextmanager
+    def declaring(self, what, label):
+        """Failures inside the block say what was declared first: "LABEL: torch declares
+        WHAT, but <the failure>" (the failure's first line is the summary line)."""
+        try:
+            yield
+        except harness.ConformanceFailure as exc:
+            raise harness.ConformanceFailure(
+                f"{label}: {self.declarer} declares {what}, but {exc}") from exc
+
     def fused(self, name):
         """The backend's fused op ``name`` or None."""
         return getattr(self.backend, name, None)
@@ -353,9 +363,9 @@ class Kit:
                     harness.bit_pattern(now.astype(original.dtype)),
                     harness.bit_pattern(original)):
                 raise harness.ConformanceFailure(
-                    f"{what}: {self.name} wrote into argument {i} (an in-place update "
-                    f"visible through every array that holds it); only the multi-tensor "
-                    f"updates with inplace=True may")
+                    f"{what} wrote into its argument {i} (an in-place update visible "
+                    f"through every array that holds it); only the multi-tensor updates "
+                    f"with inplace=True may")
 
     def assert_result_dtypes(self, result, dtype, what="result"):
         """Assert every floating leaf of a numpy result tree has ``dtype`` (the op keeps
@@ -365,8 +375,8 @@ class Kit:
             leaf = np.asarray(leaf)
             if _is_float(leaf) and leaf.dtype != want:
                 raise harness.ConformanceFailure(
-                    f"{what}: {self.name} returned {leaf.dtype} for {mdt.as_dtype(dtype)} "
-                    f"inputs (result leaf {i}); the op keeps its inputs' dtype")
+                    f"{what} returned {leaf.dtype} for {mdt.as_dtype(dtype)} inputs "
+                    f"(result leaf {i}); the op keeps its inputs' dtype")
 
     def assert_dtype(self, native, dtype, what="result"):
         """Assert the backend reports ``dtype`` for a native array."""

@@ -404,7 +404,12 @@ def test_primitive(kit, case, dtype):
         raise harness.ConformanceFailure(
             f"{case.id}: {kit.declarer} declares {dtype}, but the op raised "
             f"{type(exc).__name__}: {exc}") from exc
-    kit.assert_unchanged(natives, inputs, case.id)
+    with kit.declaring(dtype, case.id):
+        _check_results(kit, case, dtype, natives, inputs, got, expected)
+
+
+def _check_results(kit, case, dtype, natives, inputs, got, expected):
+    kit.assert_unchanged(natives, inputs, "the op")
     want_dtype = mdt.get_dtype(case.out(dtype) if case.out else dtype)
     for i, (g, e) in enumerate(zip(got, expected)):
         what = f"{case.name}({case.variant})" if case.variant else case.name
