@@ -384,6 +384,8 @@ def test_a_per_device_declaration_is_what_the_kit_certifies(more_liars_run):
     (info,) = [b for b in report["backends"] if b["name"] == "liar_per_device"]
     assert info["device_specific"] is True and "int16" in info["dtypes"]
     assert info["coverage"]["dtypes"]["int16"]["status"] == "failed"
+    assert "declared for CPU (its own entry): dtypes float16, bfloat16, float32, float64, " \
+           "int32, int64, bool, int16; capabilities -" in proc.stdout
     # The other lies' backends declare no int16: their int16 tests are skipped, with why.
     skipped = {t["message"] for t in report["tests"]
                if t["backend"] == "liar_broadcast" and t["dtype"] == "int16"}

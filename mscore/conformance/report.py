@@ -127,6 +127,10 @@ def print_matrix(tr, backend, entries):
 def print_coverage(tr, target, table):
     """What the run certifies for one target: each declared dtype and every capability."""
     tr.section(f"mscore conformance coverage: {target.name} on {target.device}")
+    if target.spec is not None and target.spec.varies_by_device(target.device):
+        tr.write_line(f"declared for {target.device_target} (its own entry): dtypes "
+                      f"{', '.join(target.dtypes)}; capabilities "
+                      f"{', '.join(sorted(target.capabilities)) or '-'}")
     rows = [("dtype", name, row) for name, row in table["dtypes"].items()] + \
         [("capability", name, row) for name, row in table["capabilities"].items()]
     width = max([len(name) for _, name, _ in rows] + [8])
