@@ -138,6 +138,7 @@ def _untested(target, table):
     for kind, what in (("dtypes", "dtype"), ("capabilities", "capability")):
         for name, row in table[kind].items():
             if row["status"] == NOT_TESTED:
+                why = f" ({row['why']})" if "why" in row else ""
                 out.append(f"{target.name} on {target.device} declares {what} {name!r}, but no "
-                           f"test of the kit exercised it{' (' + row['why'] + ')' if 'why' in row else ''}")
+                           f"test of the kit exercised it{why}")
     return out
