@@ -15,8 +15,9 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore._per_thread import state as _thread
+from mscore.autodiff.tracer import unwrap
 from mscore.dispatch import call
 
 _wrap = Tensor._wrap
@@ -252,7 +253,6 @@ def stop_gradient(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     x = _check_tensor(value, "value")
-    from mscore.autodiff.tracer import unwrap
     return _wrap(call("stop_gradient", unwrap(x._data)))
 
 
@@ -1247,73 +1247,48 @@ def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
 
 # -- normalisation and regularisation -------------------------------------------------------------
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
-    """Normalise over the trailing ``normalized_shape`` axes, then scale and shift."""
+    """Normalise over the trailing ``normalized_shape`` axes, then scale and shift.
+    Half-precision inputs are normalised in float32 and the output rounded once to their
+    dtype (MindSpore's rule, see :mod:`mscore.fused_reference`)."""
     x = _float_input(input)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
     nd = len(normalized_shape)
-    if tuple(x.shape[x.ndim - nd:]) != tuple(normalized_shape):
-        raise ValueError(f"normalized_shape: {tuple(normalized_shape)} does not match the "
+    if tuple(x.shape[x.ndim - nd:]) != normalized_shape:
+        raise ValueError(f"normalized_shape: {normalized_shape} does not match the "
                          f"trailing axes of {x.shape}")
+    w = None if weight is None else _as_tensor(weight, "weight")._data
+    b = None if bias is None else _as_tensor(bias, "bias")._data
     fused = dispatch.fused("layer_norm")
     if fused is not None:
-        return _wrap(fused(x._data, tuple(normalized_shape),
-                           None if weight is None else _operands(x, weight)[1],
-                           None if bias is None else _operands(x, bias)[1], float(eps)))
-    axes = tuple(range(x.ndim - nd, x.ndim))
-    m = mean(x, axes, True)
-    d = sub(x, m)
-    v = mean(mul(d, d), axes, True)
-    out = mul(d, rsqrt(add(v, float(eps))))
-    if weight is not None:
-        out = mul(out, weight)
-    if bias is not None:
-        out = add(out, bias)
-    return out
+        return _wrap(fused(x._data, normalized_shape, w, b, float(eps)))
+    return _wrap(fused_reference.layer_norm(x._data, normalized_shape, w, b, float(eps))[0])
 
 
 def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1,
                eps=1e-5):
     """Batch normalisation over axis 1. In training the batch statistics normalise and the
     running ones are updated in place: ``running = (1 - momentum) * running + momentum *
-    batch`` (unbiased variance), as in MindSpore's functional op. Returns the output."""
+    batch`` (unbiased variance), as in MindSpore's functional op. Half-precision inputs are
+    normalised in float32 and the output rounded once to their dtype (MindSpore's rule, see
+    :mod:`mscore.fused_reference`). Returns the output."""
     x = _float_input(input_x, "input_x")
     if x.ndim < 2:
         raise ValueError(f"input_x: expected at least 2-d (N, C, ...), got shape {x.shape}")
-    c = x.shape[1]
+    raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
     fused = dispatch.fused("batch_norm")
     if fused is not None:
         # The backend's op is functional: (out, new_mean, new_var), news None in eval.
-        raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
         out, new_mean, new_var = fused(x._data, *raw, bool(training), float(momentum),
                                        float(eps))
-        if new_mean is not None:
-            running_mean._assign(new_mean)
-            running_var._assign(new_var)
-        return _wrap(out)
-    bshape = (1, c) + (1,) * (x.ndim - 2)
-    axes = (0,) + tuple(range(2, x.ndim))
-    if training:
-        m = mean(x, axes, True)
-        d = sub(x, m)
-        v = mean(mul(d, d), axes, True)
-        n = x.size // c
-        if running_mean is not None:
-            new_mean = add(mul(running_mean, 1.0 - momentum),
-                           mul(stop_gradient(reshape(m, (c,))), momentum))
-            unbiased = mul(stop_gradient(reshape(v, (c,))), n / builtins.max(n - 1, 1))
-            new_var = add(mul(running_var, 1.0 - momentum), mul(unbiased, momentum))
-            running_mean._assign(call("cast", new_mean._data, running_mean.dtype))
-            running_var._assign(call("cast", new_var._data, running_var.dtype))
-        out = mul(d, rsqrt(add(v, float(eps))))
-    else:  # the running statistics get no gradient, as in MindSpore
-        out = mul(sub(x, reshape(stop_gradient(running_mean), bshape)),
-                  rsqrt(add(reshape(stop_gradient(running_var), bshape), float(eps))))
-    if weight is not None:
-        out = mul(out, reshape(weight, bshape))
-    if bias is not None:
-        out = add(out, reshape(bias, bshape))
-    return cast(out, x.dtype) if out.dtype is not x.dtype else out
+    else:
+        out, new_mean, new_var, _ = fused_reference.batch_norm(
+            x._data, *raw, bool(training), float(momentum), float(eps))
+    if new_mean is not None:
+        running_mean._assign(unwrap(new_mean))
+        running_var._assign(unwrap(new_var))
+    return _wrap(out)
 
 
 def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
