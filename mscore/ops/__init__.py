@@ -21,6 +21,7 @@ from mscore.ops.pool_func import *  # noqa: F401,F403
 from mscore.ops.nn_extra_func import *  # noqa: F401,F403
 from mscore.ops.image_func import *  # noqa: F401,F403
 from mscore.ops.special_func import *  # noqa: F401,F403
+from mscore.ops import tensor_methods  # noqa: F401  (attaches Tensor's operator/math methods)
 
 _SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
 
