@@ -13,8 +13,9 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer.activation import _ACTIVATIONS
 from mscore.nn.layer._checks import check_tensor
 from mscore.ops import functional as F
-from mscore.ops import nn_extra_func as NX
-from mscore.ops import nn_func as NF
+from mscore import ops
+from mscore.ops._args import _axis1
+from mscore.ops.activation import fast_gelu
 
 
 def _float_arg(value, name, cls):
@@ -50,7 +51,7 @@ class ELU(Cell):
         _float_input(x, "ELU")
         if self.alpha != 1.0:
             raise ValueError(f"For 'Elu', alpha must be 1.0, got {self.alpha}")
-        return NF.elu(x, 1.0)
+        return ops.elu(x, 1.0)
 
     def extend_repr(self):
         return f"alpha={self.alpha}"
@@ -64,7 +65,7 @@ class CELU(Cell):
         self.alpha = _real_arg(alpha, "alpha", "CELU")
 
     def construct(self, x):
-        return NF.celu(_float_input(x, "CELU"), self.alpha)
+        return ops.celu(_float_input(x, "CELU"), self.alpha)
 
     def extend_repr(self):
         return f"alpha={self.alpha}"
@@ -82,11 +83,11 @@ class GLU(Cell):
 
     def construct(self, x):
         x = _float_input(x, "GLU")
-        ax = F._axis1(self.dim, x.ndim, "axis")
+        ax = _axis1(self.dim, x.ndim, "axis")
         if x.shape[ax] % 2:
             raise ValueError(f"For 'Split', x_shape[{ax}] must be divisible by output_num = 2, "
                              f"but got {x.shape[ax]}")
-        return NF.glu(x, ax)
+        return ops.glu(x, ax)
 
 
 class HSwish(Cell):
@@ -95,16 +96,16 @@ class HSwish(Cell):
     def construct(self, input):  # noqa: A002
         check_tensor(input, "input", "HSwish")
         if input.dtype.is_floating:
-            return NF.hardswish(input)
+            return ops.hardswish(input)
         # integer inputs: MindSpore's kernel computes in the integer type (truncating)
-        return F.cast(NF.hardswish(F.cast(input, mdt.float32)), input.dtype)
+        return F.cast(ops.hardswish(F.cast(input, mdt.float32)), input.dtype)
 
 
 class HSigmoid(Cell):
     """Hard sigmoid ``relu6(x + 3) / 6``."""
 
     def construct(self, input):  # noqa: A002
-        return NF.hardsigmoid(_float_input(input, "HSigmoid", "input"))
+        return ops.hardsigmoid(_float_input(input, "HSigmoid", "input"))
 
 
 class Hardtanh(Cell):
@@ -121,7 +122,7 @@ class Hardtanh(Cell):
         self.max_val = max_val
 
     def construct(self, x):
-        return NF.hardtanh(_float_input(x, "Hardtanh"), self.min_val, self.max_val)
+        return ops.hardtanh(_float_input(x, "Hardtanh"), self.min_val, self.max_val)
 
     def extend_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -140,7 +141,7 @@ class HShrink(Cell):
         if x.dtype.name == "float64":
             raise TypeError(f"For 'HShrink', the input must be float16, bfloat16 or float32, "
                             f"got {x.dtype}")
-        return NX.hardshrink(x, self.lambd)
+        return ops.hardshrink(x, self.lambd)
 
     def extend_repr(self):
         return f"lambd={self.lambd}"
@@ -155,7 +156,7 @@ class SoftShrink(Cell):
         self.lambd = _real_arg(lambd, "lambd", "SoftShrink")
 
     def construct(self, input):  # noqa: A002
-        return NX.softshrink(_float_input(input, "SoftShrink", "input"), self.lambd)
+        return ops.softshrink(_float_input(input, "SoftShrink", "input"), self.lambd)
 
     def extend_repr(self):
         return f"lambd={self.lambd}"
@@ -165,35 +166,35 @@ class LogSigmoid(Cell):
     """``log(sigmoid(x))``, computed stably."""
 
     def construct(self, input_x):
-        return NF.logsigmoid(_float_input(input_x, "LogSigmoid", "input_x"))
+        return ops.logsigmoid(_float_input(input_x, "LogSigmoid", "input_x"))
 
 
 class Mish(Cell):
     """``x * tanh(softplus(x))``."""
 
     def construct(self, input_x):
-        return NF.mish(_float_input(input_x, "Mish", "input_x"))
+        return ops.mish(_float_input(input_x, "Mish", "input_x"))
 
 
 class SeLU(Cell):
     """Scaled ELU with the self-normalising constants."""
 
     def construct(self, input_x):
-        return NF.selu(_float_input(input_x, "SeLU", "input_x"))
+        return ops.selu(_float_input(input_x, "SeLU", "input_x"))
 
 
 class Softsign(Cell):
     """``x / (1 + |x|)``."""
 
     def construct(self, x):
-        return NF.softsign(_float_input(x, "Softsign"))
+        return ops.softsign(_float_input(x, "Softsign"))
 
 
 class FastGelu(Cell):
     """MindSpore's FastGeLU: ``x / (1 + exp(-1.702 |x|)) * exp(0.851 (x - |x|))``."""
 
     def construct(self, x):
-        return NF.fast_gelu(_float_input(x, "FastGelu"))
+        return fast_gelu(_float_input(x, "FastGelu"))
 
 
 class Tanhshrink(Cell):
@@ -201,7 +202,7 @@ class Tanhshrink(Cell):
 
     def construct(self, x):
         check_tensor(x, "x", "Tanhshrink")
-        return NX.tanhshrink(x)
+        return ops.tanhshrink(x)
 
 
 class Softmin(Cell):
@@ -213,7 +214,7 @@ class Softmin(Cell):
 
     def construct(self, x):
         check_tensor(x, "x", "Softmin")
-        return NX.softmin(x, self.axis)
+        return ops.softmin(x, self.axis)
 
     def extend_repr(self):
         return f"axis={self.axis}"
@@ -240,7 +241,7 @@ class Threshold(Cell):
 
     def construct(self, input_x):
         check_tensor(input_x, "input_x", "Threshold")
-        return NX.threshold(input_x, self.threshold, self.value)
+        return ops.threshold(input_x, self.threshold, self.value)
 
     def extend_repr(self):
         return f"threshold={self.threshold}, value={self.value}"
@@ -264,7 +265,7 @@ class RReLU(Cell):
     def construct(self, x):
         if not isinstance(x, Tensor):
             raise TypeError(f"For 'rrelu', the input must be a Tensor, but got {type(x)}.")
-        return NX.rrelu(x, self.lower, self.upper, self.training)
+        return ops.rrelu(x, self.lower, self.upper, self.training)
 
     def extend_repr(self):
         return f"lower={self.lower}, upper={self.upper}"
@@ -293,8 +294,8 @@ class LRN(Cell):
 
     def construct(self, input_x):
         check_tensor(input_x, "input_x", "LRN")
-        return NX.lrn(input_x, self.depth_radius, self.bias, self.alpha, self.beta,
-                      self.norm_region)
+        return ops.lrn(input_x, self.depth_radius, self.bias, self.alpha, self.beta,
+                       self.norm_region)
 
 
 _ACTIVATIONS.update({

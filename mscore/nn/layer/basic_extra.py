@@ -16,9 +16,11 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import (check_bool, check_dtype, check_positive_int,
                                      check_tensor)
 from mscore.nn.layer.basic import Dense, _make
-from mscore.ops import array_func as A
 from mscore.ops import functional as F
-from mscore.ops import image_func, nn_extra_func as NX
+from mscore import ops
+from mscore.ops._args import _axis1
+from mscore.ops.image import extract_image_patches
+from mscore.ops.random import channel_dropout
 
 
 class Linear(Dense):
@@ -79,7 +81,7 @@ class BiDense(Cell):
             raise ValueError(f"For '{cls}', the leading shapes of 'input1' {input1.shape} and "
                              f"'input2' {input2.shape} must be equal")
         bias = None if self.bias is None else self.cast_param(self.bias)
-        return NX.bidense(input1, input2, self.cast_param(self.weight), bias)
+        return ops.bidense(input1, input2, self.cast_param(self.weight), bias)
 
     def extend_repr(self):
         s = (f"in1_channels={self.in1_channels}, in2_channels={self.in2_channels}, "
@@ -107,7 +109,7 @@ class _DropoutNd(Cell):
         check_tensor(x, "x", type(self).__name__)
         if not self.training or self.p == 0:
             return x
-        return NX.channel_dropout(x, self.p, True, self._shapes, type(self).__name__)
+        return channel_dropout(x, self.p, True, self._shapes, type(self).__name__)
 
     def extend_repr(self):
         return f"p={self.p}"
@@ -150,7 +152,7 @@ class Unflatten(Cell):
     def construct(self, input_x):
         check_tensor(input_x, "input_x", "Unflatten")
         shape = input_x.shape
-        ax = F._axis1(self.axis, input_x.ndim, "axis")
+        ax = _axis1(self.axis, input_x.ndim, "axis")
         new = shape[:ax] + self.unflattened_size + shape[ax + 1:]
         return F.reshape(input_x, new)
 
@@ -191,8 +193,8 @@ class Unfold(Cell):
         if input_x.ndim != 4:
             raise ValueError(f"For 'Unfold', 'input_x' must be 4-d (N, C, H, W), got shape "
                              f"{input_x.shape}")
-        return image_func.extract_image_patches(input_x, self.ksizes, self.strides, self.rates,
-                                                self.padding)
+        return extract_image_patches(input_x, self.ksizes, self.strides, self.rates,
+                                     self.padding)
 
 
 class Tril(Cell):
@@ -201,7 +203,7 @@ class Tril(Cell):
 
     def construct(self, x, k=0):
         check_tensor(x, "x", "Tril")
-        return A.tril(x, k)
+        return ops.tril(x, k)
 
 
 class Triu(Cell):
@@ -210,7 +212,7 @@ class Triu(Cell):
 
     def construct(self, x, k=0):
         check_tensor(x, "x", "Triu")
-        return A.triu(x, k)
+        return ops.triu(x, k)
 
 
 class Roll(Cell):
@@ -232,7 +234,7 @@ class Roll(Cell):
 
     def construct(self, input_x):
         check_tensor(input_x, "input_x", "Roll")
-        return NX.roll(input_x, tuple(self.shift), tuple(self.axis))
+        return ops.roll(input_x, tuple(self.shift), tuple(self.axis))
 
 
 class OneHot(Cell):

@@ -11,7 +11,8 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_dtype, check_positive_int, check_tensor
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
-from mscore.ops import nn_extra_func as NX
+from mscore import ops
+from mscore.ops.normalization import instance_norm
 
 
 def _float_type(value, name, cls):
@@ -57,8 +58,8 @@ class GroupNorm(Cell):
         if x.ndim < 2 or x.shape[1] != self.num_channels:
             raise ValueError(f"For '{cls}', the channel (axis 1) of 'x' must be equal to "
                              f"num_channels {self.num_channels}, got shape {x.shape}")
-        return NX.group_norm(x, self.num_groups, F.cast(self.gamma, x.dtype),
-                             F.cast(self.beta, x.dtype), self.eps)
+        return ops.group_norm(x, self.num_groups, F.cast(self.gamma, x.dtype),
+                              F.cast(self.beta, x.dtype), self.eps)
 
     def extend_repr(self):
         return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
@@ -122,7 +123,7 @@ class _InstanceNorm(Cell):
                              f"{self.num_features}, got shape {x.shape}")
         if not x.dtype.is_floating:
             raise TypeError(f"For '{cls}', 'x' must be a floating-point Tensor, got {x.dtype}")
-        out, mean, var = NX.instance_norm(x, self.eps)
+        out, mean, var = instance_norm(x, self.eps)
         if self.training:
             self._update_moving(mean, var, x.size // (x.shape[0] * x.shape[1]))
         bshape = (1, self.num_features) + (1,) * (x.ndim - 2)

@@ -1,7 +1,7 @@
 """Pooling layers: ``nn.MaxPool1d/2d/3d`` and ``nn.AvgPool1d/2d/3d``.
 
 Plain windows run on the backend's pooling op; ``return_indices``, ``ceil_mode``, dilation
-and ``divisor_override`` (MindSpore's 'pad'-mode options) use :mod:`mscore.ops.pool_func`'s
+and ``divisor_override`` (MindSpore's 'pad'-mode options) use :mod:`mscore.ops.pooling`'s
 gathered windows."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_str, check_tensor, int_tuple
 from mscore.ops import functional as F
-from mscore.ops import pool_func
+from mscore.ops.pooling import sliding_avg, sliding_max
 
 _wrap = Tensor._wrap
 
@@ -98,8 +98,8 @@ class _Pool(Cell):
     def _max(self, xb, pads):
         nd = self._nd
         if self.return_indices or self.ceil_mode or self.dilation != (1,) * nd:
-            return pool_func.sliding_max(xb, self.kernel_size, self.stride, pads,
-                                         self.dilation, self.ceil_mode, self.return_indices)
+            return sliding_max(xb, self.kernel_size, self.stride, pads,
+                               self.dilation, self.ceil_mode, self.return_indices)
         return _wrap(call("max_pool", xb._data, kernel=self.kernel_size, stride=self.stride,
                           padding=pads))
 
@@ -111,9 +111,9 @@ class _Pool(Cell):
             self.pad_mode != "same" or self._nd == 3 or self.ceil_mode or
             bool(self.divisor_override))
         if self.ceil_mode or self.divisor_override:
-            return pool_func.sliding_avg(xb, self.kernel_size, self.stride, pads,
-                                         self.ceil_mode, count_include_pad,
-                                         self.divisor_override)
+            return sliding_avg(xb, self.kernel_size, self.stride, pads,
+                               self.ceil_mode, count_include_pad,
+                               self.divisor_override)
         return _wrap(call("avg_pool", xb._data, kernel=self.kernel_size, stride=self.stride,
                           padding=pads, count_include_pad=count_include_pad))
 

@@ -1,12 +1,14 @@
 """Adaptive, Lp, unpooling and fractional pooling layers: ``nn.AdaptiveAvgPool1d/2d/3d``,
 ``nn.AdaptiveMaxPool1d/2d/3d``, ``nn.LPPool1d/2d``, ``nn.MaxUnpool1d/2d/3d`` and
-``nn.FractionalMaxPool2d/3d`` (computed by :mod:`mscore.ops.pool_func`)."""
+``nn.FractionalMaxPool2d/3d`` (computed by :mod:`mscore.ops.pooling`)."""
 from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_tensor
-from mscore.ops import pool_func as P
+from mscore import ops
+from mscore.ops.pooling import (adaptive_avg_pool_nd, adaptive_max_pool_nd,
+                                 fractional_max_pool_nd, max_unpool_nd)
 
 
 def _check_output_size_1d(output_size, cls):
@@ -66,8 +68,8 @@ class _AdaptivePool1d(Cell):
             raise TypeError(f"For {cls}, the x_dtype must be float16 or float32, but got "
                             f"{input.dtype}.")
         if self._max:
-            return P.adaptive_max_pool_nd(input, self.output_size, False, 1, cls)
-        return P.adaptive_avg_pool_nd(input, self.output_size, 1, cls)
+            return adaptive_max_pool_nd(input, self.output_size, False, 1, cls)
+        return adaptive_avg_pool_nd(input, self.output_size, 1, cls)
 
     def extend_repr(self):
         return f"output_size={self.output_size}"
@@ -92,7 +94,7 @@ class AdaptiveAvgPool2d(Cell):
         self.output_size = _check_output_size(output_size, 2, "AdaptiveAvgPool2D")
 
     def construct(self, input):  # noqa: A002
-        return P.adaptive_avg_pool_nd(input, self.output_size, 2, "AdaptiveAvgPool2D")
+        return adaptive_avg_pool_nd(input, self.output_size, 2, "AdaptiveAvgPool2D")
 
 
 class AdaptiveAvgPool3d(Cell):
@@ -103,7 +105,7 @@ class AdaptiveAvgPool3d(Cell):
         self.output_size = _check_output_size(output_size, 3, "AdaptiveAvgPool3D")
 
     def construct(self, input):  # noqa: A002
-        return P.adaptive_avg_pool_nd(input, self.output_size, 3, "AdaptiveAvgPool3D")
+        return adaptive_avg_pool_nd(input, self.output_size, 3, "AdaptiveAvgPool3D")
 
 
 class AdaptiveMaxPool2d(Cell):
@@ -117,8 +119,8 @@ class AdaptiveMaxPool2d(Cell):
 
     def construct(self, input):  # noqa: A002
         _check_output_size(self.output_size, 2, "AdaptiveMaxPool2d")
-        return P.adaptive_max_pool_nd(input, self.output_size, self.return_indices, 2,
-                                      "AdaptiveMaxPool2d")
+        return adaptive_max_pool_nd(input, self.output_size, self.return_indices, 2,
+                                    "AdaptiveMaxPool2d")
 
 
 class AdaptiveMaxPool3d(Cell):
@@ -134,8 +136,8 @@ class AdaptiveMaxPool3d(Cell):
 
     def construct(self, input):  # noqa: A002
         _check_output_size(self.output_size, 3, "AdaptiveMaxPool3d")
-        return P.adaptive_max_pool_nd(input, self.output_size, self.return_indices, 3,
-                                      "AdaptiveMaxPool3d", mdt.int32)
+        return adaptive_max_pool_nd(input, self.output_size, self.return_indices, 3,
+                                    "AdaptiveMaxPool3d", mdt.int32)
 
 
 class LPPool1d(Cell):
@@ -150,7 +152,7 @@ class LPPool1d(Cell):
         self.ceil_mode = ceil_mode
 
     def construct(self, x):
-        return P.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return ops.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class LPPool2d(Cell):
@@ -164,7 +166,7 @@ class LPPool2d(Cell):
         self.ceil_mode = ceil_mode
 
     def construct(self, x):
-        return P.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return ops.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class _MaxUnpool(Cell):
@@ -185,8 +187,8 @@ class _MaxUnpool(Cell):
             if not output_size:
                 raise ValueError(f"For {cls}, the length of output_size must be positive, but "
                                  f"got 0.")
-        return P.max_unpool_nd(x, indices, self.kernel_size, self.stride, self.padding,
-                               output_size, self._nd, cls)
+        return max_unpool_nd(x, indices, self.kernel_size, self.stride, self.padding,
+                             output_size, self._nd, cls)
 
 
 class MaxUnpool1d(_MaxUnpool):
@@ -222,10 +224,10 @@ class _FractionalMaxPool(Cell):
         self._random_samples = _random_samples
 
     def construct(self, input):  # noqa: A002
-        return P.fractional_max_pool_nd(input, self.kernel_size, self.output_size,
-                                        self.output_ratio, self.return_indices,
-                                        self._random_samples, self._nd,
-                                        type(self).__name__)
+        return fractional_max_pool_nd(input, self.kernel_size, self.output_size,
+                                      self.output_ratio, self.return_indices,
+                                      self._random_samples, self._nd,
+                                      type(self).__name__)
 
 
 class FractionalMaxPool2d(_FractionalMaxPool):

@@ -10,7 +10,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore.ops import loss_func, nn_func
+from mscore import ops
 
 
 class HuberLoss(LossBase):
@@ -23,7 +23,7 @@ class HuberLoss(LossBase):
         self.delta = delta
 
     def construct(self, logits, labels):
-        return loss_func.huber_loss(logits, labels, self.reduction, self.delta)
+        return ops.huber_loss(logits, labels, self.reduction, self.delta)
 
 
 class SmoothL1Loss(LossBase):
@@ -51,7 +51,7 @@ class SmoothL1Loss(LossBase):
         if not self.beta > 0:   # MindSpore's kernel refuses it when it runs
             raise RuntimeError(f"For '{cls}', the values for beta should greater than 0, but "
                                f"got {self.beta}.")
-        return nn_func.smooth_l1_loss(logits, labels, self.beta, self.reduction)
+        return ops.smooth_l1_loss(logits, labels, self.beta, self.reduction)
 
 
 class GaussianNLLLoss(LossBase):
@@ -81,8 +81,8 @@ class GaussianNLLLoss(LossBase):
         check_tensor(logits, "logits", cls)
         check_tensor(labels, "labels", cls)
         check_tensor(var, "var", cls)
-        return loss_func.gaussian_nll_loss(logits, labels, var, self.full, self.eps,
-                                           self.reduction)
+        return ops.gaussian_nll_loss(logits, labels, var, self.full, self.eps,
+                                     self.reduction)
 
 
 class PoissonNLLLoss(LossBase):
