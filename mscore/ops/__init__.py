@@ -92,13 +92,5 @@ from mscore.ops.functional import (  # noqa: F401
     tensor_ge, tensor_le, tensor_mul, tensor_pow, tensor_sub)
 from mscore.ops import composite, functional, operations  # noqa: F401
 from mscore.ops import tensor_methods  # noqa: F401  (attaches Tensor's methods)
-
-_SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
-
-
-def __getattr__(name):
-    # Summary operators load on first use, so `import mscore` does not import protobuf.
-    if name in _SUMMARY_OPS:
-        from mscore.train.summary import summary_ops
-        return getattr(summary_ops, name)
-    raise AttributeError(f"module 'mscore.ops' has no attribute {name!r}")
+from mscore.ops.summary import (  # noqa: F401
+    HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)

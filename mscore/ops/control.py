@@ -12,6 +12,8 @@ from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
 from mscore.ops.primitive_base import Primitive
+from mscore.common.parameter import Parameter
+from mscore.context import get_context
 
 _wrap = Tensor._wrap
 
@@ -38,7 +40,6 @@ def depend(value, expr):
 
 def assign(variable, value):
     """Assign ``value`` to Parameter ``variable``; returns the variable."""
-    from mscore.common.parameter import Parameter
     if not isinstance(variable, Parameter):
         raise TypeError(f"variable: expected a Parameter, got {type(variable).__name__}")
     return variable.assign_value(value)
@@ -63,7 +64,6 @@ class Print(Primitive):
             if not isinstance(a, (str, Tensor, numbers.Number, bool, tuple, list)):
                 raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
                                 f"{type(a).__name__}")
-        from mscore.context import get_context
         path = get_context("print_file_path")
         if path:
             from mscore.train.serialization._print import append_print_record

@@ -15,6 +15,7 @@ from mscore.ops._args import _as_tensor, _bool, _check_broadcast, _check_tensor,
 from mscore.ops.primitive_base import (_Elementwise, _elementwise, check_bool, check_float,
                                        Primitive)
 from mscore.ops.control import assign, cast
+from mscore.common.parameter import Parameter
 
 _wrap = Tensor._wrap
 
@@ -395,7 +396,6 @@ class ApplyMomentum(Primitive):
         self.gradient_scale = check_float(gradient_scale, "gradient_scale", "ApplyMomentum")
 
     def compute(self, variable, accumulation, learning_rate, gradient, momentum):
-        from mscore.common.parameter import Parameter
         for name, p in (("variable", variable), ("accumulation", accumulation)):
             if not isinstance(p, Parameter):
                 raise TypeError(f"ApplyMomentum: {name} must be a Parameter, got "

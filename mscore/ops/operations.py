@@ -41,10 +41,10 @@ from mscore.ops.loss import (  # noqa: F401
     SigmoidCrossEntropyWithLogits, SmoothL1Loss, SoftmaxCrossEntropyWithLogits,
     SparseSoftmaxCrossEntropyWithLogits)
 
-# The summary operators load on first use (they import protobuf), so they stay out of
-# ``__all__``: a star import would load them.
-_SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
+from mscore.ops.summary import (  # noqa: F401
+    HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
 
+# The summary operators stay out of ``__all__`` as in MindSpore's module listing.
 __all__ = [
     "Abs", "Add", "AddN", "Addcmul", "ApplyMomentum", "ArgMaxWithValue", "ArgMinWithValue",
     "Argmax", "Argmin", "Assign", "AssignAdd", "AssignSub", "AvgPool", "BCEWithLogitsLoss",
@@ -68,13 +68,3 @@ __all__ = [
     "TensorAdd", "Tile", "Transpose", "Tril", "Triu", "UniformReal", "Unpack", "Unstack",
     "Zeros", "ZerosLike"]
 
-
-def __getattr__(name):
-    if name in _SUMMARY_OPS:
-        from mscore.train.summary import summary_ops
-        return getattr(summary_ops, name)
-    raise AttributeError(f"module 'mscore.ops.operations' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SUMMARY_OPS))

@@ -20,6 +20,8 @@ from mscore.ops.primitive_base import check_float, check_int, Primitive
 from mscore.ops.control import cast
 from mscore.ops.elementwise import add, floor, greater_equal, mul, not_equal, sub, where
 from mscore.ops.creation import zeros_like
+from mscore import context
+from mscore.common.parameter import Parameter
 
 _wrap = Tensor._wrap
 
@@ -175,7 +177,6 @@ _holder = {"param": None, "backend": None}
 
 def reset_global_state(seed):
     """Start the active backend's stream afresh from ``seed``."""
-    from mscore.common.parameter import Parameter
     state = dispatch.call("rng_state", int(seed))
     _holder["param"] = Parameter(state, name="global_rng_state", requires_grad=False)
     _holder["backend"] = dispatch.backend()
@@ -188,7 +189,6 @@ def global_state_parameter():
     if traced is not None:
         return traced
     if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
-        from mscore import context
         seed = context.get_seed()
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2 ** 63))
@@ -199,7 +199,6 @@ def global_state_parameter():
 def traced_stand_in(param):
     """A private Parameter named like the global stream ``param``, for a compiled program to
     thread through its trace instead of ``param`` (see :data:`mscore._per_thread.state`)."""
-    from mscore.common.parameter import Parameter
     return Parameter(param, name=param.name, requires_grad=False)
 
 
@@ -233,7 +232,5 @@ def restore_global_state(host):
     """Rebuild the global stream from :func:`park_global_state`'s host copy."""
     if host is None:
         return
-    from mscore.common.parameter import Parameter
-    from mscore.common.tensor import Tensor
     _holder["param"] = Parameter(Tensor(host), name="global_rng_state", requires_grad=False)
     _holder["backend"] = dispatch.backend()

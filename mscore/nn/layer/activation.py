@@ -9,6 +9,7 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_int, check_number, check_tensor
 from mscore.ops import functional as F
+from mscore.common.initializer import initializer
 
 _wrap = Tensor._wrap
 
@@ -131,7 +132,6 @@ class PReLU(Cell):
         super().__init__()
         channel = check_int(channel, "channel", "PReLU", minimum=1)
         if isinstance(w, (int, float)) and not isinstance(w, bool):
-            from mscore.common.initializer import initializer
             value = initializer(float(w), (channel,))
         elif isinstance(w, Tensor):
             if w.ndim not in (0, 1) or (w.ndim == 1 and w.shape[0] != channel):

@@ -26,6 +26,7 @@ from mscore.nn.layer.basic import Dense, Dropout
 from mscore.nn.layer.normalization import LayerNorm
 from mscore.ops import functional as F
 from mscore.ops.attention import multi_head_attention_forward
+from mscore import ops
 
 
 class MultiheadAttention(Cell):
@@ -120,7 +121,6 @@ class MultiheadAttention(Cell):
 def _activation(activation):
     """MindSpore accepts the names 'relu' / 'gelu' (ops.relu / ops.gelu, the exact GELU)
     or those two functions themselves."""
-    from mscore import ops
     if not isinstance(activation, (str, Cell)) and not callable(activation):
         raise ValueError(f"The argument 'activation' must be str, callable or Cell instance, "
                          f"but get {activation}.")

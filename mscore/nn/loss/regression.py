@@ -11,6 +11,7 @@ from mscore.nn.cell import Cell
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
 from mscore import ops
+from mscore.nn.layer.activation import get_activation
 
 
 class HuberLoss(LossBase):
@@ -180,7 +181,6 @@ class MultiClassDiceLoss(LossBase):
             if activation not in _DICE_ACTIVATIONS:
                 raise ValueError(f"For '{cls}', the 'activation' must be in "
                                  f"{list(_DICE_ACTIVATIONS)}, but got {activation}.")
-            from mscore.nn.layer.activation import get_activation
             activation = get_activation(activation)
         if activation is not None and not isinstance(activation, Cell):
             raise TypeError(f"For '{cls}', the 'activation' must be str or Cell, but got "
