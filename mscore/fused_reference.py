@@ -1,13 +1,14 @@
-"""The reference forward of the backend contract's fused normalisations, written once.
+"""The reference forward of the backend contract's fused ops, written once: softmax,
+log-softmax, dense, convolution plus bias, attention, layer norm and batch norm.
 
 Each function computes a fused op from primitives (:func:`mscore.dispatch.call`) on native
 arrays -- or on tracers, which then record the composite primitive by primitive. Three users
 share them: the functional op (``ops.layer_norm``/``ops.batch_norm``) when the backend has no
 fused op of its own, the reference autodiff's fused node (:mod:`mscore.autodiff.fused`, which
-records the output with a closed-form VJP over the values returned in ``saved``), and the
+records the output with a closed-form VJP over the values the forward returns), and the
 conformance kit, which compares a backend's fused op against this forward.
 
-The half-precision rule is MindSpore's (checked against MindSpore 2.10's LayerNorm and
+The normalisations' half-precision rule is MindSpore's (checked against MindSpore 2.10's LayerNorm and
 BatchNorm, see tests/data/make_half_norm_oracle.py): inputs narrower than float32 are
 normalised in float32 with their parameters cast to float32, and the output is rounded once
 to the input's dtype.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 
 from mscore.autodiff.tracer import unwrap
-from mscore.common.dtype import float32
+from mscore.common.dtype import float32, int64
 from mscore.dispatch import backend, call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
@@ -61,6 +62,85 @@ def work_dtype(dt):
 def stopped(a):
     """``a``'s value cut from every gradient (the tracer's and the backend library's)."""
     return call("stop_gradient", unwrap(a))
+
+
+def max_shifted(x, axis):
+    """``x`` minus its maximum along ``axis`` (the shift carries no gradient)."""
+    return call("sub", x, call("max", stopped(x), axis=(axis,), keepdims=True))
+
+
+def softmax(x, axis):
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum."""
+    e = call("exp", max_shifted(x, axis))
+    return call("div", e, call("sum", e, axis=(axis,), keepdims=True))
+
+
+def log_softmax(x, axis):
+    """x - log(sum(exp(x))) along ``axis``, shifted by the maximum."""
+    sh = max_shifted(x, axis)
+    return call("sub", sh, call("log", call("sum", call("exp", sh), axis=(axis,),
+                                            keepdims=True)))
+
+
+def dense(x, w, b):
+    """``x @ w.T + b`` with x (..., in), w (out, in), b (out,) or None, as one 2-d matmul.
+
+    Returns ``(out, x2)``, ``x2`` being ``x`` as the 2-d matrix the matmul took.
+    """
+    xs = shape_of(x)
+    o = shape_of(w)[0]
+    x2 = x if len(xs) == 2 else call("reshape", x, (math.prod(xs[:-1]), xs[-1]))
+    out = call("matmul", x2, call("transpose", w, (1, 0)))
+    if b is not None:
+        out = call("add", out, b)
+    if len(xs) != 2:
+        out = call("reshape", out, xs[:-1] + (o,))
+    return out, x2
+
+
+def conv_bias(x, w, b, stride, padding, dilation, groups):
+    """``conv(x, w) + b`` with the bias broadcast over the channel axis."""
+    out = call("conv", x, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    nd = len(shape_of(out)) - 2
+    return call("add", out, call("reshape", b, (1, shape_of(b)[0]) + (1,) * nd))
+
+
+def causal_mask(lq, lk):
+    """The (lq, lk) top-left aligned causal mask: True where a query may see a key."""
+    def make():
+        rows = call("reshape", call("arange", 0, lq, 1, int64), (lq, 1))
+        cols = call("reshape", call("arange", 0, lk, 1, int64), (1, lk))
+        return call("greater_equal", rows, cols)
+    return cached_constant(("causal", lq, lk), make)
+
+
+def attention_weights(q, k, mask, is_causal, scale):
+    """softmax(q k^T * scale + mask) over the last axis; a bool mask keeps the True
+    positions, a float mask is added; causal masking is top-left aligned. Returns
+    ``(weights, scale)`` (``scale`` 1/sqrt(d) when None)."""
+    dt = dtype_of(q)
+    lq, d = shape_of(q)[-2:]
+    lk = shape_of(k)[-2]
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    n = len(shape_of(k))
+    kt = call("transpose", k, tuple(range(n - 2)) + (n - 1, n - 2))
+    scores = call("mul", call("matmul", q, kt), const(scale, dt))
+    neg_inf = const(-math.inf, dt)
+    if is_causal:
+        scores = call("where", causal_mask(lq, lk), scores, neg_inf)
+    if mask is not None:
+        if dtype_of(mask).is_bool:
+            scores = call("where", mask, scores, neg_inf)
+        else:
+            scores = call("add", scores, cast_to(mask, dt))
+    return softmax(scores, len(shape_of(scores)) - 1), scale
+
+
+def attention(q, k, v, mask, is_causal, scale):
+    """``attention_weights(q, k, mask, is_causal, scale) @ v``. Returns ``(out, weights,
+    scale)``."""
+    p, scale = attention_weights(q, k, mask, is_causal, scale)
+    return call("matmul", p, v), p, scale
 
 
 def _rstd(var, eps, cdt):

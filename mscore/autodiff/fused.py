@@ -27,10 +27,10 @@ from mscore.common.dtype import int64
 from mscore.dispatch import call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
-from mscore.fused_reference import cached_constant, const
+from mscore.fused_reference import cached_constant, const, max_shifted
 from mscore.fused_reference import cast_to as _to
 
-from .rules import conv_input_grad, conv_weight_grad, unbroadcast, wanted
+from .rules import conv_input_grad, conv_weight_grad, unbroadcast
 from .tracer import record_fused, unwrap
 
 _enabled = contextvars.ContextVar("mscore_fused_gradients", default=True)
@@ -131,15 +131,7 @@ def _gelu_vjp(g, out, x, needs, approximate, t, x2):
 # -- dense ----------------------------------------------------------------------------------------
 def dense(x, w, b):
     """``x @ w.T + b`` with x (..., in), w (out, in), b (out,) or None."""
-    xv, wv, bv = unwrap(x), unwrap(w), unwrap(b)
-    xs = shape_of(xv)
-    o = shape_of(wv)[0]
-    x2 = xv if len(xs) == 2 else call("reshape", xv, (math.prod(xs[:-1]), xs[-1]))
-    out = call("matmul", x2, call("transpose", wv, (1, 0)))
-    if bv is not None:
-        out = call("add", out, bv)
-    if len(xs) != 2:
-        out = call("reshape", out, xs[:-1] + (o,))
+    out, x2 = fused_reference.dense(unwrap(x), unwrap(w), unwrap(b))
     return record_fused("dense", [x, w, b], out, _dense_vjp, {"x2": x2})
 
 
@@ -159,14 +151,9 @@ def _dense_vjp(g, out, x, w, b, needs, x2):
 
 
 # -- softmax and log-softmax -----------------------------------------------------------------------
-def _shifted(xv, axis):
-    return call("sub", xv, call("max", xv, axis=(axis,), keepdims=True))
-
-
 def softmax(x, axis):
     """exp(x) / sum(exp(x)) along ``axis``."""
-    e = call("exp", _shifted(unwrap(x), axis))
-    out = call("div", e, call("sum", e, axis=(axis,), keepdims=True))
+    out = fused_reference.softmax(unwrap(x), axis)
     return record_fused("softmax", [x], out, _softmax_vjp, {"axis": axis})
 
 
@@ -177,9 +164,7 @@ def _softmax_vjp(g, out, x, needs, axis):
 
 def log_softmax(x, axis):
     """x - log(sum(exp(x))) along ``axis``, computed stably."""
-    sh = _shifted(unwrap(x), axis)
-    lse = call("log", call("sum", call("exp", sh), axis=(axis,), keepdims=True))
-    out = call("sub", sh, lse)
+    out = fused_reference.log_softmax(unwrap(x), axis)
     return record_fused("log_softmax", [x], out, _log_softmax_vjp, {"axis": axis})
 
 
@@ -221,7 +206,7 @@ def softmax_cross_entropy(logits, target, weight, ignore_index, reduction, label
     xshape = shape_of(xv)
     dt = dtype_of(xv)
     x2 = _rows_last(xv, len(xshape))
-    sh = _shifted(x2, 1)
+    sh = max_shifted(x2, 1)
     e = call("exp", sh)
     s = call("sum", e, axis=(1,), keepdims=True)
     lse = call("log", s)
@@ -468,10 +453,8 @@ def _batch_norm_eval_vjp(g, out, x, rm, rv, weight, bias, needs, xc, rstd, scale
 # -- convolution with bias ----------------------------------------------------------------------
 def conv_bias(x, w, b, stride, padding, dilation, groups):
     """``conv(x, w) + b`` with the bias broadcast over the channel axis."""
-    xv, wv, bv = unwrap(x), unwrap(w), unwrap(b)
-    out = call("conv", xv, wv, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    nd = len(shape_of(out)) - 2
-    out = call("add", out, call("reshape", bv, (1, shape_of(bv)[0]) + (1,) * nd))
+    out = fused_reference.conv_bias(unwrap(x), unwrap(w), unwrap(b), stride, padding, dilation,
+                                    groups)
     return record_fused("conv_bias", [x, w, b], out, _conv_bias_vjp,
                         {"stride": stride, "padding": padding, "dilation": dilation,
                          "groups": groups})
@@ -492,34 +475,10 @@ def _conv_bias_vjp(g, out, x, w, b, needs, stride, padding, dilation, groups):
 def attention(q, k, v, mask, is_causal, scale):
     """softmax(q k^T * scale + mask) v over the last two axes; a bool mask keeps the True
     positions, a float mask is added; causal masking is top-left aligned."""
-    qv, kv, vv, mv = unwrap(q), unwrap(k), unwrap(v), unwrap(mask)
-    dt = dtype_of(qv)
-    lq, d = shape_of(qv)[-2:]
-    lk = shape_of(kv)[-2]
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    scores = call("mul", call("matmul", qv, _swap_last(kv)), const(scale, dt))
-    neg_inf = const(-math.inf, dt)
-    if is_causal:
-        scores = call("where", _causal(lq, lk), scores, neg_inf)
-    if mv is not None:
-        if dtype_of(mv).is_bool:
-            scores = call("where", mv, scores, neg_inf)
-        else:
-            scores = call("add", scores, _to(mv, dt))
-    e = call("exp", _shifted(scores, len(shape_of(scores)) - 1))
-    p = call("div", e, call("sum", e, axis=(len(shape_of(e)) - 1,), keepdims=True))
-    out = call("matmul", p, vv)
+    out, p, scale = fused_reference.attention(unwrap(q), unwrap(k), unwrap(v), unwrap(mask),
+                                              is_causal, scale)
     return record_fused("attention", [q, k, v, mask], out, _attention_vjp,
                         {"p": p, "scale": scale})
-
-
-def _causal(lq, lk):
-    """The (lq, lk) top-left aligned causal mask (cached like :func:`const`)."""
-    def make():
-        rows = call("reshape", call("arange", 0, lq, 1, int64), (lq, 1))
-        cols = call("reshape", call("arange", 0, lk, 1, int64), (1, lk))
-        return call("greater_equal", rows, cols)
-    return cached_constant(("causal", lq, lk), make)
 
 
 def _attention_vjp(g, out, q, k, v, mask, needs, p, scale):

@@ -8,18 +8,17 @@ import numbers
 
 import numpy as np
 
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _axis1, _check_tensor, _float_input, _float_tensor
 from mscore.ops.primitive_base import _elementwise, check_axes, check_float, Primitive
-from mscore.ops.control import cast, stop_gradient
+from mscore.ops.control import cast
 from mscore.ops.elementwise import (abs, add, clip_by_value, div, erf, exp, greater, less, log,
                                     log1p, maximum, minimum, mul, neg, pow, sub, tanh, where)
 from mscore.ops.manipulation import reshape
 from mscore.ops.indexing import split
-from mscore.ops.reduction import amax, sum
 from mscore.ops.random import uniform
 
 _wrap = Tensor._wrap
@@ -99,9 +98,7 @@ def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
     fused = dispatch.fused("softmax")
     if fused is not None:
         return _wrap(fused(x._data, axis=ax))
-    shifted = sub(x, stop_gradient(amax(x, ax, True)))
-    e = exp(shifted)
-    return div(e, sum(e, ax, True))
+    return _wrap(fused_reference.softmax(x._data, ax))
 
 
 def log_softmax(logits, axis=-1):
@@ -111,8 +108,7 @@ def log_softmax(logits, axis=-1):
     fused = dispatch.fused("log_softmax")
     if fused is not None:
         return _wrap(fused(x._data, axis=ax))
-    shifted = sub(x, stop_gradient(amax(x, ax, True)))
-    return sub(shifted, log(sum(exp(shifted), ax, True)))
+    return _wrap(fused_reference.log_softmax(x._data, ax))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.dispatch import call
 from mscore.ops._args import _float_input
 from mscore.ops.control import cast
 from mscore.ops.elementwise import add, mul, where
@@ -35,29 +34,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v over the last two axes."""
     q, k, v = (_float_input(t, n) for t, n in ((query, "query"), (key, "key"),
                                                (value, "value")))
-    fused = dispatch.fused("attention")
-    if fused is not None and dropout_p == 0.0:
-        return _wrap(fused(q._data, k._data, v._data,
-                           None if attn_mask is None else attn_mask._data, bool(is_causal),
-                           scale))
-    d = q.shape[-1]
-    scale = 1.0 / math.sqrt(d) if scale is None else scale
-    scores = mul(matmul(q, swapaxes(k, -1, -2)), scale)
-    if is_causal:
-        lq, lk = q.shape[-2], k.shape[-2]
-        causal = _wrap(call("greater_equal",
-                            call("reshape", call("arange", 0, lq, 1, mdt.int64), (lq, 1)),
-                            call("reshape", call("arange", 0, lk, 1, mdt.int64), (1, lk))))
-        scores = where(causal, scores, -math.inf)
-    if attn_mask is not None:
-        if attn_mask.dtype.is_bool:
-            scores = where(attn_mask, scores, -math.inf)
-        else:
-            scores = add(scores, attn_mask)
-    weights = softmax(scores, -1)
-    if dropout_p:
-        weights = dropout(weights, dropout_p)
-    return matmul(weights, v)
+    mask = None if attn_mask is None else attn_mask._data
+    if dropout_p == 0.0:
+        fused = dispatch.fused("attention")
+        if fused is not None:
+            return _wrap(fused(q._data, k._data, v._data, mask, bool(is_causal), scale))
+        return _wrap(fused_reference.attention(q._data, k._data, v._data, mask,
+                                               bool(is_causal), scale)[0])
+    weights, _ = fused_reference.attention_weights(q._data, k._data, mask, bool(is_causal),
+                                                   scale)
+    return matmul(dropout(_wrap(weights), dropout_p), v)
 
 
 def _linear(x, w, b):

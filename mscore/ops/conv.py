@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -74,8 +74,9 @@ def conv(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilati
     _check_window("conv", x.shape[2:], w.shape[2:], pads, dilation)
     _check_floating("conv", x, w)
     rx, rw = _operands(x, w)
-    fused = dispatch.fused("conv_bias") if isinstance(bias, Tensor) else None
-    if fused is not None and bias.dtype is dispatch.dtype(rx) and bias.shape == w.shape[:1]:
+    if isinstance(bias, Tensor) and bias.dtype is dispatch.dtype(rx) and \
+            bias.shape == w.shape[:1]:
+        fused = dispatch.fused("conv_bias") or fused_reference.conv_bias
         return _wrap(fused(rx, rw, bias._data, stride, pads, dilation, groups))
     out = _wrap(call("conv", rx, rw, stride=stride, padding=pads, dilation=dilation,
                      groups=groups))

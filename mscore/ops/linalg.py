@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -67,12 +67,12 @@ def dense(input, weight, bias=None):  # noqa: A002
     """``input @ weight.T + bias`` (weight is (out, in))."""
     x = _check_tensor(input, "input")
     w = _check_tensor(weight, "weight")
-    fused = dispatch.fused("dense")
-    if fused is not None and w.ndim == 2 and x.ndim >= 1 and x.dtype is w.dtype and \
-            x.shape[-1] == w.shape[1] and (bias is None or (
-                isinstance(bias, Tensor) and bias.dtype is x.dtype and
-                bias.shape == (w.shape[0],))):
-        return _wrap(fused(x._data, w._data, None if bias is None else bias._data))
+    if w.ndim == 2 and x.ndim >= 1 and x.dtype is w.dtype and x.shape[-1] == w.shape[1] and (
+            bias is None or (isinstance(bias, Tensor) and bias.dtype is x.dtype and
+                             bias.shape == (w.shape[0],))):
+        raw = (x._data, w._data, None if bias is None else bias._data)
+        fused = dispatch.fused("dense")
+        return _wrap(fused(*raw) if fused is not None else fused_reference.dense(*raw)[0])
     out = matmul(x, transpose(w, (1, 0)))
     return out if bias is None else add(out, bias)
 

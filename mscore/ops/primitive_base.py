@@ -101,7 +101,7 @@ class Primitive:
 
 def _cast(x, dtype):
     """Tensor ``x`` cast to DType ``dtype`` (the amp casts around a primitive)."""
-    return Tensor._wrap(call("cast", x._data, dtype))
+    return _wrap(call("cast", x._data, dtype))
 
 
 def call_signature(cls):
