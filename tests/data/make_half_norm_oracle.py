@@ -1,14 +1,16 @@
-"""Records MindSpore's ``ops.LayerNorm`` (begin axes -1) and ``ops.batch_norm`` (training and eval) on
-float16 inputs with float32 and with float16 parameters into ``half_norm_oracle.json``:
-the outputs, their dtype, and batch norm's updated running statistics.
+"""Records MindSpore's ``ops.LayerNorm`` (begin axes -1) and ``ops.batch_norm`` (training and
+eval) on float16 inputs with float32 and with float16 parameters into
+``half_norm_oracle.json``: the outputs, their dtype, and batch norm's updated running
+statistics (MindSpore leaves float16 running statistics as they were; the test checks the
+float32 ones).
 
 MindSpore normalises half-precision inputs in float32 and rounds the output once to the
 input's dtype (with float32 parameters every element equals the float64 result rounded to
 float16; with float16 parameters the CPU kernel is within one float16 ulp of it).
 
 Run with the separate MindSpore venv, from /tmp:
-``/tmp/ms/bin/python /work/wt/ops/tests/data/make_half_norm_oracle.py`` (MindSpore 2.10, CPU).
-mscore's tests read the JSON; they never import MindSpore.
+``cd /tmp && /tmp/ms/bin/python <repo>/tests/data/make_half_norm_oracle.py`` (MindSpore 2.10,
+CPU). mscore's tests read the JSON; they never import MindSpore.
 """
 import json
 import os
