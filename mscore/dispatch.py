@@ -7,6 +7,7 @@ rules, layers) goes through here, so swapping the backend swaps every computatio
 from __future__ import annotations
 
 from mscore import context as _context
+from mscore._state import process as _process
 from mscore._per_thread import state as _thread
 from mscore.autodiff import tracer as _tracer
 from mscore.autodiff.tracer import Tracer as _Tracer
@@ -21,12 +22,12 @@ def autocast_policy():
 
 def backend():
     """The active backend object."""
-    return _context._active or _context.current_backend()
+    return _process.backend or _context.current_backend()
 
 
 def call(name, *args, **attrs):
     """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     thread = _thread
     policy = thread.autocast_policy
     if policy is not None:
@@ -44,7 +45,7 @@ def shape(a):
     """The shape of a native array or tracer."""
     if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op
         a = a.value
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     try:
         return b.shape(a)
     except Exception as exc:
@@ -56,7 +57,7 @@ def dtype(a):
     """The mscore dtype of a native array or tracer."""
     if isinstance(a, _Tracer):
         a = a.value
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     try:
         return b.dtype(a)
     except Exception as exc:

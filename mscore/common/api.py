@@ -22,6 +22,7 @@ import warnings
 import weakref
 
 from mscore import context as _context
+from mscore._state import process as _process
 
 _CAPTURE_MODES = ("ast", "bytecode", "trace")
 _JIT_LEVELS = ("O0", "O1")
@@ -80,7 +81,7 @@ class _JitFunction:
 
     def __call__(self, *args, **kwargs):
         from mscore.common import graph
-        backend = _context._active or _context.current_backend()
+        backend = _process.backend or _context.current_backend()
         if graph.in_compiled() or backend.compile is None or self._eager_reason or kwargs:
             return self._fn(*args, **kwargs)
         bound, rest = _split_bound(self._fn, args)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import sys
 import threading
-import weakref
 
 from mscore import context as _context
-from mscore._per_thread import state as _thread
+from mscore._state import process as _process
+from mscore import _state
+from mscore._state import thread as _thread
 from mscore.common.parameter import stateless_call
 from mscore.common.tensor import Tensor
 
@@ -43,13 +44,10 @@ _active_thread_count = threading.active_count
 # argument reference of the call itself.
 _SOLE_OWNER_REFS = 2
 _SCALARS = (bool, int, float, str, type(None))
-_class_jit_disabled: dict = {}   # Cell class -> its class-level jit_disabled flag
+_class_jit_disabled = _process.class_jit_disabled   # Cell class -> its jit_disabled flag
 
 
-def in_compiled():
-    """True while code runs inside a compiled program (traced once, so no host syncs: use
-    device-side selects instead of Python ``if`` on tensor values)."""
-    return _thread.compiled_depth > 0
+in_compiled = _state.in_compiled
 
 
 def should_compile(cell):
@@ -65,7 +63,7 @@ def should_compile(cell):
             flag = _class_jit_disabled[cls] = bool(getattr(cls, "jit_disabled", False))
     if flag:
         return False
-    backend = _context._active or _context.current_backend()
+    backend = _process.backend or _context.current_backend()
     return backend.compile is not None
 
 
@@ -74,9 +72,9 @@ def clear_cache(cell=None):
     the next call traces again and sees a changed structure or changed attributes."""
     from mscore.nn.cell import Cell
     if cell is None:
-        for c in list(_compiled_cells):
+        for c in list(_process.compiled_cells):
             c.__dict__.pop("_graph_cache", None)
-        _compiled_cells.clear()
+        _process.compiled_cells.clear()
         return
     if not isinstance(cell, Cell):
         raise TypeError(f"cell: expected a Cell or None, got {type(cell).__name__}")
@@ -109,9 +107,6 @@ class _Program:
         self.leaf_kinds = self.python_leaves = self.rebuild = None
         self.side_params = ()
         self.single = False          # construct returned one Tensor (the fast path)
-
-
-_compiled_cells = weakref.WeakSet()   # cells holding programs, for clear_cache()
 
 
 def _flatten_arg(a, label, backend, raw, sig):
@@ -150,7 +145,7 @@ def compiled_call(cell, args, kwargs):
         raise TypeError(f"GRAPH_MODE: keyword arguments ({', '.join(sorted(kwargs))}) are not "
                         f"supported in a compiled call of {type(cell).__name__}; pass them "
                         f"positionally")
-    backend = _context._active or _context.current_backend()
+    backend = _process.backend or _context.current_backend()
     # The program key, built flat: (backend, flags..., then per Tensor argument its shape
     # and dtype; other arguments go through _flatten_arg). This runs on every step.
     raw = []
@@ -168,7 +163,7 @@ def compiled_call(cell, args, kwargs):
     cache = cell.__dict__.get("_graph_cache")
     if cache is None:
         cache = cell.__dict__["_graph_cache"] = {}
-        _compiled_cells.add(cell)
+        _process.compiled_cells.add(cell)
     program = cache.get(key)
     if program is None:
         program = cache[key] = _build(cell, args, backend)

@@ -13,6 +13,7 @@ import atexit
 import numbers
 from dataclasses import dataclass
 
+from mscore import _state as _process_state
 from mscore import context
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
@@ -40,7 +41,7 @@ class _Group:
     handle: object
 
 
-_state = {"collectives": None, "env": None, "backend": None, "groups": {}, "seed": None}
+_state = _process_state.process.communication   # the job this process joined
 
 
 # -- init / release ---------------------------------------------------------------------------

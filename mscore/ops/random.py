@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore import _state, dispatch
+from mscore._state import thread as _thread
 
-_holder = {"param": None, "backend": None}
+_holder = _state.process.random_stream   # {"param": Parameter, "backend": Backend}
 
 
 def reset_global_state(seed):
@@ -29,8 +29,7 @@ def global_state_parameter():
     if traced is not None:
         return traced
     if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
-        from mscore import context
-        seed = context.get_seed()
+        seed = _state.process.seeds.global_seed
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2 ** 63))
         reset_global_state(seed)

@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 from mscore import context as _context
+from mscore._state import process as _process
 from mscore._per_thread import state as _thread
 from mscore.common import cast_cache
 from mscore.common import dtype as mdt
@@ -295,14 +296,14 @@ def trace(net, inputs, graph, fused=("softmax", "log_softmax")):
     recorder = Recorder(real, graph, fused)
     net.set_train(False)
     _context._context["mode"] = _context.PYNATIVE_MODE
-    _context._active = recorder
+    _process.backend = recorder
     was_exporting, _thread.exporting = _thread.exporting, True
     try:
         with cast_cache.scoped_copies():   # casts are recorded, not taken from eager copies
             out = net(*inputs)
     finally:
         _thread.exporting = was_exporting
-        _context._active = real
+        _process.backend = real
         _context._context["mode"] = old_mode
         for cell, training in modes:
             object.__setattr__(cell, "training", training)
