@@ -46,7 +46,9 @@ class _PerThread(threading.local):
     * ``cast_copies``: inside :func:`mscore.common.cast_cache.scoped_copies`, the dict of the
       low-precision weight copies made in that scope; None otherwise;
     * ``exporting``: True while an exporter traces a network (the program as written is
-      recorded: no execution shortcuts).
+      recorded: no execution shortcuts);
+    * ``hook_sessions``: the open :class:`mscore.autodiff.boundary.hook_session` objects,
+      innermost last.
 
     Why ``threading.local`` and not ``contextvars``: the torch backend compiles a whole train
     step with ``torch.compile``, whose tracer (dynamo) reads this state on every op. Dynamo
@@ -65,6 +67,7 @@ class _PerThread(threading.local):
         self.traced_random_stream = None
         self.cast_copies = None
         self.exporting = False
+        self.hook_sessions = []
 
 
 class _Seeds:
@@ -140,9 +143,16 @@ def section(name, defaults):
     return found[0]
 
 
-def _reset_process():
+def drop_compiled_programs():
+    """Forget every compiled GRAPH_MODE program, so each cell traces again on its next call
+    (``mscore.compile.graph.clear_cache()``; joining or leaving a communication job)."""
     for cell in list(process.compiled_cells):
         cell.__dict__.pop("_graph_cache", None)
+    process.compiled_cells.clear()
+
+
+def _reset_process():
+    drop_compiled_programs()
     fresh = _Process()
     for key, value in vars(fresh).items():
         if isinstance(getattr(process, key, None), dict):

@@ -18,7 +18,7 @@ import jax.numpy as jnp  # noqa: E402
 import mscore as ms  # noqa: E402
 from mscore import nn, ops  # noqa: E402
 from mscore.common import dtype as mdt  # noqa: E402
-from mscore.common import graph  # noqa: E402
+from mscore.compile import graph  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -128,7 +128,6 @@ def _release_at_exit(collectives):
 
 
 def _join(collectives, env, device_target):
-    from mscore.common import graph
     from mscore.ops import random
     parked = random.park_global_state() if collectives.restarts_runtime else None
     try:
@@ -137,7 +136,7 @@ def _join(collectives, env, device_target):
         if collectives.restarts_runtime:
             random.restore_global_state(parked)
     # Programs compiled before init ran alone; the job's programs may hold collectives.
-    graph.clear_cache()
+    _process_state.drop_compiled_programs()
 
 
 def _agree_seed(collectives, backend):
@@ -171,7 +170,6 @@ def release():
     collectives = _state["collectives"]
     if collectives is None:
         return
-    from mscore.common import graph
     try:
         collectives.release()
     finally:
@@ -179,7 +177,7 @@ def release():
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
         GlobalComm.INITED = False
-        graph.clear_cache()
+        _process_state.drop_compiled_programs()
 
 
 def is_initialized():

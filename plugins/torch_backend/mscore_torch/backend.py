@@ -801,7 +801,7 @@ class TorchBackend(Backend):
 
 def _private_trace_counter(fn):
     """``fn`` with a private copy of its globals when it bumps a global ``trace_count``
-    (mscore.common.graph's pure step does): dynamo guards on every global int a program
+    (mscore.compile.graph's pure step does): dynamo guards on every global int a program
     reads, so a counter that changes on every call would recompile the program on every
     call. The copy's counter is reset to 0 before each call; :meth:`TorchBackend.compile`
     adds the real traces to the module's counter instead. Returns ``(fn, None)`` otherwise.
