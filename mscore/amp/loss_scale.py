@@ -93,7 +93,7 @@ class DynamicLossScaler(LossScaler):
 
     def __init__(self, scale_value, scale_factor, scale_window):
         value = _check_scale(scale_value, "scale_value")
-        self._rule = DynamicLossScaleRule(scale_factor, scale_window)
+        self._rule = DynamicLossScaleRule(scale_factor, scale_window, keep_finite=True)
         self.scale_factor = scale_factor
         self.scale_window = scale_window
         self.scale_value = Parameter(Tensor(value, mdt.float32), name="scale_value",

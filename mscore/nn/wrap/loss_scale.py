@@ -93,12 +93,15 @@ class DynamicLossScaleRule:
 
     Iterations count from 1. An overflowing iteration sets ``scale = max(scale / factor, 1)``;
     an iteration without overflow that comes ``scale_window`` or more iterations after the
-    last overflow (or increase) sets ``scale = scale * factor`` when that product is finite.
-    Either event makes it the new "last" iteration. :meth:`update` is the formula, written
-    once over an operations namespace (:data:`HOST_OPS` or :mod:`mscore.ops.functional`).
+    last overflow (or increase) sets ``scale = scale * factor``. Either event makes it the
+    new "last" iteration. With ``keep_finite`` (MindSpore's ``DynamicLossScaler``) the
+    increase happens only when the product is finite; without it (MindSpore's update cell
+    and manager) the scale may grow to inf, and the next step's overflow brings it back.
+    :meth:`update` is the formula, written once over an operations namespace
+    (:data:`HOST_OPS` or :mod:`mscore.ops.functional`).
     """
 
-    def __init__(self, scale_factor, scale_window):
+    def __init__(self, scale_factor, scale_window, keep_finite=False):
         if isinstance(scale_factor, bool) or not isinstance(scale_factor, numbers.Real):
             raise TypeError(f"scale_factor: expected a number, got "
                             f"{type(scale_factor).__name__}")
@@ -110,6 +113,7 @@ class DynamicLossScaleRule:
             raise ValueError(f"scale_window: must be a positive int, got {scale_window}")
         self.scale_factor = scale_factor
         self.scale_window = scale_window
+        self.keep_finite = keep_finite
 
     def update(self, ops, scale, iteration, last_change, overflow):
         """One iteration of the rule: ``(new scale, new last change, next iteration)``.
@@ -123,8 +127,9 @@ class DynamicLossScaleRule:
         due = ops.greater_equal(ops.sub(iteration, last_change), self.scale_window)
         last = ops.where(ops.logical_or(overflow, due), iteration, last_change)
         grown = ops.mul(on_overflow, factor)
-        grow = ops.logical_and(ops.logical_and(due, ops.logical_not(overflow)),
-                               ops.isfinite(grown))
+        grow = ops.logical_and(due, ops.logical_not(overflow))
+        if self.keep_finite:
+            grow = ops.logical_and(grow, ops.isfinite(grown))
         return ops.where(grow, grown, on_overflow), last, ops.add(iteration, 1)
 
 
