@@ -4,19 +4,24 @@ Two kinds of state live here:
 
 * :data:`process`: what MindSpore keeps process-wide: the context (``set_context`` keys), the
   active backend, the seeds (:class:`_Seeds`), the global random stream's Parameter, the
-  determinism flag, the cells holding compiled programs, the count of program traces.
+  determinism flag, the cells holding compiled programs, the joined communication job.
 * :data:`thread`: what differs per thread, so two threads can train two models at once
   (see :class:`_PerThread`).
 
 Modules higher up keep their settings in *sections* made here (:func:`section`): a dict
 created from the module's defaults, which :func:`reset` restores. ``mscore.parallel``'s auto
-parallel context, ``mscore.dataset.config`` and the communication job are sections.
+parallel context and ``mscore.dataset.config``'s settings are sections.
 
 Settings that follow the execution context (each thread and asyncio task sees its own:
 :data:`boost_active`) are ``ContextVar`` objects defined here as well.
 
 :func:`reset` returns the process, and the calling thread, to the state mscore has right
 after import; tests call it between cases instead of patching module dicts.
+
+Not here: ``mscore.compile.graph.trace_count``, a statistic (programs traced, which the
+benches report) rather than state anything reads; it stays a global of the module whose
+traced function bumps it, because the torch plugin swaps that global around
+``torch.compile`` calls.
 """
 from __future__ import annotations
 
@@ -165,7 +170,7 @@ def _reset_process():
 def reset():
     """Return mscore to its import-time state: context defaults (PYNATIVE_MODE, CPU, no
     backend selected: the next op selects ``MSCORE_BACKEND`` or numpy again), no seeds, no
-    random stream, determinism off, no compiled programs, every
+    random stream, determinism off, no compiled programs, no communication job, every
     :func:`section` at its defaults, and the calling thread's :class:`_PerThread` state and
     :data:`boost_active` cleared. Other threads' per-thread state is theirs to clear.
     A communication job that is running is forgotten, not released."""
