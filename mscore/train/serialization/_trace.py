@@ -1,7 +1,7 @@
 """Tracing a network through the op layer, for the exporters (ONNX, MINDIR).
 
 While the network runs once on the example inputs, a recording stand-in replaces the active
-backend (``mscore.context._active``): every primitive call is forwarded to the real backend and
+backend (``mscore._state.process.backend``): every primitive call is forwarded to the real backend and
 recorded with its inputs, attributes and output. Values that depend on an input or a Parameter
 become graph nodes; everything else (``full`` scalars, index arrays, Tensors held by layers) is
 folded to a constant. The network runs in inference mode (``set_train(False)``) and eagerly
