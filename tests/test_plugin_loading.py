@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin import hookspecs
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.registry import BackendNameCollision, PluginLoadError, Registry

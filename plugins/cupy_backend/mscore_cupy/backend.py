@@ -23,7 +23,7 @@ from collections import OrderedDict
 import ml_dtypes
 import numpy as np
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.common import dtype as mdt
 
 # -- counter-based random stream (splitmix64) ----------------------------------------------------
