@@ -1,6 +1,8 @@
 """The torch backend's dtypes, array creation, host transfer and device placement."""
 from __future__ import annotations
 
+import os
+
 import ml_dtypes
 import numpy as np
 import torch
