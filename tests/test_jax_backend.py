@@ -582,8 +582,8 @@ def test_graph_traces_once_per_signature():
 
 
 def _donate_every_size(monkeypatch):
-    from mscore_jax import backend as jax_backend
-    monkeypatch.setattr(jax_backend, "DONATE_MIN_SIZE", 0)
+    from mscore_jax import compile as jax_compile
+    monkeypatch.setattr(jax_compile, "DONATE_MIN_SIZE", 0)
 
 
 def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):
