@@ -166,22 +166,15 @@ def test_markdown_table_of_a_report(tmp_path, capsys):
 
 def test_mscore_backends_shows_each_device_entry(monkeypatch, capsys):
     from mscore.commands import backends as command
-    from mscore.plugin import hookspecs, registry as registry_module
+    from mscore.plugin.registry import spec_row
 
-    class Plugin:
-        @hookspecs.hookimpl
-        def mscore_register_backends(self):
-            return [_spec(device_dtypes={"GPU": ("float32", "bool")},
-                          device_capabilities={"GPU": ()})]
-
-    reg = registry_module.Registry()
-    reg._loaded = True               # only the plugin below, no entry points
-    reg.register_plugin(Plugin(), "perdev")
-    monkeypatch.setattr(registry_module, "get_registry", lambda: reg)
-    assert reg.describe("dev")["per_device"] == {"GPU": {"dtypes": ["float32", "bool"],
-                                                          "capabilities": []}}
+    spec = _spec(device_dtypes={"GPU": ("float32", "bool")}, device_capabilities={"GPU": ()})
+    row = spec_row(spec, probe=False)
+    assert row["per_device"] == {"GPU": {"dtypes": ["float32", "bool"], "capabilities": []}}
+    assert spec_row(_spec(), probe=False)["per_device"] == {}
+    monkeypatch.setattr(command, "list_backends", lambda probe, timeout: ([row], []))
     assert command.main([]) == 0
     lines = capsys.readouterr().out.splitlines()
-    row = next(i for i, line in enumerate(lines) if line.startswith("dev "))
-    assert "f32,f64,i8,i32,bool" in lines[row] and "compile" in lines[row]
-    assert lines[row + 1] == "  on GPU: dtypes f32,bool; capabilities -"
+    at = next(i for i, line in enumerate(lines) if line.startswith("dev "))
+    assert "f32,f64,i8,i32,bool" in lines[at] and "compile" in lines[at]
+    assert lines[at + 1] == "  on GPU: dtypes f32,bool; capabilities -"

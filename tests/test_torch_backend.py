@@ -727,7 +727,7 @@ def test_exact_int_matmul_wraps_around_like_numpy(dtype, spread, monkeypatch):
     """The integer matmul CUDA lacks, on the CPU: exact, wrapping in the dtype, batched
     with broadcasting; the float64 path (small values) and the blocked int64 path (over
     several blocks here)."""
-    from mscore_torch import backend as tb
+    from mscore_torch import ops as tb
     monkeypatch.setattr(tb, "_INT_MATMUL_CHUNK", 64)
     info = np.iinfo(dtype)
     rng = np.random.default_rng(3)
@@ -889,7 +889,7 @@ def test_graph_mode_train_step_is_one_torch_compile_graph(monkeypatch):
     """With compilation forced, a whole TrainOneStepCell step (forward, torch.func gradients,
     optimizer) becomes one dynamo graph, traced once, with PYNATIVE's losses."""
     from mscore import nn
-    from mscore.common import graph
+    from mscore.compile import graph
 
     def losses(mode):
         ms.set_context(backend="torch", mode=mode)

@@ -25,7 +25,7 @@ Each is the numpy reference with one lie:
 import numpy as np
 from scipy import special
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
@@ -33,10 +33,10 @@ ALL_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int
               "uint8", "bool")
 
 
-def _refuses_int8(method):
+def _refuses(dtype, method):
     def wrapper(self, *arrays, **kwargs):
-        if any(getattr(a, "dtype", None) == np.int8 for a in arrays):
-            raise TypeError(f"{method}: int8 is not supported")
+        if any(getattr(a, "dtype", None) == dtype for a in arrays):
+            raise TypeError(f"{method}: {np.dtype(dtype).name} is not supported")
         return getattr(ArrayModuleBackend, method)(self, *arrays, **kwargs)
     wrapper.__name__ = method
     return wrapper
@@ -48,14 +48,14 @@ class Int8Liar(ArrayModuleBackend):
     def __init__(self):
         super().__init__(np, "liar_dtypes", special_erf=special.erf)
 
-    neg = _refuses_int8("neg")
-    abs = _refuses_int8("abs")
-    sign = _refuses_int8("sign")
-    add = _refuses_int8("add")
-    mul = _refuses_int8("mul")
-    sum = _refuses_int8("sum")
-    max = _refuses_int8("max")
-    matmul = _refuses_int8("matmul")
+    neg = _refuses(np.int8, "neg")
+    abs = _refuses(np.int8, "abs")
+    sign = _refuses(np.int8, "sign")
+    add = _refuses(np.int8, "add")
+    mul = _refuses(np.int8, "mul")
+    sum = _refuses(np.int8, "sum")
+    max = _refuses(np.int8, "max")
+    matmul = _refuses(np.int8, "matmul")
 
 
 class NoisyMatmul(ArrayModuleBackend):
@@ -100,15 +100,6 @@ class UlpNoiseMatmul(ArrayModuleBackend):
         moved = self._noise.random(out.shape) < 0.125
         away = np.where(self._noise.random(out.shape) < 0.5, -np.inf, np.inf)
         return np.where(moved, np.nextafter(out, away.astype(np.float32)), out)
-
-
-def _refuses(dtype, method):
-    def wrapper(self, *arrays, **kwargs):
-        if any(getattr(a, "dtype", None) == dtype for a in arrays):
-            raise TypeError(f"{method}: {np.dtype(dtype).name} is not supported")
-        return getattr(ArrayModuleBackend, method)(self, *arrays, **kwargs)
-    wrapper.__name__ = method
-    return wrapper
 
 
 class Int16OnCpuLiar(ArrayModuleBackend):
