@@ -108,8 +108,22 @@ def _attributes(attributes, owner):
 
 def _primitives(model):
     """``{primitive name: (op type, attributes)}`` of ``ModelProto.primitives``."""
-    return {prim.name: (prim.op_type, _attributes(prim.attribute, f"primitive {prim.name!r}"))
-            for prim in model.primitives}
+    table = {}
+    for prim in model.primitives:
+        if prim.name in table:
+            raise _BadFile(f"the primitive name {prim.name!r} is used twice (nodes referring "
+                           f"to it are ambiguous)")
+        table[prim.name] = (prim.op_type, _attributes(prim.attribute, f"primitive {prim.name!r}"))
+    return table
+
+
+def _unique(names, what):
+    """Raise _BadFile naming the first of ``names`` that appears twice."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise _BadFile(f"the {what} {name!r} is used twice")
+        seen.add(name)
 
 
 def _node_op(node, primitives, functions):
@@ -170,17 +184,28 @@ def _graph(model, file_name):
     graph = model.graph
     if not model.producer_name or not graph.output:
         raise _BadFile("it has no producer or no graph output (is it a MindIR file?)")
+    if model.HasField("little_endian") and not model.little_endian:
+        raise _BadFile("it declares little_endian=False; mscore reads little-endian tensor "
+                       "data only (as MindSpore writes it)")
     primitives = _primitives(model)
     functions = {f.name for f in model.functions}
     inputs = []
     for info in graph.input:
         shape, dtype = _value_info(info, f"graph input {info.name!r}")
         inputs.append((info.name, shape, dtype))
+    _unique([name for name, _, _ in inputs], "graph input name")
+    input_names = {name for name, _, _ in inputs}
     parameters = OrderedDict()
     for tensor in graph.parameter:
         name = tensor.ref_key or tensor.name.rsplit(":", 1)[-1]
+        if tensor.name in input_names:
+            raise _BadFile(f"the parameter {name!r} has the value name {tensor.name!r} of a "
+                           f"graph input")
+        if tensor.name in parameters:
+            raise _BadFile(f"the parameter value name {tensor.name!r} is used twice")
         parameters[tensor.name] = (name, _tensor_value(tensor, f"parameter {name!r}"))
-    defined = {name for name, _, _ in inputs} | set(parameters)
+    _unique([name for name, _ in parameters.values()], "parameter name (ref_key)")
+    defined = input_names | set(parameters)
     constants, nodes = {}, []
     seen = set(defined)
     for node in graph.node:
