@@ -112,3 +112,61 @@ def test_ambiguous_files_are_refused_naming_file_and_name(case, tmp_path):
     with pytest.raises(ValueError) as info:
         ms.load(path)
     assert repr(path) in str(info.value) and name in str(info.value)
+
+
+def _broadcast_model(tmp_path, shape):
+    class Net(nn.Cell):
+        def construct(self, x):
+            return ops.broadcast_to(x, (4, 3)) * 2
+
+    path = str(tmp_path / "b")
+    x = ms.Tensor(np.ones((1, 3), np.float32))
+    ms.export(Net(), x, file_name=path, file_format="MINDIR")
+    model = pb.ModelProto()
+    with open(path + ".mindir", "rb") as f:
+        model.ParseFromString(f.read())
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            attr = node.attribute[0]
+            if attr.type == pb.AttributeProto.TUPLE and \
+                    [list(v.ints) for v in attr.values] == [[4], [3]]:
+                for v, s in zip(attr.values, shape):
+                    v.ints[0] = s
+                return model
+    raise AssertionError("no shape constant in the exported file")
+
+
+def test_huge_shape_is_refused_at_load_naming_file_and_node(tmp_path):
+    model = _broadcast_model(tmp_path, (1 << 20, 1 << 20))
+    path = _write(tmp_path, "huge.mindir", model)
+    assert os.path.getsize(path) < 1 << 20
+    with pytest.raises(ValueError, match="elements") as info:
+        ms.load(path)
+    assert repr(path) in str(info.value) and "node" in str(info.value)
+
+
+def test_run_time_failures_name_file_and_node(tmp_path):
+    model = _broadcast_model(tmp_path, (4, 5))  # (1, 3) cannot broadcast to (4, 5)
+    path = _write(tmp_path, "bad_shape.mindir", model)
+    cell = nn.GraphCell(ms.load(path))
+    with pytest.raises(ValueError) as info:
+        cell(ms.Tensor(np.ones((1, 3), np.float32)))
+    message = str(info.value)
+    assert repr(path) in message and "BroadcastTo" in message and "node" in message
+
+
+def test_run_time_size_bound_before_allocating(tmp_path, monkeypatch):
+    # inputs of (N, 1) and (1, N) broadcast to N * N elements: refused before computing
+    class Net(nn.Cell):
+        def construct(self, x, y):
+            return x * y
+
+    path = str(tmp_path / "outer")
+    ms.export(Net(), ms.Tensor(np.ones((4, 1), np.float32)),
+              ms.Tensor(np.ones((1, 4), np.float32)), file_name=path, file_format="MINDIR")
+    graph = ms.load(path + ".mindir")
+    monkeypatch.setenv("MSCORE_MINDIR_MAX_ELEMENTS", "10")
+    with pytest.raises(ValueError, match="MSCORE_MINDIR_MAX_ELEMENTS") as info:
+        nn.GraphCell(graph)(ms.Tensor(np.ones((4, 1), np.float32)),
+                            ms.Tensor(np.ones((1, 4), np.float32)))
+    assert repr(path + ".mindir") in str(info.value)

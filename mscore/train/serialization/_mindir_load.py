@@ -14,7 +14,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from mscore.nn.graph.func_graph import FuncGraph, Node
+from mscore.nn.graph.func_graph import (MAX_ELEMENTS_ENV, FuncGraph, Node, max_elements,
+                                        shape_elements)
 from mscore.nn.graph.mindir_types import DTYPE_OF_DATA_TYPE
 from mscore.nn.graph.primitives import MONAD, PRIMITIVES
 from mscore.train.proto import mind_ir_pb2 as pb
@@ -179,6 +180,16 @@ def _value_info(info, what):
     return tuple(int(d) for d in tensor.dims), dtype
 
 
+def _check_shape_size(value, node_name):
+    """A constant shape with more elements than :func:`max_elements` allows is refused at
+    load: a file of a few bytes could ask for terabytes when it runs."""
+    elements = shape_elements(value)
+    if elements is not None and elements > max_elements():
+        raise _BadFile(f"constant node {node_name!r} holds the shape {value}, "
+                       f"{elements} elements, over the bound of {max_elements()} (set "
+                       f"{MAX_ELEMENTS_ENV} to allow more)")
+
+
 def _graph(model, file_name):
     """The FuncGraph of a parsed ModelProto."""
     graph = model.graph
@@ -220,6 +231,7 @@ def _graph(model, file_name):
             if len(values) != 1:
                 raise _BadFile(f"constant {name!r} has no value")
             constants[name] = _attribute_value(values[0], f"constant {name!r}")
+            _check_shape_size(constants[name], name)
             continue
         op, attrs = _node_op(node, primitives, functions)
         if op not in PRIMITIVES:
