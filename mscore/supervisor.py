@@ -1,0 +1,244 @@
+"""Supervision of a job's worker processes on one machine (``mscore run``'s engine).
+
+* Each worker starts in a process group of its own (its children join it), with a
+  parent-death signal on Linux (``prctl(PR_SET_PDEATHSIG, SIGKILL)``): it dies with the
+  launcher, however the launcher ends.
+* A **watchdog** process, in a session of its own, holds the read end of a pipe from the
+  launcher and the workers' process groups. When the pipe closes without the launcher saying
+  it has finished (the launcher was SIGKILLed, crashed), it SIGKILLs those groups, so the
+  workers' own children do not outlive the job either.
+* One thread per worker waits for it and stamps its exit, so the report names the rank that
+  ended **first**, not the lowest-numbered among those found dead at one poll.
+* When a worker fails, the others are stopped: SIGTERM to their groups, SIGKILL after a
+  grace period.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+TAIL_LINES = 20          # lines of a failed worker's output repeated in the report
+GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
+POLL_SECONDS = 0.05
+PREFIX = "mscore run: "
+_FINISHED = b"finished\n"
+
+# The watchdog: reads process-group ids (one a line) until the pipe closes; kills them all
+# unless the last line was "finished". It ignores SIGINT/SIGTERM: it must outlive the
+# launcher's end.
+_WATCHDOG = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+groups, finished = [], False
+for line in sys.stdin.buffer:
+    line = line.strip()
+    if line == b"finished":
+        finished = True
+    elif line:
+        groups.append(int(line))
+if not finished:
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL it when the launcher dies (Linux prctl)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class Watchdog:
+    """The process that kills the workers' groups when the launcher dies abruptly."""
+
+    def __init__(self):
+        self._proc = subprocess.Popen([sys.executable, "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                      stdout=subprocess.DEVNULL, start_new_session=True)
+
+    def guard(self, pgid):
+        """Add a process group to kill if the launcher dies."""
+        self._proc.stdin.write(b"%d\n" % pgid)
+        self._proc.stdin.flush()
+
+    def finish(self):
+        """The launcher ends in order (its workers are stopped): the watchdog leaves."""
+        try:
+            self._proc.stdin.write(_FINISHED)
+            self._proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+
+
+class Worker:
+    """One worker process, its output pump, the tail of its output and its exit stamp."""
+
+    def __init__(self, rank, proc, log, show, console_lock):
+        self.rank = rank
+        self.proc = proc
+        self.tail = collections.deque(maxlen=TAIL_LINES)
+        self._log = log
+        self._show = show
+        self._lock = console_lock
+        self._pump = None
+
+    def start_output(self):
+        """Start copying the worker's output (after every worker is spawned: forking while
+        threads run is unsafe with a ``preexec_fn``)."""
+        if self.proc.stdout is not None:
+            self._pump = threading.Thread(target=self._copy, name=f"mscore-run-rank{self.rank}",
+                                          daemon=True)
+            self._pump.start()
+
+    def start_waiting(self, exits):
+        """Put ``(time of exit, worker, status)`` on the queue ``exits`` when it ends."""
+        def wait():
+            code = self.proc.wait()
+            exits.put((time.monotonic(), self, code))
+        threading.Thread(target=wait, name=f"mscore-run-wait{self.rank}", daemon=True).start()
+
+    def _copy(self):
+        prefix = f"[rank {self.rank}] "
+        for raw in iter(self.proc.stdout.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            self.tail.append(line)
+            if self._log is not None:
+                self._log.write(raw)
+                self._log.flush()
+            if self._show:
+                with self._lock:
+                    sys.stdout.write(prefix + line + "\n")
+                    sys.stdout.flush()
+
+    def finish_output(self, timeout=2.0):
+        """Wait for the rest of the output (bounded: a child may hold the pipe open)."""
+        if self._pump is not None:
+            self._pump.join(timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def signal_group(self, sig):
+        """Send ``sig`` to the worker's process group (itself and its children)."""
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def start_workers(cmd, specs, join, linux):
+    """Start one worker per spec ``(rank, env, log file or None, shown)``; returns the
+    Workers and, with ``join``, the Watchdog guarding them (None otherwise: detached
+    workers outlive the launcher on purpose). A failed start kills what was started."""
+    lock = threading.Lock()
+    workers = []
+    watchdog = Watchdog() if join and linux else None
+    for rank, env, log, show in specs:
+        try:
+            proc = subprocess.Popen(
+                cmd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if join else log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if (join and linux) else None)
+        except OSError:
+            for w in workers:
+                w.signal_group(signal.SIGKILL)
+            if watchdog is not None:
+                watchdog.finish()
+            raise
+        if watchdog is not None:
+            watchdog.guard(proc.pid)
+        if not join:
+            log.close()
+            log = None
+        workers.append(Worker(rank, proc, log, show, lock))
+    for w in workers:
+        w.start_output()
+    return workers, watchdog
+
+
+def stop_workers(workers, grace=GRACE_SECONDS):
+    """SIGTERM every worker's process group, SIGKILL what is left after ``grace`` seconds."""
+    for w in workers:
+        if w.proc.poll() is None:
+            w.signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(w.proc.poll() is None for w in workers):
+        time.sleep(POLL_SECONDS)
+    for w in workers:
+        w.signal_group(signal.SIGKILL)   # stragglers, and any children left in the group
+        try:
+            w.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def exit_status(code):
+    """The launcher's exit status for a worker's return code (128 + N for signal N)."""
+    return 128 - code if code < 0 else code
+
+
+def report_failure(worker, code):
+    """Tell which rank failed and how, with the last lines of its output."""
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    lines = [f"{PREFIX}worker rank {worker.rank} (pid {worker.proc.pid}) {how} first; the "
+             f"other workers were stopped."]
+    if worker.tail:
+        lines.append(f"{PREFIX}last lines of rank {worker.rank}:")
+        lines.extend("    " + line for line in worker.tail)
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def supervise(workers, watchdog=None):
+    """Wait for the workers; on the first failure (by time of exit) stop the rest. Returns
+    the exit status."""
+    stop = []
+
+    def on_signal(signum, frame):
+        stop.append(signum)
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    exits = queue.Queue()
+    for w in workers:
+        w.start_waiting(exits)
+    pending = len(workers)
+    try:
+        while True:
+            if stop:
+                stop_workers(workers)
+                sys.stderr.write(f"{PREFIX}stopped the workers on signal {stop[0]}\n")
+                return 128 + stop[0]
+            try:
+                _, worker, code = exits.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
+            pending -= 1
+            if code != 0:
+                stop_workers(workers)
+                worker.finish_output()
+                report_failure(worker, code)
+                return exit_status(code)
+            if not pending:
+                stop_workers(workers, grace=0.0)   # nothing left behind by the workers
+                return 0
+    finally:
+        for w in workers:
+            w.finish_output()
+        if watchdog is not None:
+            watchdog.finish()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
