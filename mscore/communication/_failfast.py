@@ -1,0 +1,71 @@
+"""How a process of a data-parallel job fails: at once, and before it can hang the others.
+
+* An uncaught exception in a process that joined a job prints its traceback and ends the
+  process straight away (status 1; 130 for KeyboardInterrupt) after the interpreter's other
+  exit work (pending checkpoint saves), without the engine's leaving handshake:
+  ``jax.distributed.shutdown()`` waits in a barrier for every rank, and the other ranks,
+  blocked in a collective on this one, never reach it. The launcher sees the failure first,
+  from this rank, and stops the job.
+* Rank 0's engine listens on the master port: :func:`check_master_port_free` says so
+  clearly when it is taken, before the engine tries (``jax.distributed.initialize`` may
+  crash in that case).
+"""
+from __future__ import annotations
+
+import atexit
+import errno
+import os
+import socket
+import sys
+
+_installed = {"previous": None, "skip": None}
+
+
+def _exit_now(exc_type, exc, tb):
+    previous = _installed["previous"] or sys.__excepthook__
+    try:
+        previous(exc_type, exc, tb)
+    finally:
+        skip = _installed["skip"]
+        if skip is not None:
+            atexit.unregister(skip)
+        try:
+            atexit._run_exitfuncs()  # the other exit work (async checkpoint saves, logs)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - a closed stream must not stop the exit
+                    pass
+            os._exit(130 if issubclass(exc_type, KeyboardInterrupt) else 1)
+
+
+def install(leave_job_at_exit):
+    """Make an uncaught exception end this process at once; ``leave_job_at_exit`` (the atexit
+    handler that leaves the job with the engine's handshake) is skipped then."""
+    if sys.excepthook is not _exit_now:
+        _installed["previous"] = sys.excepthook
+        sys.excepthook = _exit_now
+    _installed["skip"] = leave_job_at_exit
+
+
+def uninstall():
+    """Back to the excepthook there was before :func:`install` (the job was left)."""
+    if sys.excepthook is _exit_now:
+        sys.excepthook = _installed["previous"] or sys.__excepthook__
+    _installed.update(previous=None, skip=None)
+
+
+def check_master_port_free(addr, port, rank):
+    """``RuntimeError`` naming the port when rank 0 cannot listen on ``addr:port``."""
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((addr.strip("[]"), port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return  # not an address of this machine: the engine will say so
+            raise RuntimeError(f"For 'init', rank {rank} serves the job's rendezvous on "
+                               f"{addr}:{port}, but that port is in use ({exc.strerror}): "
+                               f"another job or program holds it; choose another master "
+                               f"port (mscore run --master_port, MASTER_PORT)") from None
