@@ -36,6 +36,8 @@ except ImportError:  # pragma: no cover - jax < 0.7
     from jax.experimental.shard_map import shard_map as _shard_map
 
 AXIS = "mscore_dp"
+SHUTDOWN_SECONDS = 20     # the most a leaving rank waits for the others in shutdown's barrier
+HEARTBEAT_SECONDS = 20    # the most before a rank that stopped answering fails the job
 _REPLICATED = PartitionSpec()
 _ACTIVE: list = []        # the initialised JaxCollectives (one per process)
 _spmd_depth = [0]         # > 0 while a step is traced inside the job's shard_map
@@ -108,7 +110,12 @@ class JaxCollectives(Collectives):
         port = env.master_port + 1 if env.master_port_taken else env.master_port
         kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{port}",
                   "num_processes": env.world_size, "process_id": env.rank,
-                  "initialization_timeout": max(int(env.timeout), 1)}
+                  "initialization_timeout": max(int(env.timeout), 1),
+                  # a rank that leaves while the others wait in a collective must not hold
+                  # the job in shutdown's barrier for jax's default 300 s, and a dead rank is
+                  # noticed by its missing heartbeats
+                  "shutdown_timeout_seconds": _bounded(env.timeout, SHUTDOWN_SECONDS),
+                  "heartbeat_timeout_seconds": _bounded(env.timeout, HEARTBEAT_SECONDS)}
         if env.master_addr in ("127.0.0.1", "localhost", "::1"):
             # a job on this machine: the coordinator listens on loopback only (jax's default
             # is every interface)
@@ -290,6 +297,11 @@ class JaxCollectives(Collectives):
 
 def _local(x):
     return x.addressable_data(0)
+
+
+def _bounded(timeout, most):
+    """``timeout`` seconds (the job's cluster timeout), at least 1 and at most ``most``."""
+    return max(1, min(int(timeout), most))
 
 
 def _host(addr):
