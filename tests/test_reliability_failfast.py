@@ -66,3 +66,23 @@ def test_taken_master_port_is_named_by_rank_0(monkeypatch):
             init()
     assert not management.is_initialized()
     assert sys.excepthook is sys.__excepthook__ or "failfast" not in repr(sys.excepthook)
+
+
+def test_collective_deadline_ends_a_process_stuck_past_it():
+    code = textwrap.dedent("""
+        import time
+        from mscore.communication._failfast import collective_deadline
+        with collective_deadline("all_reduce on rank 0", 0.5):
+            pass                      # in time: nothing happens
+        print("FIRST DONE", flush=True)
+        with collective_deadline("all_reduce on rank 0", 1):
+            time.sleep(60)            # a peer that never answers
+        print("NOT REACHED", flush=True)
+    """)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 1
+    assert "FIRST DONE" in proc.stdout and "NOT REACHED" not in proc.stdout
+    assert "all_reduce on rank 0 did not complete within 1 s" in proc.stderr
+    assert time.monotonic() - started < 30

@@ -2,10 +2,14 @@
 
 * An uncaught exception in a process that joined a job prints its traceback and ends the
   process straight away (status 1; 130 for KeyboardInterrupt) after the interpreter's other
-  exit work (pending checkpoint saves), without the engine's leaving handshake:
+  exit work (pending checkpoint saves; at most :data:`EXIT_WORK_SECONDS`), without the
+  engine's leaving handshake:
   ``jax.distributed.shutdown()`` waits in a barrier for every rank, and the other ranks,
   blocked in a collective on this one, never reach it. The launcher sees the failure first,
   from this rank, and stops the job.
+* :func:`collective_deadline`: an engine without a timeout of its own (jax's CPU
+  collectives wait for a hung peer forever) bounds a collective with it: past the job's
+  cluster timeout the process says which operation did not complete and ends (status 1).
 * Rank 0's engine listens on the master port: :func:`check_master_port_free` says so
   clearly when it is taken, before the engine tries (``jax.distributed.initialize`` may
   crash in that case).
@@ -13,11 +17,16 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import os
 import socket
 import sys
+import threading
+import time
 
+#: The most a failing rank spends on the interpreter's exit work before it ends.
+EXIT_WORK_SECONDS = 5.0
 _installed = {"previous": None, "skip": None}
 
 
@@ -30,7 +39,12 @@ def _exit_now(exc_type, exc, tb):
         if skip is not None:
             atexit.unregister(skip)
         try:
-            atexit._run_exitfuncs()  # the other exit work (async checkpoint saves, logs)
+            # the other exit work (pending checkpoint saves, logs), bounded: an engine's own
+            # exit handler may wait for the other ranks too (jax's calls shutdown())
+            work = threading.Thread(target=atexit._run_exitfuncs, name="mscore-exit-work",
+                                    daemon=True)
+            work.start()
+            work.join(EXIT_WORK_SECONDS)
         finally:
             for stream in (sys.stdout, sys.stderr):
                 try:
@@ -69,3 +83,46 @@ def check_master_port_free(addr, port, rank):
                                f"{addr}:{port}, but that port is in use ({exc.strerror}): "
                                f"another job or program holds it; choose another master "
                                f"port (mscore run --master_port, MASTER_PORT)") from None
+
+
+_watch = {"deadline": None, "what": None, "thread": None}
+_watch_cond = threading.Condition()
+
+
+def _overrun(what, seconds):
+    sys.stderr.write(f"mscore: {what} did not complete within {seconds} s (the job's cluster "
+                     f"timeout): another rank hung, failed or left the job; ending this "
+                     f"process\n")
+    sys.stderr.flush()
+    os._exit(1)
+
+
+def _watcher():
+    with _watch_cond:
+        while True:
+            deadline = _watch["deadline"]
+            if deadline is None:
+                _watch_cond.wait()
+                continue
+            left = deadline[0] - time.monotonic()
+            if left <= 0:
+                _overrun(_watch["what"], deadline[1])
+            _watch_cond.wait(left)
+
+
+@contextlib.contextmanager
+def collective_deadline(what, seconds):
+    """End the process when the block does not finish within ``seconds`` (one watcher
+    thread for the process; blocks do not nest)."""
+    with _watch_cond:
+        if _watch["thread"] is None:
+            _watch["thread"] = threading.Thread(target=_watcher, name="mscore-collective-deadline",
+                                                daemon=True)
+            _watch["thread"].start()
+        _watch.update(deadline=(time.monotonic() + seconds, seconds), what=what)
+        _watch_cond.notify()
+    try:
+        yield
+    finally:
+        with _watch_cond:
+            _watch.update(deadline=None, what=None)

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mscore.communication._failfast import collective_deadline
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
 from mscore_jax.backend import is_tracer
 
@@ -88,6 +89,7 @@ class JaxCollectives(Collectives):
     def __init__(self, backend):
         self._backend = backend
         self._world = None
+        self._timeout = None
         self._programs = {}
         self._make = _global_maker()
 
@@ -141,6 +143,7 @@ class JaxCollectives(Collectives):
                                f"{device_target} device, the job has {env.world_size}")
         mesh = Mesh(np.array([per_process[p] for p in sorted(per_process)]), (AXIS,))
         self._world = _Group(tuple(range(env.world_size)), mesh)
+        self._timeout = max(int(env.timeout), 1)
         self.engine = f"jax.distributed/{'gloo' if device_target == 'CPU' else 'nccl'}"
         _ACTIVE[:] = [self]
 
@@ -167,8 +170,12 @@ class JaxCollectives(Collectives):
         if program is None:
             program = self._programs[(key, id(g))] = jax.jit(_spmd(
                 lambda *xs: tuple(body(*xs)), g.mesh))
-        return [o.addressable_data(0) for o in
-                program(*[self._make(a, g.sharding) for a in arrays])]
+        # jax's CPU collectives wait for a hung or departed peer forever: an eager collective
+        # completes here, within the job's timeout, or ends this process naming it
+        with collective_deadline(f"{key[0]} on rank {jax.process_index()}", self._timeout):
+            outs = program(*[self._make(a, g.sharding) for a in arrays])
+            jax.block_until_ready(outs)
+        return [o.addressable_data(0) for o in outs]
 
     def _mode(self, array, group, api):
         """"eager" for a concrete array; "probe" while :meth:`compile` looks for collectives
@@ -289,8 +296,16 @@ class JaxCollectives(Collectives):
         def to_global(x):
             return make(x, sharding)
 
+        compiled = []
+
         def run(*args):
-            out = program(*jax.tree.map(to_global, args))
+            if not compiled:  # the first call compiles: no deadline on that
+                out = program(*jax.tree.map(to_global, args))
+                compiled.append(True)
+                return jax.tree.map(_local, out)
+            with collective_deadline(f"a compiled step on rank {jax.process_index()}",
+                                     self._timeout):
+                out = jax.block_until_ready(program(*jax.tree.map(to_global, args)))
             return jax.tree.map(_local, out)
         return run
 
