@@ -92,11 +92,19 @@ class MapDataset(_OneChild):
             return list(self._order)
         return out
 
-    def _apply(self, values):
+    def _apply(self, values, columns):
         for op in self.operations:
-            values = v.call_user(op, values, f"map operation {v.func_name(op)}")
+            where = f"map operation {v.func_name(op)} on column(s) {columns}"
+            values = v.call_user(op, values, where)
+            if values is None or isinstance(values, dict):
+                what = "None" if values is None else "a dict"
+                raise RuntimeError(f"{where} returned {what}; a map operation returns the new "
+                                   f"column values (an array, or a tuple of arrays)")
             if not isinstance(values, tuple):
                 values = (values,)
+            if any(x is None or isinstance(x, dict) for x in values):
+                raise RuntimeError(f"{where} returned a tuple holding None or a dict; a map "
+                                   f"operation returns the new column values as arrays")
         return v.as_row(values, "map")
 
     def _rows(self, epoch):
@@ -114,7 +122,7 @@ class MapDataset(_OneChild):
             runner.step_begin()
             token = self._streams.activate()
             try:
-                values = self._apply(tuple(row[i] for i in idx))
+                values = self._apply(tuple(row[i] for i in idx), ins)
             finally:
                 OpStreams.deactivate(token)
             if len(values) != len(outs):
