@@ -34,10 +34,13 @@ import argparse
 import ast
 import os
 import platform
+import shutil
 import socket
 import sys
+import tempfile
 
 from mscore.commands import ArgumentParser, CommandError, command
+from mscore.communication._failfast import EVENTS_ENV
 from mscore.supervisor import PREFIX as _PREFIX, start_workers, supervise
 
 _LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
@@ -201,7 +204,7 @@ def warn_oversubscription(local_workers, cores=None):
         sys.stderr.flush()
 
 
-def _start(args, ranks, join):
+def _start(args, ranks, join, notes_folder):
     node_rank = max(args.node_rank, 0)
     if args.log_dir or not join:
         os.makedirs(args.log_dir or os.getcwd(), exist_ok=True)
@@ -210,6 +213,8 @@ def _start(args, ranks, join):
     specs = []
     for local_rank, rank in enumerate(ranks):
         env = worker_env(os.environ, rank, local_rank, args, node_rank)
+        if notes_folder is not None:
+            env[EVENTS_ENV] = notes_folder
         log = open(log_file_name(args, rank), "wb") if (args.log_dir or not join) else None
         specs.append((rank, env, log, rank in show))
     try:
@@ -228,7 +233,13 @@ def main(argv=None):
         check_script(args.task_script)
         check_master_port(args)
         warn_oversubscription(len(ranks))
-        workers, watchdog = _start(args, ranks, args.join)
+        notes = tempfile.mkdtemp(prefix="mscore-run-") if args.join else None
+        try:
+            workers, watchdog = _start(args, ranks, args.join, notes)
+        except LaunchError:
+            if notes is not None:
+                shutil.rmtree(notes, ignore_errors=True)
+            raise
     except LaunchError as exc:
         raise CommandError(str(exc)) from None
     if not args.join:
@@ -236,7 +247,10 @@ def main(argv=None):
             print(f"{_PREFIX}started rank {w.rank} (pid {w.proc.pid}), output in "
                   f"{log_file_name(args, w.rank)}")
         return 0
-    return supervise(workers, watchdog)
+    try:
+        return supervise(workers, watchdog, notes)
+    finally:
+        shutil.rmtree(notes, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@
   launcher and the workers' process groups. When the pipe closes without the launcher saying
   it has finished (the launcher was SIGKILLed, crashed), it SIGKILLs those groups, so the
   workers' own children do not outlive the job either.
-* One thread per worker waits for it and stamps its exit, so the report names the rank that
-  ended **first**, not the lowest-numbered among those found dead at one poll.
+* One thread per worker waits for it and stamps its exit; ranks also note when they begin to
+  leave the job (:mod:`mscore.communication._failfast`, in the folder the launcher gives).
+  After a failure the launcher collects the exits of a short settling time, then names the
+  rank that left **first** -- not the lowest-numbered among those found dead at one poll,
+  nor a rank that failed because another had gone (exited early, even with status 0).
 * When a worker fails, the others are stopped: SIGTERM to their groups, SIGKILL after a
   grace period.
 """
@@ -25,6 +28,7 @@ import time
 
 TAIL_LINES = 20          # lines of a failed worker's output repeated in the report
 GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
+SETTLE_SECONDS = 1.5     # after a failure, the others' exits still collected before stopping
 POLL_SECONDS = 0.05
 PREFIX = "mscore run: "
 _FINISHED = b"finished\n"
@@ -108,7 +112,7 @@ class Worker:
         """Put ``(time of exit, worker, status)`` on the queue ``exits`` when it ends."""
         def wait():
             code = self.proc.wait()
-            exits.put((time.monotonic(), self, code))
+            exits.put((time.time(), self, code))
         threading.Thread(target=wait, name=f"mscore-run-wait{self.rank}", daemon=True).start()
 
     def _copy(self):
@@ -192,11 +196,51 @@ def exit_status(code):
     return 128 - code if code < 0 else code
 
 
-def report_failure(worker, code):
-    """Tell which rank failed and how, with the last lines of its output."""
+def read_leaving_notes(folder):
+    """``{rank: (time, how)}``: the first note each rank left in ``folder`` when it began to
+    leave the job (:mod:`mscore.communication._failfast`)."""
+    notes = {}
+    if not folder:
+        return notes
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return notes
+    for name in names:
+        if not name.startswith("rank_"):
+            continue
+        try:
+            with open(os.path.join(folder, name)) as f:
+                stamp, _, how = f.readline().strip().partition(" ")
+            notes[int(name[len("rank_"):])] = (float(stamp), how)
+        except (OSError, ValueError):
+            continue
+    return notes
+
+
+def first_to_leave(failed, exits, notes):
+    """The worker that left the job first: the earliest note of leaving among the workers
+    that ended (a rank may exit 0 too early, or fail while the others still wait on it),
+    else the earliest failed exit. ``exits``: worker -> (time of exit, status)."""
+    noted = [(notes[w.rank][0], w) for w in exits if w.rank in notes]
+    if noted:
+        stamp, worker = min(noted, key=lambda item: item[0])
+        if stamp <= exits[failed][0]:
+            return worker
+    return failed
+
+
+def report_failure(worker, code, failed=None, failed_code=None):
+    """Tell which rank failed (or left) first and how, with the last lines of its output;
+    ``failed``/``failed_code``: the first worker that ended with an error, when the rank
+    named left before it with status 0."""
     how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
     lines = [f"{PREFIX}worker rank {worker.rank} (pid {worker.proc.pid}) {how} first; the "
              f"other workers were stopped."]
+    if failed is not None and failed is not worker:
+        lines[0] = (f"{PREFIX}worker rank {worker.rank} (pid {worker.proc.pid}) left the job "
+                    f"first ({how}); rank {failed.rank} failed after it (status "
+                    f"{failed_code}); the other workers were stopped.")
     if worker.tail:
         lines.append(f"{PREFIX}last lines of rank {worker.rank}:")
         lines.extend("    " + line for line in worker.tail)
@@ -204,9 +248,23 @@ def report_failure(worker, code):
     sys.stderr.flush()
 
 
-def supervise(workers, watchdog=None):
-    """Wait for the workers; on the first failure (by time of exit) stop the rest. Returns
-    the exit status."""
+def _settle(exits, ended, pending, seconds):
+    """Collect the exits of the next ``seconds`` (ranks failing because one left)."""
+    deadline = time.monotonic() + seconds
+    while pending and time.monotonic() < deadline:
+        try:
+            stamp, worker, code = exits.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            continue
+        ended[worker] = (stamp, code)
+        pending -= 1
+    return pending
+
+
+def supervise(workers, watchdog=None, notes_folder=None):
+    """Wait for the workers; on the first failure stop the rest and name the rank that left
+    the job first (``notes_folder``: where ranks note that they leave). Returns the exit
+    status."""
     stop = []
 
     def on_signal(signum, frame):
@@ -215,7 +273,7 @@ def supervise(workers, watchdog=None):
     exits = queue.Queue()
     for w in workers:
         w.start_waiting(exits)
-    pending = len(workers)
+    pending, ended = len(workers), {}
     try:
         while True:
             if stop:
@@ -223,15 +281,19 @@ def supervise(workers, watchdog=None):
                 sys.stderr.write(f"{PREFIX}stopped the workers on signal {stop[0]}\n")
                 return 128 + stop[0]
             try:
-                _, worker, code = exits.get(timeout=POLL_SECONDS)
+                stamp, worker, code = exits.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 continue
+            ended[worker] = (stamp, code)
             pending -= 1
             if code != 0:
+                _settle(exits, ended, pending, SETTLE_SECONDS)
                 stop_workers(workers)
-                worker.finish_output()
-                report_failure(worker, code)
-                return exit_status(code)
+                first = first_to_leave(worker, ended, read_leaving_notes(notes_folder))
+                first_code = ended[first][1]
+                first.finish_output()
+                report_failure(first, first_code, worker, code)
+                return exit_status(first_code if first_code else code)
             if not pending:
                 stop_workers(workers, grace=0.0)   # nothing left behind by the workers
                 return 0

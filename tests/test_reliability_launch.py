@@ -122,3 +122,25 @@ def test_sigkill_of_the_launcher_leaves_nothing_running(tmp_path):
             launcher.kill()
         launcher.stdout.close()
     assert left == []
+
+
+def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(tmp_path):
+    # rank 1 begins to leave (notes it), then takes 0.8 s to end with status 3; rank 0
+    # notices 0.2 s after the note and fails at once (status 1): rank 1 is named
+    script = tmp_path / "w.py"
+    script.write_text("import os, sys, time\n"
+                      "from mscore.communication import _failfast\n"
+                      "rank = int(os.environ['RANK'])\n"
+                      "_failfast.install(lambda: None, rank)\n"
+                      "time.sleep(1.0)\n"
+                      "if rank == 1:\n"
+                      "    _failfast.note_leaving('exit')\n"
+                      "    time.sleep(0.8)\n"
+                      "    sys.exit(3)\n"
+                      "time.sleep(0.2)\n"
+                      "sys.exit(1)\n")
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+                 str(script)])
+    assert proc.returncode == 3, proc.stderr
+    assert "worker rank 1 " in proc.stderr and "left the job first (exited with status 3)" \
+        in proc.stderr and "rank 0 failed after it" in proc.stderr

@@ -7,6 +7,11 @@
   ``jax.distributed.shutdown()`` waits in a barrier for every rank, and the other ranks,
   blocked in a collective on this one, never reach it. The launcher sees the failure first,
   from this rank, and stops the job.
+* Under ``mscore run`` (which sets :data:`EVENTS_ENV` to a folder), a rank notes the moment
+  it starts to leave the job -- an uncaught exception, or the interpreter's exit (a
+  ``sys.exit``, the end of the script) -- in ``rank_N`` there, before its connections
+  close: the launcher then names the rank that left first, not one of the others that
+  failed a moment later because it had gone.
 * :func:`collective_deadline`: an engine without a timeout of its own (jax's CPU
   collectives wait for a hung peer forever) bounds a collective with it: past the job's
   cluster timeout the process says which operation did not complete and ends (status 1).
@@ -25,12 +30,27 @@ import sys
 import threading
 import time
 
+#: The variable naming the folder where ranks note that they leave (set by ``mscore run``).
+EVENTS_ENV = "MSCORE_RUN_EVENTS"
 #: The most a failing rank spends on the interpreter's exit work before it ends.
 EXIT_WORK_SECONDS = 5.0
-_installed = {"previous": None, "skip": None}
+_installed = {"previous": None, "skip": None, "rank": None}
+
+
+def note_leaving(how):
+    """Note for the launcher that this rank leaves the job now (``how``: a few words)."""
+    folder, rank = os.environ.get(EVENTS_ENV), _installed["rank"]
+    if not folder or rank is None:
+        return
+    try:
+        with open(os.path.join(folder, f"rank_{rank}"), "a") as f:
+            f.write(f"{time.time():.6f} {how}\n")
+    except OSError:
+        pass  # the launcher is gone or the folder too: nothing to tell
 
 
 def _exit_now(exc_type, exc, tb):
+    note_leaving(f"uncaught {exc_type.__name__}")
     previous = _installed["previous"] or sys.__excepthook__
     try:
         previous(exc_type, exc, tb)
@@ -54,20 +74,21 @@ def _exit_now(exc_type, exc, tb):
             os._exit(130 if issubclass(exc_type, KeyboardInterrupt) else 1)
 
 
-def install(leave_job_at_exit):
-    """Make an uncaught exception end this process at once; ``leave_job_at_exit`` (the atexit
-    handler that leaves the job with the engine's handshake) is skipped then."""
+def install(leave_job_at_exit, rank):
+    """Make an uncaught exception end this process (``rank`` of the job) at once;
+    ``leave_job_at_exit`` (the atexit handler that leaves the job with the engine's
+    handshake) is skipped then."""
     if sys.excepthook is not _exit_now:
         _installed["previous"] = sys.excepthook
         sys.excepthook = _exit_now
-    _installed["skip"] = leave_job_at_exit
+    _installed.update(skip=leave_job_at_exit, rank=rank)
 
 
 def uninstall():
     """Back to the excepthook there was before :func:`install` (the job was left)."""
     if sys.excepthook is _exit_now:
         sys.excepthook = _installed["previous"] or sys.__excepthook__
-    _installed.update(previous=None, skip=None)
+    _installed.update(previous=None, skip=None, rank=None)
 
 
 def check_master_port_free(addr, port, rank):

@@ -119,12 +119,13 @@ def init(backend_name=None):
     # An engine's threads still running at interpreter exit abort the process (gloo's:
     # "terminate called without an active exception"); MindSpore scripts rarely call release.
     atexit.register(_release_at_exit, collectives)
-    _failfast.install(_release_at_exit)
+    _failfast.install(_release_at_exit, env.rank)
 
 
 def _release_at_exit(collectives):
     """``release()`` at interpreter exit, when the job joined by this ``init`` is still on."""
     if _state["collectives"] is collectives:
+        _failfast.note_leaving("exit")
         release()
 
 
