@@ -20,13 +20,14 @@ engine (torch.distributed's store, jax.distributed's coordinator) at the master 
 Output: with ``--join=True`` (mscore's default) every worker's output reaches the console
 prefixed ``[rank N]`` (``--tail_worker_log=0,1`` picks the ranks shown) and, with
 ``--log_dir``, is also written to ``DIR/worker_N.log`` (``--worker_log_name`` changes
-"worker"). When a worker fails, the others are stopped (SIGTERM to their process groups, SIGKILL
-after a grace period), and ``mscore run`` exits with the status of the worker that failed
-first, naming its rank and printing its last lines. Workers and their children also die with
-the launcher, even when it is SIGKILLed (Linux; :mod:`mscore.supervisor`), so none is left
-behind. Before any worker starts, the script must exist and, on rank 0's machine, the master
-port must be free; more workers than CPU cores is warned about. ``--join=False`` starts the workers with their output in log files and returns at
-once, as msrun does.
+"worker"). When a worker fails, the others are stopped (SIGTERM to their process groups,
+SIGKILL after a grace period), and ``mscore run`` exits with the status of the worker that
+left the job first, naming its rank and printing its last lines. Workers and their children
+also die with the launcher, even when it is SIGKILLed (Linux; :mod:`mscore.supervisor`), so
+none is left behind. Before any worker starts, the script must exist and, on rank 0's
+machine, the master port must be free; more workers than CPU cores is warned about.
+``--join=False`` starts the workers with their output in log files and returns at once, as
+msrun does.
 """
 from __future__ import annotations
 
