@@ -58,6 +58,7 @@ from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore.train.serialization import _crypto
 from mscore.train.serialization._args import _check_bool, _check_flag
+from mscore.train.serialization._reading import read_bounded
 from mscore.train.serialization._into_net import load_param_into_net
 from mscore.train.serialization._atomic import atomic_write
 
@@ -533,6 +534,9 @@ def _decode_tensor(path, tag, tensor_type, dims, content):
     if any(d < 0 for d in dims):
         raise _bad_file(path, f"entry {tag!r} has negative dims {dims}")
     size = dtype.itemsize
+    if math.prod(max(d, 1) for d in dims) * size > sys.maxsize:
+        raise _bad_file(path, f"entry {tag!r} has dims {dims}, a shape no array can have "
+                              f"(over {sys.maxsize} bytes)")
     if dims == [0]:  # MindSpore's 0-d tensor; an empty 1-d tensor has no bytes
         if len(content) == 0:
             return np.zeros((0,), dtype.np_dtype)
@@ -761,8 +765,7 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     _wait_async_saves()
     if not os.path.isfile(path):
         raise ValueError(f"ckpt_file_name: the checkpoint file {path!r} does not exist")
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_bounded(path, "load_checkpoint")
     if not data:
         raise _bad_file(path, "the file is empty")
     reader = _read_ckpt if fmt == "ckpt" else _read_safetensors
