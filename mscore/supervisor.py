@@ -218,11 +218,11 @@ def read_leaving_notes(folder):
     return notes
 
 
-def first_to_leave(failed, exits, notes):
-    """The worker that left the job first: the earliest note of leaving among the workers
-    that ended (a rank may exit 0 too early, or fail while the others still wait on it),
-    else the earliest failed exit. ``exits``: worker -> (time of exit, status)."""
-    noted = [(notes[w.rank][0], w) for w in exits if w.rank in notes]
+def first_to_leave(failed, workers, exits, notes):
+    """The worker that left the job first: the one with the earliest note of leaving (a rank
+    may exit 0 too early, or fail while the others still wait on it; it may still be tearing
+    down), else the earliest failed exit. ``exits``: worker -> (time of exit, status)."""
+    noted = [(notes[w.rank][0], w) for w in workers if w.rank in notes]
     if noted:
         stamp, worker = min(noted, key=lambda item: item[0])
         if stamp <= exits[failed][0]:
@@ -233,8 +233,11 @@ def first_to_leave(failed, exits, notes):
 def report_failure(worker, code, failed=None, failed_code=None):
     """Tell which rank failed (or left) first and how, with the last lines of its output;
     ``failed``/``failed_code``: the first worker that ended with an error, when the rank
-    named left before it with status 0."""
-    how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    named left before it; ``code`` is None for a rank still ending when it was stopped."""
+    if code is None:
+        how = "was still ending when the workers were stopped"
+    else:
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
     lines = [f"{PREFIX}worker rank {worker.rank} (pid {worker.proc.pid}) {how} first; the "
              f"other workers were stopped."]
     if failed is not None and failed is not worker:
@@ -289,8 +292,8 @@ def supervise(workers, watchdog=None, notes_folder=None):
             if code != 0:
                 _settle(exits, ended, pending, SETTLE_SECONDS)
                 stop_workers(workers)
-                first = first_to_leave(worker, ended, read_leaving_notes(notes_folder))
-                first_code = ended[first][1]
+                first = first_to_leave(worker, workers, ended, read_leaving_notes(notes_folder))
+                first_code = ended[first][1] if first in ended else None
                 first.finish_output()
                 report_failure(first, first_code, worker, code)
                 return exit_status(first_code if first_code else code)

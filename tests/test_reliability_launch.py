@@ -124,8 +124,12 @@ def test_sigkill_of_the_launcher_leaves_nothing_running(tmp_path):
     assert left == []
 
 
-def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(tmp_path):
-    # rank 1 begins to leave (notes it), then takes 0.8 s to end with status 3; rank 0
+@pytest.mark.parametrize("teardown, status, how", [
+    (0.8, 3, "left the job first (exited with status 3)"),
+    (8.0, 1, "left the job first (was still ending when the workers were stopped)")])
+def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(
+        tmp_path, teardown, status, how):
+    # rank 1 begins to leave (notes it), then takes `teardown` s to end with status 3; rank 0
     # notices 0.2 s after the note and fails at once (status 1): rank 1 is named
     script = tmp_path / "w.py"
     script.write_text("import os, sys, time\n"
@@ -135,12 +139,12 @@ def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(tmp
                       "time.sleep(1.0)\n"
                       "if rank == 1:\n"
                       "    _failfast.note_leaving('exit')\n"
-                      "    time.sleep(0.8)\n"
+                      f"    time.sleep({teardown})\n"
                       "    sys.exit(3)\n"
                       "time.sleep(0.2)\n"
                       "sys.exit(1)\n")
     proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
                  str(script)])
-    assert proc.returncode == 3, proc.stderr
-    assert "worker rank 1 " in proc.stderr and "left the job first (exited with status 3)" \
-        in proc.stderr and "rank 0 failed after it" in proc.stderr
+    assert proc.returncode == status, proc.stderr
+    assert "worker rank 1 " in proc.stderr and how in proc.stderr
+    assert "rank 0 failed after it (status 1)" in proc.stderr
