@@ -60,3 +60,13 @@ def test_batch_sampler_that_raises_is_named():
     data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=sampler())
     with pytest.raises(RuntimeError, match="batch_sampler raised OSError: sampler broke"):
         _rows(data)
+
+
+def test_python_multiprocessing_is_not_silently_ignored():
+    def double(x):
+        return x * 2
+    with pytest.warns(UserWarning, match=r"map\(double\): python_multiprocessing=True is not "
+                                         r"carried out"):
+        data = _source().map(double, input_columns=["col"], num_parallel_workers=2,
+                             python_multiprocessing=True)
+    assert [r[0].item() for r in _rows(data)] == [0.0, 2.0, 4.0, 6.0]

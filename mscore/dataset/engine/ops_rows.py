@@ -2,6 +2,8 @@
 rename."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from mscore.dataset.engine import validators as v
@@ -71,7 +73,12 @@ class MapDataset(_OneChild):
         self.operations = ops
         self._in = v.check_optional_columns(input_columns, "input_columns")
         self._out = v.check_optional_columns(output_columns, "output_columns")
-        v.check_bool(python_multiprocessing, "python_multiprocessing")
+        if v.check_bool(python_multiprocessing, "python_multiprocessing"):
+            warnings.warn(f"map({', '.join(v.func_name(op) for op in ops)}): "
+                          f"python_multiprocessing=True is not carried out: mscore runs map "
+                          f"operations in the calling process, in order (the same rows, no "
+                          f"worker processes); pass python_multiprocessing=False",
+                          UserWarning, stacklevel=3)
         self._order = v.check_optional_columns(column_order, "column_order")
         self.callbacks = _check_callbacks(callbacks)
         self._streams = OpStreams()
