@@ -29,6 +29,7 @@ import time
 TAIL_LINES = 20          # lines of a failed worker's output repeated in the report
 GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
 SETTLE_SECONDS = 1.5     # after a failure, the others' exits still collected before stopping
+KILLED_SLACK_SECONDS = 1.0  # how much earlier a rank killed by a signal may have died
 POLL_SECONDS = 0.05
 PREFIX = "mscore run: "
 _FINISHED = b"finished\n"
@@ -219,15 +220,18 @@ def read_leaving_notes(folder):
 
 
 def first_to_leave(failed, workers, exits, notes):
-    """The worker that left the job first: the one with the earliest note of leaving (a rank
-    may exit 0 too early, or fail while the others still wait on it; it may still be tearing
-    down), else the earliest failed exit. ``exits``: worker -> (time of exit, status)."""
-    noted = [(notes[w.rank][0], w) for w in workers if w.rank in notes]
-    if noted:
-        stamp, worker = min(noted, key=lambda item: item[0])
-        if stamp <= exits[failed][0]:
-            return worker
-    return failed
+    """The worker that left the job first: the earliest by its note of leaving (a rank may
+    exit 0 too early, or fail while the others still wait on it; it may still be tearing
+    down), else by its exit. A rank killed by a signal leaves no note, and the others see
+    its connections close before its exit is reported (the kernel frees its memory first):
+    its time counts :data:`KILLED_SLACK_SECONDS` earlier. ``exits``: worker -> (time of
+    exit, status)."""
+    times = {w: notes[w.rank][0] for w in workers if w.rank in notes}
+    for worker, (stamp, code) in exits.items():
+        if worker not in times and code != 0:
+            times[worker] = stamp - (KILLED_SLACK_SECONDS if code < 0 else 0.0)
+    times.setdefault(failed, exits[failed][0])
+    return min(times, key=lambda w: (times[w], w.rank))
 
 
 def report_failure(worker, code, failed=None, failed_code=None):

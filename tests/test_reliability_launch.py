@@ -148,3 +148,25 @@ def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(
     assert proc.returncode == status, proc.stderr
     assert "worker rank 1 " in proc.stderr and how in proc.stderr
     assert "rank 0 failed after it (status 1)" in proc.stderr
+
+
+def test_first_to_leave_weighs_notes_exits_and_kills():
+    from mscore.supervisor import KILLED_SLACK_SECONDS, first_to_leave
+
+    class Rank:
+        def __init__(self, rank):
+            self.rank = rank
+    r0, r1, r2 = (Rank(r) for r in range(3))
+    workers = [r0, r1, r2]
+    # no notes: the earliest failed exit
+    assert first_to_leave(r0, workers, {r0: (10.0, 1), r1: (10.5, 1)}, {}) is r0
+    # rank 1 noted leaving before rank 0 failed: rank 1, ended or not
+    assert first_to_leave(r0, workers, {r0: (10.0, 1)}, {1: (9.8, "exit")}) is r1
+    # rank 2 killed -9: its exit is reported late (no note); rank 0 noted an exception just
+    # before that report, because rank 2's connections had closed already: rank 2
+    late = KILLED_SLACK_SECONDS / 2
+    assert first_to_leave(r2, workers, {r2: (10.0, -9)},
+                          {0: (10.0 - late, "uncaught RuntimeError")}) is r2
+    # but a note well before the kill's report stays first
+    assert first_to_leave(r2, workers, {r2: (10.0, -9)},
+                          {0: (10.0 - 3 * KILLED_SLACK_SECONDS, "exit")}) is r0

@@ -74,13 +74,24 @@ def _exit_now(exc_type, exc, tb):
             os._exit(130 if issubclass(exc_type, KeyboardInterrupt) else 1)
 
 
+def _note_interpreter_exit():
+    note_leaving("exit")
+
+
 def install(leave_job_at_exit, rank):
     """Make an uncaught exception end this process (``rank`` of the job) at once;
     ``leave_job_at_exit`` (the atexit handler that leaves the job with the engine's
-    handshake) is skipped then."""
+    handshake) is skipped then. The interpreter's exit is noted at its very start (before
+    any atexit handler: an engine's own may close the connections first)."""
     if sys.excepthook is not _exit_now:
         _installed["previous"] = sys.excepthook
         sys.excepthook = _exit_now
+    if _installed["rank"] is None:
+        register = getattr(threading, "_register_atexit", atexit.register)
+        try:
+            register(_note_interpreter_exit)
+        except RuntimeError:  # the interpreter is shutting down already
+            pass
     _installed.update(skip=leave_job_at_exit, rank=rank)
 
 
