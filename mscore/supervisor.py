@@ -30,6 +30,7 @@ TAIL_LINES = 20          # lines of a failed worker's output repeated in the rep
 GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
 SETTLE_SECONDS = 1.5     # after a failure, the others' exits still collected before stopping
 KILLED_SLACK_SECONDS = 1.0  # how much earlier a rank killed by a signal may have died
+FIRST_ENDING_SECONDS = 5.0  # how long the rank that left first may take to end on its own
 POLL_SECONDS = 0.05
 PREFIX = "mscore run: "
 _FINISHED = b"finished\n"
@@ -294,9 +295,12 @@ def supervise(workers, watchdog=None, notes_folder=None):
             ended[worker] = (stamp, code)
             pending -= 1
             if code != 0:
-                _settle(exits, ended, pending, SETTLE_SECONDS)
-                stop_workers(workers)
+                pending = _settle(exits, ended, pending, SETTLE_SECONDS)
                 first = first_to_leave(worker, workers, ended, read_leaving_notes(notes_folder))
+                deadline = time.monotonic() + FIRST_ENDING_SECONDS
+                while first not in ended and pending and time.monotonic() < deadline:
+                    pending = _settle(exits, ended, pending, POLL_SECONDS)  # its own status
+                stop_workers(workers)
                 first_code = ended[first][1] if first in ended else None
                 first.finish_output()
                 report_failure(first, first_code, worker, code)
