@@ -13,6 +13,7 @@ import atexit
 import numbers
 from dataclasses import dataclass
 
+from mscore import _state as _process_state
 from mscore import context
 from mscore.communication import _failfast
 
@@ -41,7 +42,7 @@ class _Group:
     handle: object
 
 
-_state = {"collectives": None, "env": None, "backend": None, "groups": {}, "seed": None}
+_state = _process_state.process.communication   # the job this process joined
 
 
 # -- init / release ---------------------------------------------------------------------------
@@ -129,7 +130,6 @@ def _release_at_exit(collectives):
 
 
 def _join(collectives, env, device_target):
-    from mscore.common import graph
     from mscore.ops import random
     if env.rank == 0 and not env.master_port_taken:
         _failfast.check_master_port_free(env.master_addr, env.master_port, env.rank)
@@ -140,7 +140,7 @@ def _join(collectives, env, device_target):
         if collectives.restarts_runtime:
             random.restore_global_state(parked)
     # Programs compiled before init ran alone; the job's programs may hold collectives.
-    graph.clear_cache()
+    _process_state.drop_compiled_programs()
 
 
 def _agree_seed(collectives, backend):
@@ -174,7 +174,6 @@ def release():
     collectives = _state["collectives"]
     if collectives is None:
         return
-    from mscore.common import graph
     try:
         collectives.release()
     finally:
@@ -183,7 +182,7 @@ def release():
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
         GlobalComm.INITED = False
-        graph.clear_cache()
+        _process_state.drop_compiled_programs()
 
 
 def is_initialized():

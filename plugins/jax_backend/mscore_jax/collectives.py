@@ -29,7 +29,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mscore.communication._failfast import collective_deadline
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
-from mscore_jax.backend import is_tracer
+from mscore_jax.core import is_tracer
 
 try:
     from jax import shard_map as _shard_map
