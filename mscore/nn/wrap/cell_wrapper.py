@@ -7,7 +7,10 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.accumulation import (AccumulateGrads, ApplyAccumulated, MicroBatchSchedule,
+                                         ReduceAndStep, accumulation_sums)
 from mscore.ops import functional as F
+from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
 
 _wrap = Tensor._wrap
@@ -82,6 +85,10 @@ class TrainOneStepCell(Cell):
     :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters
     before the first step) and :meth:`process_grads` are the places to hook gradient
     clipping or reduction.
+
+    With ``grad_accumulation_step=k`` (auto-parallel context) a call adds its gradients to
+    ``accu_grads.<name>`` and every ``k``-th call steps the optimizer on their mean (reduced
+    across the job once, in DATA_PARALLEL mode); each call returns its own loss.
     """
 
     def __init__(self, network, optimizer, sens=None, return_grad=False):
@@ -114,10 +121,26 @@ class TrainOneStepCell(Cell):
             self.reducer_flag = True
             self.grad_reducer = reducer
         self.grad = value_and_grad(self.network, None, self.weights)
+        self._accumulation = None
+        steps = _parallel.grad_accumulation_step()
+        if steps > 1:
+            if return_grad:
+                raise ValueError(f"For '{cls}', 'return_grad' cannot be used with "
+                                 f"grad_accumulation_step={steps} (a call does not update)")
+            sums = accumulation_sums(self.weights)
+            self.micro_step = AccumulateGrads(self.network, self.weights, sums, self.sens)
+            self.apply_accumulated = ApplyAccumulated(
+                sums, steps, ReduceAndStep(self.grad_reducer, self.optimizer))
+            self._accumulation = MicroBatchSchedule(steps)
 
     def __call__(self, *inputs):
         if self.reducer_flag:  # every rank starts from rank 0's parameters
             self.grad_reducer.broadcast_once(self)
+        if self._accumulation is not None:
+            loss = self.micro_step(*inputs)
+            if self._accumulation.tick():
+                self.apply_accumulated()
+            return loss
         return super().__call__(*inputs)
 
     def process_grads(self, grads):
