@@ -9,6 +9,7 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.accumulation import (AccumulateGrads, ApplyAccumulated, MicroBatchSchedule,
                                          ReduceAndStep, accumulation_sums)
+from mscore.nn.wrap.parallel_optimizer import train_cell_update
 from mscore.ops import functional as F
 from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
@@ -115,8 +116,8 @@ class TrainOneStepCell(Cell):
         self.weights = tuple(params)
         self.reducer_flag = False
         self.grad_reducer = _identity
-        from mscore.nn.wrap.grad_reducer import train_cell_reducer
-        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        # DATA_PARALLEL: all-reduce the grads (or shard the optimizer over the ranks)
+        reducer, self.optimizer = train_cell_update(optimizer)
         if reducer is not None:
             self.reducer_flag = True
             self.grad_reducer = reducer

@@ -134,8 +134,9 @@ class TrainOneStepWithLossScaleCell(Cell):
         self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
-        from mscore.nn.wrap.grad_reducer import train_cell_reducer
-        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        from mscore.nn.wrap.parallel_optimizer import train_cell_update
+        # DATA_PARALLEL: all-reduce the grads (or shard the optimizer over the ranks)
+        reducer, self.optimizer = train_cell_update(optimizer)
         self.reducer_flag = reducer is not None
         self.grad_reducer = reducer if reducer is not None else (lambda grads: grads)
 

@@ -236,6 +236,24 @@ class JaxCollectives(Collectives):
             return jnp.concatenate([jnp.reshape(array, (-1,) + array.shape[1:])] * n)
         return body(array)
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """Block ``i`` of axis 0 of the reduction on member ``i``: ``lax.psum_scatter``
+        (tiled) for sums and means; ``max``/``min`` reduce, then take this member's block."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        size = len(self._group(group).ranks)
+        if array.ndim == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {array.shape} is not a "
+                             f"multiple of the group's size {size}")
+        body = _scatterer(op, array.dtype, array.shape[0] // size)
+        mode = self._mode(array, group, "reduce_scatter")
+        if mode == "eager":
+            return self._run(("reduce_scatter", op, str(array.dtype), array.shape[0]),
+                             lambda x: [body(x)], (array,), group)[0]
+        if mode == "probe":
+            return array[:array.shape[0] // size]
+        return body(array)
+
     def barrier(self, group=None):
         """A tiny all-reduce every member waits for."""
         if _spmd_depth[0] or _probe[0] is not None:
@@ -315,6 +333,24 @@ def _broadcaster(root_index, dtype):
         picked = jnp.where(lax.axis_index(AXIS) == root_index, y, jnp.zeros_like(y))
         out = lax.psum(picked, AXIS)
         return out.astype(dtype) if work is not None else out
+    return body
+
+
+def _scatterer(op, dtype, block):
+    """The per-process body of a reduce-scatter ``op`` with blocks of ``block`` rows."""
+    if op in ("sum", "mean") and dtype != jnp.bool_:
+        if op == "mean" and not jnp.issubdtype(dtype, jnp.inexact):
+            raise ValueError(f"reduce_scatter: 'mean' needs a floating array, got {dtype}")
+
+        def body(x):
+            out = lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+            return out / lax.psum(1, AXIS) if op == "mean" else out
+        return body
+    reduce = _reducer(op, dtype)
+
+    def body(x):
+        start = lax.axis_index(AXIS) * block
+        return lax.dynamic_slice_in_dim(reduce(x), start, block, axis=0)
     return body
 
 

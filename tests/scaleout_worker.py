@@ -1,0 +1,198 @@
+"""Worker of tests/test_scaleout.py (started by ``mscore run`` with 2 workers; not a test
+module).
+
+Each configuration trains a small MLP twice in this process: alone on whole batches of 64
+rows (the reference), then in DATA_PARALLEL mode on this rank's 32 rows, and records the
+final weights, the optimizer states, the bytes of optimizer state this rank holds and how
+many collectives of each kind ran per update. Configurations (``--configs``, comma-separated):
+
+* ``po:MODE:OPT`` — the parallel optimizer (threshold 0: every parameter sharded) with
+  ``TrainOneStepCell``; MODE ``pynative|graph``, OPT ``momentum|adam``;
+* ``po_o2`` — the parallel optimizer under ``Model`` with O2 and a dynamic loss scale; the
+  batch of step ``OVERFLOW_STEP`` overflows on rank 1 only, so every rank must skip it;
+* ``acc`` — ``grad_accumulation_step=4`` (micro-batches of 8 rows per rank) against one
+  step on the batch of 64: the gradients are reduced once per update;
+* ``acc_po`` — accumulation and the parallel optimizer together.
+
+With ``--checkpoint DIR`` the ``po:pynative:adam`` run also saves this rank's checkpoint
+and strategy file there.
+
+Each rank writes ``OUT/rank{R}.npz``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+STEPS = 4
+BATCH = 64
+ACC = 4
+FEATURES, HIDDEN, CLASSES = 20, 32, 4
+OVERFLOW_STEP = 1
+KINDS = ("all_reduce", "all_reduce_coalesced", "reduce_scatter", "all_gather")
+
+
+def make_data():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((STEPS * BATCH, FEATURES)).astype(np.float32)
+    y = rng.integers(0, CLASSES, STEPS * BATCH).astype(np.int32)
+    return x, y
+
+
+def build(ms, nn, seed):
+    ms.set_seed(seed)
+    return nn.SequentialCell([nn.Dense(FEATURES, HIDDEN), nn.ReLU(),
+                              nn.Dense(HIDDEN, CLASSES)])
+
+
+def make_optimizer(nn, net, kind):
+    if kind == "adam":
+        return nn.Adam(net.trainable_params(), learning_rate=0.01, weight_decay=1e-3)
+    return nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+
+
+class Counter:
+    """Counts the calls of each collective of the job's Collectives object."""
+
+    def __init__(self, coll):
+        self.counts = dict.fromkeys(KINDS, 0)
+        for kind in KINDS:
+            original = getattr(coll, kind)
+            if original is None:
+                continue
+            setattr(coll, kind, self._counted(kind, original))
+
+    def _counted(self, kind, original):
+        def run(*args, **kwargs):
+            self.counts[kind] += 1
+            return original(*args, **kwargs)
+        return run
+
+    def reset(self):
+        for kind in KINDS:
+            self.counts[kind] = 0
+
+
+def states_of(opt):
+    """{name: value} of the optimizer's state Parameters."""
+    return {p.name: p.asnumpy() for name, tup in opt._param_tuples.items()
+            if name != "parameters" for p in tup}
+
+
+def train_steps(ms, nn, x, y, rows, seed, opt_kind, micro=1):
+    """TrainOneStepCell over STEPS batches; ``rows(step)`` the slice of the batch this
+    process trains on, in ``micro`` micro-batches."""
+    net = build(ms, nn, seed)
+    opt = make_optimizer(nn, net, opt_kind)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), opt)
+    for s in range(STEPS):
+        lo, hi = rows(s)
+        size = (hi - lo) // micro
+        for m in range(micro):
+            a, b = lo + m * size, lo + (m + 1) * size
+            step(ms.Tensor(x[a:b]), ms.Tensor(y[a:b]))
+    weights = {p.name: p.asnumpy() for p in net.trainable_params()}
+    return weights, states_of(opt), step
+
+
+def train_model_o2(ms, nn, x, y, seed, batch):
+    from mscore.amp import DynamicLossScaleManager
+    from mscore.dataset import NumpySlicesDataset
+    net = build(ms, nn, seed)
+    opt = make_optimizer(nn, net, "momentum")
+    manager = DynamicLossScaleManager(init_loss_scale=2.0 ** 10, scale_factor=2, scale_window=2)
+    model = ms.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), opt,
+                     amp_level="O2", loss_scale_manager=manager)
+    dataset = NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(batch)
+    model.train(1, dataset)
+    return {p.name: p.asnumpy().astype(np.float32) for p in net.trainable_params()}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--backend", required=True)
+    p.add_argument("--configs", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--checkpoint", default=None)
+    args = p.parse_args()
+
+    import mscore as ms
+    from mscore import nn
+    from mscore.communication import get_group_size, get_rank, init, management
+    ms.set_context(backend=args.backend)
+    init()
+    rank, size = get_rank(), get_group_size()
+    counter = Counter(management.collectives())
+    x, y = make_data()
+    half = BATCH // size
+    whole = lambda s: (s * BATCH, (s + 1) * BATCH)                       # noqa: E731
+    mine = lambda s: (s * BATCH + rank * half, s * BATCH + (rank + 1) * half)  # noqa: E731
+    out = {"size": np.array(size)}
+
+    def record(cfg, tag, weights, states=None):
+        for name, w in weights.items():
+            out[f"{cfg}/{tag}/w/{name}"] = w
+        for name, s in (states or {}).items():
+            out[f"{cfg}/{tag}/s/{name}"] = s
+
+    for cfg in args.configs.split(","):
+        parts = cfg.split(":")
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.GRAPH_MODE if "graph" in parts else ms.PYNATIVE_MODE)
+        dp = dict(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+        sharded = dict(enable_parallel_optimizer=True,
+                       parallel_optimizer_config={"parallel_optimizer_threshold": 0})
+        if parts[0] == "po":
+            opt_kind = parts[2]
+            ref_w, ref_s, ref_cell = train_steps(ms, nn, x, y, whole, 1, opt_kind)
+            ms.set_auto_parallel_context(**dp, **sharded)
+            counter.reset()
+            w, s, cell = train_steps(ms, nn, x, y, mine, 1 + rank, opt_kind)
+            record(cfg, "ref", ref_w, ref_s)
+            record(cfg, "dp", w, s)
+            out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
+            out[f"{cfg}/state_bytes"] = np.array([_state_bytes(ref_cell.optimizer),
+                                                  cell.optimizer.state_bytes()])
+            if args.checkpoint and opt_kind == "adam" and "pynative" in parts:
+                save_sharded(ms, cell, args.checkpoint, rank)
+        elif cfg == "po_o2":
+            xs = x.copy()
+            xs[OVERFLOW_STEP * BATCH + half + 1] = 1e6   # a row of rank 1's shard
+            ref = train_model_o2(ms, nn, xs, y, 1, BATCH)
+            ms.set_auto_parallel_context(**dp, **sharded)
+            from mscore.dataset import config
+            config.set_seed(3)
+            got = train_model_o2(ms, nn, xs, y, 1 + rank, BATCH // size)
+            record(cfg, "ref", ref)
+            record(cfg, "dp", got)
+        elif cfg in ("acc", "acc_po"):
+            ref_w, _, _ = train_steps(ms, nn, x, y, whole, 1, "momentum")
+            ms.set_auto_parallel_context(**dp, grad_accumulation_step=ACC,
+                                         **(sharded if cfg == "acc_po" else {}))
+            counter.reset()
+            w, _, _ = train_steps(ms, nn, x, y, mine, 1 + rank, "momentum", micro=ACC)
+            record(cfg, "ref", ref_w)
+            record(cfg, "dp", w)
+            out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
+        ms.reset_auto_parallel_context()
+    np.savez(os.path.join(args.out, f"rank{rank}.npz"), **out)
+    print(f"worker rank {rank} of {size} done", flush=True)
+
+
+def _state_bytes(opt):
+    return sum(int(np.prod(p.shape)) * p.dtype.itemsize for name, tup in
+               opt._param_tuples.items() if name != "parameters" for p in tup)
+
+
+def save_sharded(ms, cell, directory, rank):
+    """This rank's checkpoint of the train cell and the job's strategy file."""
+    from mscore.parallel import save_sharded_checkpoint
+    save_sharded_checkpoint(cell, os.path.join(directory, f"rank_{rank}", "net.ckpt"),
+                            os.path.join(directory, "strategy.ckpt"))
+
+
+if __name__ == "__main__":
+    main()
