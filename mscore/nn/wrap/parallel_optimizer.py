@@ -25,6 +25,8 @@ optimizer. The full weights stay on every rank (the forward pass needs them):
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from mscore.common.parameter import Parameter, ParameterTuple
@@ -173,7 +175,14 @@ def _rebuild(optimizer, mapped):
     lr = optimizer.init_learning_rate
     if lr is None:   # a schedule: the same Cell
         lr = optimizer.learning_rate
-    return type(optimizer)(params=params, learning_rate=lr, **init_args)
+    kwargs = dict(init_args)
+    signature = inspect.signature(type(optimizer).__init__)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:   # recorded as one dict
+            kwargs.update(kwargs.pop(name, None) or {})
+        elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            kwargs.pop(name, None)
+    return type(optimizer)(params=params, learning_rate=lr, **kwargs)
 
 
 class ParallelOptimizer(Cell):
