@@ -14,9 +14,6 @@ many collectives of each kind ran per update. Configurations (``--configs``, com
   step on the batch of 64: the gradients are reduced once per update;
 * ``acc_po`` — accumulation and the parallel optimizer together.
 
-With ``--checkpoint DIR`` the ``po:pynative:adam`` run also saves this rank's checkpoint
-and strategy file there.
-
 Each rank writes ``OUT/rank{R}.npz``.
 """
 from __future__ import annotations
@@ -116,7 +113,6 @@ def main():
     p.add_argument("--backend", required=True)
     p.add_argument("--configs", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--checkpoint", default=None)
     args = p.parse_args()
 
     import mscore as ms
@@ -156,8 +152,6 @@ def main():
             out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
             out[f"{cfg}/state_bytes"] = np.array([_state_bytes(ref_cell.optimizer),
                                                   cell.optimizer.state_bytes()])
-            if args.checkpoint and opt_kind == "adam" and "pynative" in parts:
-                save_sharded(ms, cell, args.checkpoint, rank)
         elif cfg == "po_o2":
             xs = x.copy()
             xs[OVERFLOW_STEP * BATCH + half + 1] = 1e6   # a row of rank 1's shard
@@ -185,13 +179,6 @@ def main():
 def _state_bytes(opt):
     return sum(int(np.prod(p.shape)) * p.dtype.itemsize for name, tup in
                opt._param_tuples.items() if name != "parameters" for p in tup)
-
-
-def save_sharded(ms, cell, directory, rank):
-    """This rank's checkpoint of the train cell and the job's strategy file."""
-    from mscore.parallel import save_sharded_checkpoint
-    save_sharded_checkpoint(cell, os.path.join(directory, f"rank_{rank}", "net.ckpt"),
-                            os.path.join(directory, "strategy.ckpt"))
 
 
 if __name__ == "__main__":

@@ -210,3 +210,12 @@ def _check_state_pieces(ranks, cfg):
         np.testing.assert_allclose(joined, ref, rtol=FP32_RTOL,
                                    atol=FP32_RTOL * (np.abs(ref).max() + 1e-30),
                                    err_msg=f"{cfg} state {name}")
+
+
+def test_accumulation_with_a_loss_scale_is_refused_not_ignored():
+    ms.set_context(backend="numpy")
+    ms.set_auto_parallel_context(grad_accumulation_step=2)
+    net = nn.Dense(2, 1)
+    with pytest.raises(NotImplementedError, match="TrainOneStepWithLossScaleCell"):
+        nn.TrainOneStepWithLossScaleCell(nn.WithLossCell(net, nn.MSELoss()),
+                                         nn.SGD(net.trainable_params()), ms.Tensor(1.0))

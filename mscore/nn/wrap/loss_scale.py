@@ -21,6 +21,7 @@ from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.ops.multi_tensor import divide_all, unscale_and_check
+from mscore.parallel import _context as _parallel
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -111,6 +112,12 @@ class TrainOneStepWithLossScaleCell(Cell):
             raise TypeError(f"optimizer: expected an Optimizer, got {type(optimizer).__name__}")
         if not isinstance(max_consecutive_overflows, int) or max_consecutive_overflows <= 0:
             raise ValueError("max_consecutive_overflows: expected a positive int")
+        steps = _parallel.grad_accumulation_step()
+        if steps > 1:
+            raise NotImplementedError(
+                f"grad_accumulation_step={steps}: gradient accumulation is implemented by "
+                f"TrainOneStepCell (no loss scaling); TrainOneStepWithLossScaleCell "
+                f"(amp O2/O3 with a loss scale manager) updates on every call")
         self.network = network
         self.optimizer = optimizer
         self.weights = optimizer.parameters
