@@ -1,12 +1,13 @@
 """The parallel optimizer (``enable_parallel_optimizer=True`` in DATA_PARALLEL /
 HYBRID_PARALLEL mode): the optimizer state is sharded over the ranks, ZeRO-style.
 
-Each sharded parameter is seen flat, padded to a multiple of the group's size ``N`` and cut
-into ``N`` equal pieces; rank ``r`` owns piece ``r`` (its *master shard*) and the optimizer
-state of that piece only. A step:
+Each sharded parameter is cut along axis 0 into ``N`` equal slices (``N`` the group's size;
+a parameter whose first dimension does not divide by ``N`` stays whole, as in MindSpore);
+rank ``r`` owns slice ``r`` (its *master shard*) and the optimizer state of that slice only,
+so a rank's checkpoint holds slices a strategy file describes. A step:
 
 1. :class:`ShardedGradReducer` reduce-scatters the gradients (one collective per bucket of
-   one dtype): rank ``r`` receives the sum (or mean) of piece ``r`` of every gradient;
+   one dtype): rank ``r`` receives the sum (or mean) of slice ``r`` of every gradient;
    parameters left whole are all-reduced as in plain data parallelism;
 2. :class:`ParallelOptimizer` takes its master shards from the current weights, runs an
    optimizer of the user's kind over them (built from the arguments the user's optimizer
@@ -43,11 +44,12 @@ SHARD_PREFIX = "opt_shard"
 
 
 class ShardPlan:
-    """How the parameters of an optimizer are cut over ``size`` ranks.
+    """How the parameters of an optimizer are cut over ``size`` ranks: along axis 0, rank
+    ``r`` owning rows ``r * d0 / size`` to ``(r + 1) * d0 / size`` (MindSpore's rule: a
+    parameter whose first dimension does not divide by the number of ranks stays whole).
 
-    ``sharded[i]``: parameter ``i`` is cut; ``piece[i]``: the length of each rank's piece of
-    the flat parameter (``ceil(numel / size)``; the last piece is padded with zeros);
-    ``buckets``: lists of sharded positions of one dtype, each one collective.
+    ``sharded[i]``: parameter ``i`` is cut; ``piece[i]``: the number of elements of each
+    rank's slice; ``buckets``: lists of sharded positions of one dtype, each one collective.
     """
 
     def __init__(self, params, size, rank, threshold_kb, bucket_cap_mb=DEFAULT_BUCKET_CAP_MB):
@@ -56,40 +58,33 @@ class ShardPlan:
         self.shapes = [tuple(p.shape) for p in params]
         self.numels = [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
         self.sharded = [self.size > 1 and p.parallel_optimizer and not p.layerwise_parallel
-                        and n * p.dtype.itemsize >= threshold_kb * 1024 and n >= self.size
-                        for p, n in zip(params, self.numels)]
-        self.piece = [-(-n // self.size) for n in self.numels]
+                        and len(s) > 0 and s[0] % self.size == 0
+                        and n * p.dtype.itemsize >= threshold_kb * 1024
+                        for p, s, n in zip(params, self.shapes, self.numels)]
+        self.piece = [n // self.size for n in self.numels]
         positions = [i for i, s in enumerate(self.sharded) if s]
-        local = plan_buckets([self.piece[i] * self.size for i in positions],
+        local = plan_buckets([self.numels[i] for i in positions],
                              [params[i].dtype for i in positions],
                              int(bucket_cap_mb * 2 ** 20))
         self.buckets = [[positions[j] for j in bucket] for bucket in local]
 
+    def slice_shape(self, i):
+        """The shape of each rank's slice of parameter ``i``."""
+        shape = self.shapes[i]
+        return (shape[0] // self.size,) + shape[1:]
+
     def local_piece(self, i, native):
-        """Piece ``rank`` of parameter ``i`` (a native array of any shape of its size)."""
-        flat = call("reshape", native, (-1,))
-        start = self.rank * self.piece[i]
-        stop = min(start + self.piece[i], self.numels[i])
-        part = call("getitem", flat, (slice(start, stop),))
-        missing = self.piece[i] - max(stop - start, 0)
-        if missing:
-            part = call("pad", part, ((0, missing),), 0.0)
-        return part
+        """This rank's slice of parameter ``i`` (shape :meth:`slice_shape`)."""
+        rows = self.shapes[i][0] // self.size
+        return call("getitem", native, (slice(self.rank * rows, (self.rank + 1) * rows),))
 
     def rows(self, i, native):
-        """Parameter ``i``'s flat values, padded and laid out as ``(size, piece)``."""
-        flat = call("reshape", native, (-1,))
-        missing = self.piece[i] * self.size - self.numels[i]
-        if missing:
-            flat = call("pad", flat, ((0, missing),), 0.0)
-        return call("reshape", flat, (self.size, self.piece[i]))
+        """Parameter ``i`` laid out as ``(size, piece)``: row ``r`` is rank ``r``'s slice."""
+        return call("reshape", native, (self.size, self.piece[i]))
 
     def whole(self, i, rows):
         """The parameter of shape ``shapes[i]`` from its ``(size, piece)`` rows."""
-        flat = call("reshape", rows, (-1,))
-        if self.piece[i] * self.size != self.numels[i]:
-            flat = call("getitem", flat, (slice(0, self.numels[i]),))
-        return call("reshape", flat, self.shapes[i])
+        return call("reshape", rows, self.shapes[i])
 
     def state_bytes(self, optimizer):
         """Bytes of ``optimizer``'s state Parameters (every ParameterTuple but its
@@ -150,7 +145,7 @@ class ShardedGradReducer(Cell):
                 inverse = call("full", (), 1.0 / self.degree, out[bucket[0]].dtype)
                 mine = call("mul", mine, inverse)
             for i, piece in zip(bucket, _split_pieces(mine, [plan.piece[i] for i in bucket])):
-                out[i] = Tensor._wrap(piece)
+                out[i] = Tensor._wrap(call("reshape", piece, plan.slice_shape(i)))
         return tuple(out)
 
 
@@ -224,7 +219,7 @@ class ParallelOptimizer(Cell):
         handle = management.group_handle(self.group)
         params = self.inner.parameters
         for bucket in plan.buckets:
-            pieces = [params[i]._data for i in bucket]
+            pieces = [call("reshape", params[i]._data, (-1,)) for i in bucket]
             local = pieces[0] if len(pieces) == 1 else call("concat", pieces, 0)
             gathered = coll.all_gather(local, handle)
             rows = call("reshape", gathered, (plan.size, -1))
