@@ -14,6 +14,11 @@ many collectives of each kind ran per update. Configurations (``--configs``, com
   step on the batch of 64: the gradients are reduced once per update;
 * ``acc_po`` — accumulation and the parallel optimizer together.
 
+With ``--checkpoint DIR`` the ``po:pynative:adam`` run saves this rank's checkpoint of the
+train cell in ``DIR/rank_R/net.ckpt`` and the job's strategy file ``DIR/strategy.ckpt``, then
+loads its own file into a new sharded train cell (the same number of ranks) and records the
+largest difference to the saved values.
+
 Each rank writes ``OUT/rank{R}.npz``.
 """
 from __future__ import annotations
@@ -113,6 +118,7 @@ def main():
     p.add_argument("--backend", required=True)
     p.add_argument("--configs", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--checkpoint", default=None)
     args = p.parse_args()
 
     import mscore as ms
@@ -152,6 +158,9 @@ def main():
             out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
             out[f"{cfg}/state_bytes"] = np.array([_state_bytes(ref_cell.optimizer),
                                                   cell.optimizer.state_bytes()])
+            if args.checkpoint and cfg == "po:pynative:adam":
+                out["reload_difference"] = np.array(save_and_reload(
+                    ms, nn, cell, args.checkpoint, rank, opt_kind))
         elif cfg == "po_o2":
             xs = x.copy()
             xs[OVERFLOW_STEP * BATCH + half + 1] = 1e6   # a row of rank 1's shard
@@ -174,6 +183,25 @@ def main():
         ms.reset_auto_parallel_context()
     np.savez(os.path.join(args.out, f"rank{rank}.npz"), **out)
     print(f"worker rank {rank} of {size} done", flush=True)
+
+
+def save_and_reload(ms, nn, cell, directory, rank, opt_kind):
+    """Save ``cell`` (and the strategy file), load the file into a new sharded cell; the
+    largest absolute difference between the two cells' parameters."""
+    ms.set_auto_parallel_context(strategy_ckpt_save_file=os.path.join(directory,
+                                                                      "strategy.ckpt"))
+    path = os.path.join(directory, f"rank_{rank}", "net.ckpt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    ms.save_checkpoint(cell, path)
+    net = build(ms, nn, 100 + rank)
+    fresh = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), make_optimizer(nn, net, opt_kind))
+    not_loaded, _ = ms.load_param_into_net(fresh, ms.load_checkpoint(path))
+    assert not not_loaded, not_loaded
+    saved = {p.name: p.asnumpy() for p in cell.get_parameters()}
+    loaded = {p.name: p.asnumpy() for p in fresh.get_parameters()}
+    assert sorted(saved) == sorted(loaded), (sorted(saved), sorted(loaded))
+    return max(float(np.max(np.abs(saved[k] - loaded[k]))) for k in saved)
 
 
 def _state_bytes(opt):

@@ -156,7 +156,8 @@ def _launch(tmp_path, backend, configs, timeout=400):
     out.mkdir()
     cmd = [sys.executable, "-m", "mscore.launch", "--worker_num=2", "--local_worker_num=2",
            f"--master_port={free_port()}", str(WORKER), "--backend", backend,
-           "--configs", ",".join(configs), "--out", str(out)]
+           "--configs", ",".join(configs), "--out", str(out),
+           "--checkpoint", str(out / "ckpt")]
     proc = run_job(cmd, timeout, env=subprocess_env())
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return [dict(np.load(out / f"rank{r}.npz")) for r in (0, 1)]
@@ -167,6 +168,7 @@ def test_two_ranks_with_the_parallel_optimizer_match_one_process(backend, config
     if backend not in available_backends():
         pytest.skip(f"backend {backend!r} is not usable here")
     ranks = _launch(tmp_path, backend, configs)
+    _check_sharded_checkpoints(tmp_path / backend / "ckpt", ranks, tmp_path / "transformed")
     report = {}
     for cfg in configs:
         rtol = FP16_RTOL if cfg == "po_o2" else FP32_RTOL
@@ -222,3 +224,59 @@ def test_accumulation_with_a_loss_scale_is_refused_not_ignored():
     with pytest.raises(NotImplementedError, match="TrainOneStepWithLossScaleCell"):
         nn.TrainOneStepWithLossScaleCell(nn.WithLossCell(net, nn.MSELoss()),
                                          nn.SGD(net.trainable_params()), ms.Tensor(1.0))
+
+
+def _adam_cell():
+    """A stand-alone train cell of the worker's network and Adam (its weights replaced by
+    what is loaded)."""
+    import scaleout_worker as worker
+    net = worker.build(ms, nn, 0)
+    return nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), worker.make_optimizer(nn, net, "adam"))
+
+
+def _assert_matches_single_process(cell, rank0, cfg="po:pynative:adam"):
+    values = {p.name: p.asnumpy() for p in cell.get_parameters()}
+    checked = 0
+    for key in [k for k in rank0 if k.startswith(f"{cfg}/ref/")]:
+        name = key.split("/", 3)[3]
+        ref = rank0[key]
+        np.testing.assert_allclose(values[name], ref, rtol=FP32_RTOL,
+                                   atol=FP32_RTOL * (np.abs(ref).max() + 1e-30), err_msg=name)
+        checked += 1
+    assert checked >= 12   # 4 weights, 8 moments
+
+
+def _check_sharded_checkpoints(directory, ranks, transformed):
+    """2 ranks saved their slices and the strategy file: the files load into one process
+    (load_distributed_checkpoint, transform_checkpoints) and back into 2 ranks (the workers
+    checked their own reload) with the single process's weights and Adam moments."""
+    ms.set_context(backend="numpy")
+    for rank in ranks:
+        assert float(rank["reload_difference"]) == 0.0
+    files = [str(directory / f"rank_{r}" / "net.ckpt") for r in (0, 1)]
+    strategy = ms.build_searched_strategy(str(directory / "strategy.ckpt"))
+    assert "moment1.0.weight" in strategy and "opt_shard.0.weight" in strategy
+    layout = strategy["moment1.0.weight"]
+    assert list(layout.dev_matrix[0].dim) == [2] and list(layout.tensor_map[0].dim) == [0, -1]
+    assert layout.opt_weight_shard_size == 2
+    sliced = ms.load_checkpoint(files[0])["moment1.0.weight"]
+    assert tuple(sliced.shape) == (16, 20)          # rank 0 holds half of the 32 rows
+    cell = _adam_cell()
+    ms.load_distributed_checkpoint(cell, files, train_strategy_filename=str(
+        directory / "strategy.ckpt"))
+    _assert_matches_single_process(cell, ranks[0])
+    ms.transform_checkpoints(str(directory), str(transformed), "net",
+                             src_strategy_file=str(directory / "strategy.ckpt"))
+    cell = _adam_cell()
+    ms.load_param_into_net(cell, ms.load_checkpoint(str(transformed / "rank_0" / "net0.ckpt")))
+    _assert_matches_single_process(cell, ranks[0])
+    # and re-cut for 2 ranks again: the slices each rank saved
+    ms.transform_checkpoints(str(transformed), str(transformed / "two"), "net",
+                             dst_strategy_file=str(directory / "strategy.ckpt"))
+    for r in (0, 1):
+        again = ms.load_checkpoint(str(transformed / "two" / f"rank_{r}" / f"net{r}.ckpt"))
+        saved = ms.load_checkpoint(files[r])
+        assert sorted(again) == sorted(saved)
+        for name in saved:
+            np.testing.assert_array_equal(again[name].asnumpy(), saved[name].asnumpy())

@@ -235,6 +235,19 @@ class ParallelOptimizer(Cell):
         """Bytes of optimizer state this rank holds."""
         return self.plan.state_bytes(self.inner)
 
+    def sliced_parameters(self):
+        """``{name: (whole shape, number of slices)}`` of the Parameters this rank holds a
+        slice of (axis 0 cut in ``plan.size``): the master shards and their states."""
+        plan, params = self.plan, self.inner.parameters
+        out = {}
+        for name, tup in self.inner._param_tuples.items():
+            if len(tup) != len(params):
+                continue   # not one state per parameter
+            for i, p in enumerate(tup):
+                if plan.sharded[i] and tuple(p.shape) == plan.slice_shape(i):
+                    out[p.name] = (plan.shapes[i], plan.size)
+        return out
+
 
 def _share_state(user, inner):
     """Point ``user``'s state ParameterTuples, learning rate and step counter at
