@@ -280,3 +280,54 @@ def _check_sharded_checkpoints(directory, ranks, transformed):
         assert sorted(again) == sorted(saved)
         for name in saved:
             np.testing.assert_array_equal(again[name].asnumpy(), saved[name].asnumpy())
+
+
+# -- two launchers as two nodes -------------------------------------------------------------------
+NODE_JOB = """
+import sys
+import numpy as np
+import mscore as ms
+from mscore.communication import comm_func, get_group_size, get_local_rank, get_rank, init
+ms.set_context(backend=sys.argv[1])
+init()
+total, _ = comm_func.all_reduce(ms.Tensor(np.array([get_rank() + 1.0], np.float32)))
+print(f"RESULT {get_rank()} {get_group_size()} {get_local_rank()} {float(total.asnumpy()[0])}",
+      flush=True)
+"""
+
+
+def test_two_launchers_of_two_workers_form_one_job_of_four(tmp_path):
+    """``mscore run --worker_num=4 --local_worker_num=2 --node_rank=0|1`` started twice on
+    this machine behaves as two nodes: ranks node by node, one all-reduce over all four."""
+    if "torch" not in available_backends():
+        pytest.skip("backend 'torch' is not usable here")
+    import signal
+    import subprocess
+    script = tmp_path / "node_job.py"
+    script.write_text(NODE_JOB)
+    port = free_port()
+
+    def launcher(node):
+        return [sys.executable, "-m", "mscore.launch", "--worker_num=4",
+                "--local_worker_num=2", f"--node_rank={node}", "--master_addr=127.0.0.1",
+                f"--master_port={port}", str(script), "torch"]
+    first = subprocess.Popen(launcher(0), env=subprocess_env(), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        second = run_job(launcher(1), 120)
+        out0, err0 = first.communicate(timeout=60)
+    finally:
+        try:
+            os.killpg(first.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert first.returncode == 0 and second.returncode == 0, err0[-2000:] + second.stderr[-2000:]
+    results = {}
+    for node, text in ((0, out0), (1, second.stdout)):
+        for line in text.splitlines():
+            if "RESULT" in line:
+                rank, size, local, total = line.split("RESULT ")[1].split()
+                results[int(rank)] = (node, int(size), int(local), float(total))
+    # ranks 0, 1 on node 0 and 2, 3 on node 1; the sum of 1 + 2 + 3 + 4 everywhere
+    assert results == {0: (0, 4, 0, 10.0), 1: (0, 4, 1, 10.0), 2: (1, 4, 0, 10.0),
+                       3: (1, 4, 1, 10.0)}
