@@ -331,3 +331,52 @@ def test_two_launchers_of_two_workers_form_one_job_of_four(tmp_path):
     # ranks 0, 1 on node 0 and 2, 3 on node 1; the sum of 1 + 2 + 3 + 4 everywhere
     assert results == {0: (0, 4, 0, 10.0), 1: (0, 4, 1, 10.0), 2: (1, 4, 0, 10.0),
                        3: (1, 4, 1, 10.0)}
+
+
+# -- jax: the sharded update in one process over simulated devices ----------------------------------
+SIMULATED_STEP = """
+import numpy as np
+import jax
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from mscore_jax.collectives import AXIS, _gatherer, _scatterer, _shard_map
+
+assert len(jax.devices("cpu")) == 2, jax.devices()
+mesh = Mesh(np.array(jax.devices("cpu")), (AXIS,))
+rows, cols = 6, 5                       # a (6, 5) weight: 3 rows per device
+piece = rows // 2 * cols
+
+def step(grads, weight):
+    # the parallel optimizer's step on one device: its gradient (a leading axis of 1, the
+    # device's row of the global array), the mean's slice by reduce-scatter, the update of
+    # this device's rows, the whole weight back by all-gather
+    mine = _scatterer("mean", grads.dtype, piece)(grads[0].reshape(-1))
+    start = lax.axis_index(AXIS) * piece
+    updated = lax.dynamic_slice_in_dim(weight.reshape(-1), start, piece) - 0.1 * mine
+    return _gatherer(1)(updated).reshape(rows, cols)
+
+program = jax.jit(_shard_map(step, mesh=mesh, in_specs=(P(AXIS), P()), out_specs=P(),
+                             check_vma=False))
+rng = np.random.default_rng(0)
+g = rng.standard_normal((2, rows, cols)).astype(np.float32)    # one gradient per device
+w = rng.standard_normal((rows, cols)).astype(np.float32)
+out = program(jax.device_put(g, NamedSharding(mesh, P(AXIS))),
+              jax.device_put(w, NamedSharding(mesh, P())))
+np.save(__import__("sys").argv[1], np.stack([np.asarray(out), w - 0.1 * g.mean(axis=0)]))
+"""
+
+
+def test_jax_sharded_update_over_two_simulated_devices_in_one_process(tmp_path):
+    """The jax plugin's reduce-scatter and all-gather bodies, composed as the parallel
+    optimizer composes them, in one jit over 2 simulated CPU devices (NamedSharding inputs):
+    the weight after the step is the weight minus the mean gradient's step."""
+    if "jax" not in available_backends():
+        pytest.skip("backend 'jax' is not usable here")
+    script = tmp_path / "simulated.py"
+    script.write_text(SIMULATED_STEP)
+    result = tmp_path / "result.npy"
+    proc = run_job([sys.executable, str(script), str(result)], 120, env=subprocess_env(
+        XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got, want = np.load(result)
+    np.testing.assert_allclose(got, want, rtol=FP32_RTOL, atol=1e-6)
