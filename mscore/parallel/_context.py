@@ -19,8 +19,9 @@ class ParallelMode:
     ``STAND_ALONE``: one process. ``DATA_PARALLEL``: every process holds the whole model and
     a shard of each batch; gradients are all-reduced. ``HYBRID_PARALLEL``: as data parallel
     for the gradients (the user places the model parallelism by hand).
-    ``SEMI_AUTO_PARALLEL`` and ``AUTO_PARALLEL`` are MindSpore's automatic model
-    parallelism, which mscore does not implement.
+    ``SEMI_AUTO_PARALLEL``: the ``shard`` strategies of Primitives and Cells lay inputs and
+    parameters out over this process's devices and the compiler partitions the rest (jax:
+    GSPMD). ``AUTO_PARALLEL`` (MindSpore's strategy search) is not implemented.
     """
 
     STAND_ALONE = "stand_alone"
@@ -33,7 +34,8 @@ class ParallelMode:
 
 # Modes whose train cells all-reduce gradients (MindSpore's TrainOneStepCell rule).
 GRADIENT_REDUCING_MODES = (ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL)
-_SUPPORTED_MODES = (ParallelMode.STAND_ALONE,) + GRADIENT_REDUCING_MODES
+_SUPPORTED_MODES = (ParallelMode.STAND_ALONE,) + GRADIENT_REDUCING_MODES + (
+    ParallelMode.SEMI_AUTO_PARALLEL,)
 
 _DEFAULTS = {
     "parallel_mode": ParallelMode.STAND_ALONE,
@@ -94,8 +96,7 @@ def _check_parallel_mode(value):
                          f"{value}.")
     if value not in _SUPPORTED_MODES:
         raise ValueError(f"parallel_mode: mscore implements {', '.join(_SUPPORTED_MODES)}; "
-                         f"{value!r} (MindSpore's automatic model parallelism) is not "
-                         f"supported")
+                         f"{value!r} (MindSpore's strategy search) is not supported")
     return value
 
 

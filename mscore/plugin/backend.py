@@ -137,6 +137,11 @@ class Backend:
     momentum_update = None
     adam_update = None
     unscale_check = None
+    # Model parallelism in one process (SEMI_AUTO_PARALLEL strategies): shard(array, parts)
+    # -> the array laid out over this process's devices, ``parts`` one int per axis (how many
+    # equal pieces along it; 1: whole), eagerly a placed array, inside a compiled program a
+    # sharding annotation the compiler partitions by (GSPMD). None: no such layout.
+    shard = None
 
     # Optional native autodiff and compilation (see value_and_grad / compile below).
     value_and_grad = None

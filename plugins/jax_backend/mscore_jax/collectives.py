@@ -306,6 +306,40 @@ class JaxCollectives(Collectives):
         return run
 
 
+MODEL_AXIS = "mscore_mp"
+_device_meshes: dict = {}
+
+
+def shard_over_devices(array, parts):
+    """``array`` laid out over this process's devices (GSPMD): ``parts`` gives, per axis,
+    how many pieces it is cut into; every cut axis uses the same ``k`` devices (a 1-d mesh of
+    the first ``k`` local devices). Eagerly ``jax.device_put``; traced, a sharding
+    constraint."""
+    parts = tuple(int(p) for p in parts)
+    if len(parts) != array.ndim:
+        raise ValueError(f"shard: {len(parts)} parts for a {array.ndim}-d array")
+    cut = sorted({p for p in parts if p > 1})
+    if not cut:
+        return array
+    if len(cut) > 1 or parts.count(cut[0]) > 1:
+        raise NotImplementedError(f"shard: parts {parts}: mscore cuts one axis of an input "
+                                  f"over k devices (a 1-d mesh); several cut axes are not "
+                                  f"supported")
+    k = cut[0]
+    devices = jax.local_devices()
+    if k > len(devices):
+        raise ValueError(f"shard: parts {parts} need {k} devices, this process has "
+                         f"{len(devices)} ({devices[0].platform})")
+    mesh = _device_meshes.get(k)
+    if mesh is None:
+        mesh = _device_meshes[k] = Mesh(np.array(devices[:k]), (MODEL_AXIS,))
+    spec = PartitionSpec(*[MODEL_AXIS if p > 1 else None for p in parts])
+    sharding = NamedSharding(mesh, spec)
+    if is_tracer(array):
+        return lax.with_sharding_constraint(array, sharding)
+    return jax.device_put(array, sharding)
+
+
 def _local(x):
     return x.addressable_data(0)
 
