@@ -8,8 +8,9 @@ many collectives of each kind ran per update. Configurations (``--configs``, com
 
 * ``po:MODE:OPT`` — the parallel optimizer (threshold 0: every parameter sharded) with
   ``TrainOneStepCell``; MODE ``pynative|graph``, OPT ``momentum|adam``;
-* ``po_o2`` — the parallel optimizer under ``Model`` with O2 and a dynamic loss scale; the
-  batch of step ``OVERFLOW_STEP`` overflows on rank 1 only, so every rank must skip it;
+* ``po_o2[:graph]`` — the parallel optimizer under ``Model`` with O2 and a dynamic loss
+  scale; the batch of step ``OVERFLOW_STEP`` overflows on rank 1 only, so every rank must
+  skip it;
 * ``acc`` — ``grad_accumulation_step=4`` (micro-batches of 8 rows per rank) against one
   step on the batch of 64: the gradients are reduced once per update;
 * ``acc_po`` — accumulation and the parallel optimizer together.
@@ -109,8 +110,14 @@ def train_model_o2(ms, nn, x, y, seed, batch):
     model = ms.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), opt,
                      amp_level="O2", loss_scale_manager=manager)
     dataset = NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(batch)
-    model.train(1, dataset)
-    return {p.name: p.asnumpy().astype(np.float32) for p in net.trainable_params()}
+    overflows = []
+
+    class Overflows(ms.train.Callback):
+        def on_train_step_end(self, run_context):
+            overflows.append(bool(run_context.original_args().net_outputs[1].asnumpy()))
+    model.train(1, dataset, callbacks=[Overflows()])
+    weights = {p.name: p.asnumpy().astype(np.float32) for p in net.trainable_params()}
+    return weights, np.array(overflows)
 
 
 def main():
@@ -161,16 +168,17 @@ def main():
             if args.checkpoint and cfg == "po:pynative:adam":
                 out["reload_difference"] = np.array(save_and_reload(
                     ms, nn, cell, args.checkpoint, rank, opt_kind))
-        elif cfg == "po_o2":
+        elif parts[0] == "po_o2":
             xs = x.copy()
             xs[OVERFLOW_STEP * BATCH + half + 1] = 1e6   # a row of rank 1's shard
-            ref = train_model_o2(ms, nn, xs, y, 1, BATCH)
+            ref, ref_overflows = train_model_o2(ms, nn, xs, y, 1, BATCH)
             ms.set_auto_parallel_context(**dp, **sharded)
             from mscore.dataset import config
             config.set_seed(3)
-            got = train_model_o2(ms, nn, xs, y, 1 + rank, BATCH // size)
+            got, overflows = train_model_o2(ms, nn, xs, y, 1 + rank, BATCH // size)
             record(cfg, "ref", ref)
             record(cfg, "dp", got)
+            out[f"{cfg}/overflows"] = np.stack([ref_overflows, overflows])
         elif cfg in ("acc", "acc_po"):
             ref_w, _, _ = train_steps(ms, nn, x, y, whole, 1, "momentum")
             ms.set_auto_parallel_context(**dp, grad_accumulation_step=ACC,
