@@ -13,7 +13,9 @@ many collectives of each kind ran per update. Configurations (``--configs``, com
   skip it;
 * ``acc`` — ``grad_accumulation_step=4`` (micro-batches of 8 rows per rank) against one
   step on the batch of 64: the gradients are reduced once per update;
-* ``acc_po`` — accumulation and the parallel optimizer together.
+* ``acc_po`` — accumulation and the parallel optimizer together;
+* ``acc_po_shard`` — the same with ``optimizer_level='level2'`` (gradient_accumulation_shard):
+  every micro-batch reduce-scatters into sums of this rank's slices.
 
 With ``--checkpoint DIR`` the ``po:pynative:adam`` run saves this rank's checkpoint of the
 train cell in ``DIR/rank_R/net.ckpt`` and the job's strategy file ``DIR/strategy.ckpt``, then
@@ -179,14 +181,18 @@ def main():
             record(cfg, "ref", ref)
             record(cfg, "dp", got)
             out[f"{cfg}/overflows"] = np.stack([ref_overflows, overflows])
-        elif cfg in ("acc", "acc_po"):
+        elif cfg in ("acc", "acc_po", "acc_po_shard"):
             ref_w, _, _ = train_steps(ms, nn, x, y, whole, 1, "momentum")
-            ms.set_auto_parallel_context(**dp, grad_accumulation_step=ACC,
-                                         **(sharded if cfg == "acc_po" else {}))
+            options = {"acc": {}, "acc_po": sharded, "acc_po_shard": dict(
+                sharded, parallel_optimizer_config={"parallel_optimizer_threshold": 0,
+                                                    "optimizer_level": "level2"})}[cfg]
+            ms.set_auto_parallel_context(**dp, grad_accumulation_step=ACC, **options)
             counter.reset()
-            w, _, _ = train_steps(ms, nn, x, y, mine, 1 + rank, "momentum", micro=ACC)
+            w, _, cell = train_steps(ms, nn, x, y, mine, 1 + rank, "momentum", micro=ACC)
             record(cfg, "ref", ref_w)
             record(cfg, "dp", w)
+            out[f"{cfg}/accu_bytes"] = np.array(sum(
+                int(np.prod(p.shape)) * p.dtype.itemsize for p in cell.micro_step.sums))
             out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
         ms.reset_auto_parallel_context()
     np.savez(os.path.join(args.out, f"rank{rank}.npz"), **out)

@@ -145,7 +145,8 @@ def test_accumulation_refuses_return_grad():
 
 
 # -- two processes ----------------------------------------------------------------------------
-DEFAULT_CONFIGS = ("po:pynative:momentum", "po:pynative:adam", "po_o2", "acc", "acc_po")
+DEFAULT_CONFIGS = ("po:pynative:momentum", "po:pynative:adam", "po_o2", "acc", "acc_po",
+                   "acc_po_shard")
 SLOW_CONFIGS = DEFAULT_CONFIGS + ("po:graph:momentum", "po:graph:adam", "po_o2:graph")
 JOBS = [("torch", DEFAULT_CONFIGS if not SLOW else SLOW_CONFIGS)] + (
     [("jax", SLOW_CONFIGS)] if SLOW else [])
@@ -203,6 +204,11 @@ def test_two_ranks_with_the_parallel_optimizer_match_one_process(backend, config
         "all_reduce": 4, "all_reduce_coalesced": 0, "reduce_scatter": 0, "all_gather": 0}
     assert counts["acc_po"] == {"all_reduce": 0, "all_reduce_coalesced": 0,
                                 "reduce_scatter": 4, "all_gather": 4}
+    # gradient_accumulation_shard: a reduce-scatter per micro-batch (16), a gather per update
+    assert counts["acc_po_shard"] == {"all_reduce": 0, "all_reduce_coalesced": 0,
+                                      "reduce_scatter": 16, "all_gather": 4}
+    # ... and its accumulated gradients are this rank's slices: half the bytes
+    assert 2 * int(ranks[0]["acc_po_shard/accu_bytes"]) == int(ranks[0]["acc_po/accu_bytes"])
     assert counts["po:pynative:momentum"]["reduce_scatter"] == 4
 
 

@@ -34,17 +34,21 @@ def accumulation_sums(weights):
 
 class AccumulateGrads(Cell):
     """``cell(*inputs)``: the loss of ``network(*inputs)``; its gradients with respect to
-    ``weights``, times ``sens``, are added to ``sums``."""
+    ``weights``, times ``sens`` (and through ``reducer`` when given: the parallel
+    optimizer's reduce-scatter, which then runs on every call), are added to ``sums``."""
 
-    def __init__(self, network, weights, sums, sens=1.0):
+    def __init__(self, network, weights, sums, sens=1.0, reducer=None):
         super().__init__(auto_prefix=False)
         self.network = network
         self.sums = sums
         self.sens = float(sens)
+        self.reducer = reducer
         self._grad = value_and_grad(network, None, list(weights))
 
     def construct(self, *inputs):
         loss, grads = self._grad(*inputs)
+        if self.reducer is not None:
+            grads = self.reducer(grads)
         for acc, g in zip(self.sums, grads):
             native = g._data
             if self.sens != 1.0:

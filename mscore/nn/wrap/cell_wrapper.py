@@ -7,9 +7,8 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.accumulation import (AccumulateGrads, ApplyAccumulated, MicroBatchSchedule,
-                                         ReduceAndStep, accumulation_sums)
-from mscore.nn.wrap.parallel_optimizer import train_cell_update
+from mscore.nn.wrap.accumulation import AccumulateGrads, ApplyAccumulated, MicroBatchSchedule
+from mscore.nn.wrap.parallel_optimizer import accumulation_plan, train_cell_update
 from mscore.ops import functional as F
 from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
@@ -128,10 +127,11 @@ class TrainOneStepCell(Cell):
             if return_grad:
                 raise ValueError(f"For '{cls}', 'return_grad' cannot be used with "
                                  f"grad_accumulation_step={steps} (a call does not update)")
-            sums = accumulation_sums(self.weights)
-            self.micro_step = AccumulateGrads(self.network, self.weights, sums, self.sens)
-            self.apply_accumulated = ApplyAccumulated(
-                sums, steps, ReduceAndStep(self.grad_reducer, self.optimizer))
+            sums, micro_reducer, update = accumulation_plan(self.weights, self.grad_reducer,
+                                                            self.optimizer)
+            self.micro_step = AccumulateGrads(self.network, self.weights, sums, self.sens,
+                                              micro_reducer)
+            self.apply_accumulated = ApplyAccumulated(sums, steps, update)
             self._accumulation = MicroBatchSchedule(steps)
 
     def __call__(self, *inputs):

@@ -36,6 +36,7 @@ from mscore.communication import management
 from mscore.communication.management import GlobalComm
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.accumulation import ACCUMULATION_PREFIX, ReduceAndStep, accumulation_sums
 from mscore.nn.wrap.grad_reducer import (DEFAULT_BUCKET_CAP_MB, DistributedGradReducer,
                                          plan_buckets)
 from mscore.parallel import _context
@@ -282,3 +283,22 @@ def train_cell_update(optimizer):
     plan = ShardPlan(params, size, management.get_rank(), config["parallel_optimizer_threshold"])
     return (ShardedGradReducer(params, plan, mean, degree),
             ParallelOptimizer(optimizer, plan))
+
+
+def accumulation_plan(weights, reducer, optimizer):
+    """``(sums, micro_reducer, update)`` of a train cell accumulating gradients: with the
+    parallel optimizer and ``gradient_accumulation_shard`` (``optimizer_level='level2'``)
+    every call reduce-scatters its gradients (``micro_reducer``) into sums of this rank's
+    slices and ``update`` is the optimizer alone; otherwise whole sums, no reduction per
+    call, and ``update`` reduces then steps."""
+    if isinstance(reducer, ShardedGradReducer) and \
+            _context.optimizer_config()["gradient_accumulation_shard"]:
+        plan = reducer.plan
+        sums = []
+        for i, w in enumerate(weights):
+            shape = plan.slice_shape(i) if plan.sharded[i] else tuple(w.shape)
+            sums.append(Parameter(Tensor._wrap(call("full", shape, 0.0, w.dtype)),
+                                  name=f"{ACCUMULATION_PREFIX}.{w.name}",
+                                  requires_grad=False))
+        return ParameterTuple(sums), reducer, optimizer
+    return accumulation_sums(weights), None, ReduceAndStep(reducer, optimizer)
