@@ -164,7 +164,7 @@ _GRAD_CELLS = ("ForwardValueAndGrad", "WithGradCell", "GradAccumulationCell", "P
 
 
 def __getattr__(name):
-    # MindSpore defines these in cell_wrapper too; they live in grad_cells (no import cycle).
+    # MindSpore's path for these; they live in grad_cells, which imports this module.
     if name in _GRAD_CELLS:
         from mscore.nn.wrap import grad_cells
         return getattr(grad_cells, name)
