@@ -200,6 +200,11 @@ class Backend:
     momentum_update = None
     adam_update = None
     unscale_check = None
+    # Model parallelism in one process (SEMI_AUTO_PARALLEL strategies): shard(array, parts)
+    # -> the array laid out over this process's devices, ``parts`` one int per axis (how many
+    # equal pieces along it; 1: whole), eagerly a placed array, inside a compiled program a
+    # sharding annotation the compiler partitions by (GSPMD). None: no such layout.
+    shard = None
 
     # Optional methods (OPTIONAL_METHODS), None when the backend does without; section 5 of
     # docs/backend-authors.md says more:

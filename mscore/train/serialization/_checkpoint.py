@@ -61,6 +61,7 @@ from mscore.train.serialization._args import _check_bool, _check_flag
 from mscore.train.serialization._reading import read_bounded
 from mscore.train.serialization._into_net import load_param_into_net
 from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._parallel import save_job_strategy
 
 logger = logging.getLogger("mscore.serialization")
 
@@ -474,6 +475,7 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         raise ValueError("save_obj: there is nothing to save (no parameters and no "
                          "append_dict entries)")
     _check_unique(entries)
+    save_job_strategy(save_obj)   # the layouts of a sharded optimizer's slices, if asked
     if not path.endswith("." + fmt):
         path += "." + fmt
     if os.path.isdir(path):

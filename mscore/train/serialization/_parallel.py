@@ -22,6 +22,10 @@ import numpy as np
 
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
+from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer
+from mscore.parallel import _context
+from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._reading import read_bounded
 
 
@@ -208,3 +212,92 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
     return Parameter(Tensor(np.ascontiguousarray(merged)), name=name,
                      requires_grad=first.requires_grad,
                      layerwise_parallel=first.layerwise_parallel)
+
+
+def sliced_layouts(cell):
+    """``{name: (whole shape, slices)}`` of the Parameters ``cell`` holds as this rank's
+    slice along axis 0 (the parallel optimizer's master shards and states)."""
+    out = {}
+    for _, sub in cell.cells_and_names():
+        if isinstance(sub, ParallelOptimizer):
+            out.update(sub.sliced_parameters())
+    return out
+
+
+def axis0_layout(layout, ndim, slices):
+    """Fill ``layout`` (a ``ParallelLayouts`` message) for a tensor of ``ndim`` axes cut
+    along axis 0 into ``slices`` equal parts over ``slices`` devices (the parallel
+    optimizer's sharding)."""
+    layout.dev_matrix.add().dim.extend([slices])
+    layout.tensor_map.add().dim.extend([0] + [-1] * (ndim - 1))
+    layout.field = 0
+    layout.opt_weight_shard_step = 1
+    layout.opt_weight_shard_size = slices
+
+
+def write_strategy_file(path, layouts):
+    """Write MindSpore's strategy file (``node_strategy.proto``) at ``path``, atomically:
+    ``layouts`` is ``{name: (whole shape, slices)}`` of parameters cut along axis 0."""
+    from mscore.train.proto import node_strategy_pb2
+    msg = node_strategy_pb2.ParallelStrategyMap()
+    msg.current_stage = 0
+    for name in sorted(layouts):
+        shape, slices = layouts[name]
+        item = msg.parallel_layout_item.add()
+        item.param_name = name
+        axis0_layout(item.parallel_layouts, len(shape), slices)
+    data = msg.SerializeToString()
+    atomic_write(path, lambda f: f.write(data))
+
+
+def save_job_strategy(cell):
+    """When ``strategy_ckpt_save_file`` is set and ``cell`` (what ``save_checkpoint``
+    saves) is a Cell holding a sharded optimizer, write its layouts there (rank 0 only:
+    every rank's are the same)."""
+    path = _context.get_auto_parallel_context("strategy_ckpt_save_file")
+    if not path or not isinstance(cell, Cell):
+        return
+    for _, sub in cell.cells_and_names():
+        if isinstance(sub, ParallelOptimizer):
+            if sub.plan.rank == 0:
+                write_strategy_file(path, sliced_layouts(cell))
+            return
+
+
+def slice_parameter(whole, layout, rank, name):
+    """Device ``rank``'s slice of the numpy array ``whole`` under ``layout`` (an even cut
+    without a field layout: the inverse of :func:`merge_sliced_parameter`)."""
+    dev_matrix, tensor_map, split_shape, field = _layout_fields(layout, name)
+    if field > 0 or split_shape:
+        raise ValueError(f"transform: the layout of {name!r} is a field or uneven cut, which "
+                         f"cannot be re-sliced here")
+    if len(tensor_map) != whole.ndim:
+        raise ValueError(f"transform: the tensor_map {tensor_map} of {name!r} needs one entry "
+                         f"per axis of its {whole.ndim}-d value")
+    k = len(dev_matrix)
+    coord = np.unravel_index(rank, dev_matrix)
+    index = []
+    for axis, m in enumerate(tensor_map):
+        if m == -1:
+            index.append(slice(None))
+            continue
+        parts = dev_matrix[k - 1 - m]
+        if whole.shape[axis] % parts:
+            raise ValueError(f"transform: axis {axis} of {name!r} ({whole.shape[axis]}) does "
+                             f"not divide into {parts} slices")
+        size = whole.shape[axis] // parts
+        j = int(coord[k - 1 - m])
+        index.append(slice(j * size, (j + 1) * size))
+    return whole[tuple(index)]
+
+
+def device_count(strategy):
+    """The number of devices a strategy's layouts span (1 for None)."""
+    if not strategy:
+        return 1
+    counts = {math.prod(int(d) for d in layout.dev_matrix[0].dim)
+              for layout in strategy.values()}
+    if len(counts) != 1:
+        raise ValueError(f"transform: the strategy's layouts span different device counts "
+                         f"{sorted(counts)}")
+    return counts.pop()

@@ -250,6 +250,24 @@ class JaxCollectives(Collectives):
             return jnp.concatenate([jnp.reshape(array, (-1,) + array.shape[1:])] * n)
         return body(array)
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """Block ``i`` of axis 0 of the reduction on member ``i``: ``lax.psum_scatter``
+        (tiled) for sums and means; ``max``/``min`` reduce, then take this member's block."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        size = len(self._group(group).ranks)
+        if array.ndim == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {array.shape} is not a "
+                             f"multiple of the group's size {size}")
+        body = _scatterer(op, array.dtype, array.shape[0] // size)
+        mode = self._mode(array, group, "reduce_scatter")
+        if mode == "eager":
+            return self._run(("reduce_scatter", op, str(array.dtype), array.shape[0]),
+                             lambda x: [body(x)], (array,), group)[0]
+        if mode == "probe":
+            return array[:array.shape[0] // size]
+        return body(array)
+
     def barrier(self, group=None):
         """A tiny all-reduce every member waits for."""
         if _spmd_depth[0] or _probe[0] is not None:
@@ -310,6 +328,40 @@ class JaxCollectives(Collectives):
         return run
 
 
+MODEL_AXIS = "mscore_mp"
+_device_meshes: dict = {}
+
+
+def shard_over_devices(array, parts):
+    """``array`` laid out over this process's devices (GSPMD): ``parts`` gives, per axis,
+    how many pieces it is cut into; every cut axis uses the same ``k`` devices (a 1-d mesh of
+    the first ``k`` local devices). Eagerly ``jax.device_put``; traced, a sharding
+    constraint."""
+    parts = tuple(int(p) for p in parts)
+    if len(parts) != array.ndim:
+        raise ValueError(f"shard: {len(parts)} parts for a {array.ndim}-d array")
+    cut = sorted({p for p in parts if p > 1})
+    if not cut:
+        return array
+    if len(cut) > 1 or parts.count(cut[0]) > 1:
+        raise NotImplementedError(f"shard: parts {parts}: mscore cuts one axis of an input "
+                                  f"over k devices (a 1-d mesh); several cut axes are not "
+                                  f"supported")
+    k = cut[0]
+    devices = jax.local_devices()
+    if k > len(devices):
+        raise ValueError(f"shard: parts {parts} need {k} devices, this process has "
+                         f"{len(devices)} ({devices[0].platform})")
+    mesh = _device_meshes.get(k)
+    if mesh is None:
+        mesh = _device_meshes[k] = Mesh(np.array(devices[:k]), (MODEL_AXIS,))
+    spec = PartitionSpec(*[MODEL_AXIS if p > 1 else None for p in parts])
+    sharding = NamedSharding(mesh, spec)
+    if is_tracer(array):
+        return lax.with_sharding_constraint(array, sharding)
+    return jax.device_put(array, sharding)
+
+
 def _local(x):
     return x.addressable_data(0)
 
@@ -342,6 +394,24 @@ def _broadcaster(root_index, dtype):
         picked = jnp.where(lax.axis_index(AXIS) == root_index, y, jnp.zeros_like(y))
         out = lax.psum(picked, AXIS)
         return out.astype(dtype) if work is not None else out
+    return body
+
+
+def _scatterer(op, dtype, block):
+    """The per-process body of a reduce-scatter ``op`` with blocks of ``block`` rows."""
+    if op in ("sum", "mean") and dtype != jnp.bool_:
+        if op == "mean" and not jnp.issubdtype(dtype, jnp.inexact):
+            raise ValueError(f"reduce_scatter: 'mean' needs a floating array, got {dtype}")
+
+        def body(x):
+            out = lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+            return out / lax.psum(1, AXIS) if op == "mean" else out
+        return body
+    reduce = _reducer(op, dtype)
+
+    def body(x):
+        start = lax.axis_index(AXIS) * block
+        return lax.dynamic_slice_in_dim(reduce(x), start, block, axis=0)
     return body
 
 
