@@ -20,6 +20,7 @@ torch versions (they differ from the numpy backend's stream, whose generator is 
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -151,6 +152,28 @@ class TorchBackend(Backend):
     def torch_device(self):
         """The ``torch.device`` new arrays are placed on."""
         return self._device
+
+    @contextlib.contextmanager
+    def limit_threads(self, threads):
+        """torch's intra-op pool at ``threads`` inside the block (restored after); its
+        inter-op pool too, which torch lets a process size once, before its first parallel
+        work (later the pool keeps its size)."""
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        with contextlib.suppress(RuntimeError):  # already started: torch refuses a resize
+            torch.set_num_interop_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    def graph_mode_eager_reason(self):
+        """None when GRAPH_MODE programs go through ``torch.compile`` (see :meth:`compile`),
+        else the policy that keeps them eager."""
+        if self._compile_policy == "always":
+            return None
+        return ("torch.compile is off by default (MSCORE_TORCH_COMPILE=always turns it on; "
+                "on CPU it did not pay off)")
 
     def synchronize(self):
         """Wait for the queued CUDA work of the current device (no-op on CPU)."""
