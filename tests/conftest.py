@@ -81,3 +81,16 @@ def run_python(args, *extra_paths, timeout=900, cwd=None, **env):
 def run_py():
     """:func:`run_python` as a fixture: ``run_py(args, *extra_paths, **env)``."""
     return run_python
+
+
+@pytest.fixture(autouse=True)
+def _nothing_written_into_the_current_folder():
+    """Tests write under ``tmp_path`` only: a test that leaves a new entry in the folder
+    pytest was started from (the user's checkout) fails, naming what it left."""
+    folder = os.getcwd()
+    before = set(os.listdir(folder))
+    yield
+    left = sorted(set(os.listdir(folder)) - before)
+    if left:
+        pytest.fail(f"the test left {left} in the current folder {folder}; write under "
+                    f"tmp_path", pytrace=False)

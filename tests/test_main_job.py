@@ -1,5 +1,6 @@
-"""The main job (``python -m mscore.examples.amp_digits`` / ``mscore demo``): seed-004's network,
-amp O2, LossMonitor and ModelCheckpoint on scikit-learn's digits, >= 95 % test accuracy.
+"""The demo (``mscore demo`` / ``python -m mscore.examples.amp_digits``): the network of
+MindSpore's amp tutorial, amp O2, LossMonitor and ModelCheckpoint on scikit-learn's digits,
+>= 95 % test accuracy.
 
 The numpy run is part of the suite, and so is a short run (2 epochs, >= 90 %) on every other
 installed backend; the full run on them needs ``MSCORE_SLOW_TESTS=1`` (minutes on a loaded
@@ -73,9 +74,10 @@ def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
     lines = re.findall(r"^epoch: (\d+) step: (\d+), loss is (\S+)$", out, re.M)
     assert len(lines) == 23 and lines[0][:2] == ("1", "10") and lines[-1][:2] == ("10", "23")
     assert float(lines[-1][2]) < float(lines[0][2])
-    # The run has its own folder: <backend>-<amp level>-<time>, with summary and checkpoints.
+    # The run has its own folder: <backend>-<amp level>-<mode>-<time>, with summary and
+    # checkpoints.
     (run,) = [p for p in out_dir.iterdir() if p.is_dir()]
-    assert re.fullmatch(r"numpy-O2-\d{8}-\d{6}", run.name), run.name
+    assert re.fullmatch(r"numpy-O2-pynative-\d{8}-\d{6}", run.name), run.name
     # The summary holds the loss of every 5th step and its curve was drawn as a PNG.
     from mscore.train.summary.reader import load_summaries
     scalars = load_summaries(str(run))["scalar"]
@@ -138,10 +140,10 @@ def test_main_job_names_the_environment_variable(capsys, monkeypatch):
 
 
 def test_each_run_gets_its_own_folder(tmp_path):
-    first = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2")
-    second = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2")
+    first = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2", "graph")
+    second = amp_digits.new_run_dir(str(tmp_path), "numpy", "O2", "graph")
     assert os.path.isdir(first) and os.path.isdir(second) and first != second
-    assert re.fullmatch(r"numpy-O2-\d{8}-\d{6}(-2)?", os.path.basename(first))
+    assert re.fullmatch(r"numpy-O2-graph-\d{8}-\d{6}(-2)?", os.path.basename(first))
     assert os.path.dirname(first) == os.path.dirname(second) == str(tmp_path)
 
 
@@ -169,8 +171,10 @@ def test_main_job_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
     the backend, cut to 2 epochs: it learns the digits well beyond chance (10 %)."""
     status, out, acc, _ = _run(capsys, ["--backend", name, "--epochs", "2", "--per-print",
                                         "0", "--no-summary", "--ckpt-dir", str(tmp_path),
+                                        "--output-dir", str(tmp_path / "runs"),
                                         "--min-accuracy", "0.9"])
     assert status == 0 and acc >= 0.9, out
+    # with no summary and a checkpoint folder given, no run folder is made
     assert sorted(os.listdir(tmp_path)) == ["digits-1_23.ckpt", "digits-2_23.ckpt"]
 
 

@@ -45,7 +45,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
 
 
-# -- the rest of MindSpore's losses, optimizers, wrapper cells and rate lists (issue 18) -------
+# -- the rest of MindSpore's losses, optimizers, wrapper cells and rate lists ------------------
 from mscore.nn.loss import loss as _loss_module  # noqa: E402
 from mscore.nn.loss.loss import *  # noqa: E402,F401,F403
 from mscore.nn.optim import (  # noqa: E402,F401
@@ -62,3 +62,7 @@ __all__ += [n for n in _loss_module.__all__ if n not in __all__] + [
     "ProximalAdagrad", "RMSProp", "Rprop", "ForwardValueAndGrad", "GradAccumulationCell",
     "ParameterUpdate", "TimeDistributed", "WithGradCell", "inverse_decay_lr",
     "natural_exp_decay_lr", "Vjp", "Jvp"]
+
+
+def __dir__():
+    return sorted({*globals(), *__all__, *_LOSS_SCALE_NAMES, "metrics"})

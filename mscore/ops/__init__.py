@@ -32,6 +32,10 @@ def __getattr__(name):
         return getattr(summary_ops, name)
     raise AttributeError(f"module 'mscore.ops' has no attribute {name!r}")
 
-# MindSpore's remaining loss functions (issue 18: nn losses)
+# MindSpore's remaining loss functions
 from mscore.ops.loss_func import *  # noqa: E402,F401,F403
 from mscore.ops.ctc_func import ctc_loss  # noqa: E402,F401
+
+
+def __dir__():
+    return sorted({*globals(), *_SUMMARY_OPS})

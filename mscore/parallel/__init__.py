@@ -14,3 +14,7 @@ def __getattr__(name):
         from mscore.train.serialization import load_distributed_checkpoint
         return load_distributed_checkpoint
     raise AttributeError(f"module 'mscore.parallel' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -23,7 +23,7 @@ __all__ = [
     "Conv2dBnAct", "DenseBnAct",
 ]
 
-# -- issue 18: MindSpore 2.10's remaining layers ---------------------------------------------
+# -- MindSpore 2.10's remaining layers -------------------------------------------------------
 from mscore.nn.layer.activation_extra import (  # noqa: F401,E402
     CELU, ELU, GLU, HShrink, HSigmoid, HSwish, Hardtanh, LRN, FastGelu, LogSigmoid, Mish,
     RReLU, SeLU, SoftShrink, Softmax2d, Softmin, Softsign, Tanhshrink, Threshold)

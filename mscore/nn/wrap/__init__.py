@@ -17,3 +17,7 @@ def __getattr__(name):
         from mscore.nn.wrap.grad_reducer import DistributedGradReducer
         return DistributedGradReducer
     raise AttributeError(f"module 'mscore.nn.wrap' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LOSS_SCALE_NAMES, "DistributedGradReducer"})
