@@ -134,6 +134,18 @@ def test_demo_writes_only_where_it_is_told(capsys, monkeypatch, tmp_path):
     printed = float(re.search(r"test accuracy: ([\d.]+)", out).group(1))
     ((step, _, value),) = load_summaries(str(run))["scalar"]["eval/accuracy"]
     assert step == 3 and value == pytest.approx(printed, abs=0.5e-4)
+    # TensorBoard's own reader finds the network's graph: the cells as scopes, the dense
+    # layers reading the flattened input
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator")
+    reader = event_accumulator.EventAccumulator(str(run))
+    reader.Reload()
+    assert reader.Tags()["graph"] is True
+    nodes = {node.name: node for node in reader.Graph().node}
+    dense = [name for name, node in nodes.items() if node.op == "dense"]
+    assert [name.rsplit("/", 1)[0] for name in dense] == [
+        f"Network/dense_relu_sequential/{i}" for i in (0, 2, 4)]
+    assert {"input_0", "output_0", "Network/dense_relu_sequential/0/weight"} <= set(nodes)
 
 
 def test_graph_mode_on_a_backend_that_cannot_compile_says_it_runs_eagerly(capsys, tmp_path):
@@ -171,6 +183,35 @@ def test_torch_limits_its_own_thread_pools_inside_the_block():
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
     assert "MSCORE_TORCH_COMPILE=always" in backend.graph_mode_eager_reason()
+
+
+def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
+    import numpy as np
+    from mscore import nn
+    from mscore.train.summary.graph import network_graph
+    from mscore.train.summary.proto import summary_pb2 as pb
+    ms.set_context(backend="numpy")
+    net = nn.SequentialCell(nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2))
+    net.set_train(True)
+    graph = pb.GraphDef.FromString(network_graph(net, ms.Tensor(np.ones((5, 3), np.float32))))
+    nodes = [(n.name, n.op, list(n.input)) for n in graph.node]
+    assert nodes == [
+        ("input_0", "Input", []),
+        ("SequentialCell/0/weight", "Parameter", []),
+        ("SequentialCell/0/bias", "Parameter", []),
+        ("SequentialCell/0/dense", "dense",
+         ["input_0", "SequentialCell/0/weight", "SequentialCell/0/bias"]),
+        ("SequentialCell/1/relu", "relu", ["SequentialCell/0/dense"]),
+        ("SequentialCell/2/weight", "Parameter", []),
+        ("SequentialCell/2/bias", "Parameter", []),
+        ("SequentialCell/2/dense", "dense",
+         ["SequentialCell/1/relu", "SequentialCell/2/weight", "SequentialCell/2/bias"]),
+        ("output_0", "Output", ["SequentialCell/2/dense"])]
+    shapes = {n.name: [d.size for d in n.attr["_output_shapes"].list.shape[0].dim]
+              for n in graph.node}
+    assert shapes["SequentialCell/0/weight"] == [4, 3] and shapes["output_0"] == [5, 2]
+    assert all(n.attr["dtype"].type == pb.DT_FLOAT for n in graph.node)
+    assert net.training is True   # traced in inference mode, the flags put back
 
 
 # -- the mscore command itself ----------------------------------------------------------------
