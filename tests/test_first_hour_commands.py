@@ -214,6 +214,28 @@ def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
     assert net.training is True   # traced in inference mode, the flags put back
 
 
+# -- long work shows progress on a terminal -------------------------------------------------------
+def test_compare_shows_its_progress_on_one_line_and_clears_it(capsys):
+    from _helpers import available_backends
+    from mscore.compare.cli import main
+    others = available_backends(exclude=("numpy", "cupy"))
+    if not others:
+        pytest.skip("no backend besides numpy is installed to compare with")
+    backends = f"numpy,{others[0]}"
+    status = main(["compare_factories:tiny", "--backends", backends, "--steps", "2",
+                   "--progress"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    messages = captured.err.split("\r\033[K")
+    assert messages == ["", f"mscore compare: building the model on numpy (1/2)",
+                        f"mscore compare: building the model on {others[0]} (2/2)",
+                        "mscore compare: step 1/2 on 2 backends",
+                        "mscore compare: step 2/2 on 2 backends", ""]
+    # off the terminal (capsys is not one), nothing but the report
+    assert main(["compare_factories:tiny", "--backends", backends, "--steps", "1"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 # -- the mscore command itself ----------------------------------------------------------------
 def test_version_and_python_dash_m(tmp_path):
     for argv in (["-m", "mscore", "--version"], ["-m", "mscore.cli", "--version"]):
