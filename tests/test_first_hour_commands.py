@@ -270,3 +270,47 @@ def test_dir_of_mscore_train_offers_its_public_names():
     import mscore.train as train
     assert {"Model", "LossMonitor", "ModelCheckpoint", "Accuracy", "SummaryCollector",
             "save_checkpoint", "FixedLossScaleManager", "callback", "metrics"} <= set(dir(train))
+
+
+# -- errors name what the user wrote -------------------------------------------------------------
+def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path, monkeypatch):
+    import errno
+    from mscore import nn
+    from mscore.train.serialization import _atomic
+    net = nn.Dense(2, 2)
+    target = tmp_path / "model.ckpt"
+
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_atomic.os, "fsync", disk_full)
+    with pytest.raises(OSError) as failed:
+        ms.save_checkpoint(net, str(target))
+    assert failed.value.errno == errno.ENOSPC and failed.value.filename == str(target)
+    assert str(failed.value) == f"[Errno {errno.ENOSPC}] No space left on device: '{target}'"
+    assert os.listdir(tmp_path) == []      # no half-written file, no temporary left
+    monkeypatch.undo()
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(FileExistsError) as failed:   # its folder cannot be made
+        ms.save_checkpoint(net, str(tmp_path / "a_file" / "model.ckpt"))
+    assert failed.value.filename == str(tmp_path / "a_file" / "model.ckpt")
+
+
+def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them():
+    import numpy as np
+    from mscore import nn
+    from mscore.train import Model
+    net = nn.Dense(3, 2)
+    model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), metrics={"mse"})
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    with pytest.raises(AttributeError, match=r"train_dataset: expected a Dataset, got a tuple of "
+                                             r"2 array\(s\).*NumpySlicesDataset\(\(x, y\)"):
+        model.train(1, (x, y))
+    with pytest.raises(TypeError, match=r"valid_dataset: expected a Dataset, got a list"):
+        model.eval([ms.Tensor(x), ms.Tensor(y)])
+    with pytest.raises(KeyError, match=r"unsupported metric 'acuracy' \(did you mean "
+                                       r"'accuracy'\?\); supported: F1, acc, accuracy, auc"):
+        Model(net, nn.MSELoss(), metrics={"acuracy"})
+    with pytest.raises(TypeError, match=r"For 'Dense', 'x' must be a Tensor, got ndarray; wrap "
+                                        r"a numpy array in mscore.Tensor\(array\)"):
+        net(x)

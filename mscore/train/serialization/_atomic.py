@@ -104,10 +104,13 @@ def atomic_write(path, write_fn):
     ``path``. On any failure the temporary file is removed and ``path`` is untouched.
     Orphaned temporaries of dead writers in the folder are removed first."""
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    remove_orphaned_temporaries(directory)
-    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(os.path.basename(path)),
-                               suffix=_SUFFIX, dir=directory)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        remove_orphaned_temporaries(directory)
+        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(os.path.basename(path)),
+                                   suffix=_SUFFIX, dir=directory)
+    except OSError as exc:   # name the user's file, not the temporary one beside it
+        raise OSError(exc.errno, exc.strerror, path) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             write_fn(f)
@@ -115,10 +118,12 @@ def atomic_write(path, write_fn):
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename in (tmp, None) and exc.errno:
+            raise OSError(exc.errno, exc.strerror, path) from exc
         raise
     _fsync_dir(directory)
