@@ -32,8 +32,12 @@ import time
 
 import numpy as np
 
+from mscore import dispatch
 from mscore.commands import ArgumentParser, CommandError, backend_choice, command, \
     select_backend
+from mscore.common.dtype import float32
+from mscore.common.tensor import Tensor
+from mscore.train.summary.record import SummaryRecord
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64
@@ -229,7 +233,6 @@ def main(argv=None) -> int:
 def _run(args):
     start = time.perf_counter()
     import mscore as ms
-    from mscore import dispatch
 
     name, source = backend_choice(args.backend)
     device = args.device_target
@@ -312,10 +315,8 @@ def _train_and_report(args, backend, mode, start):
 def _record_test_accuracy(run_dir, accuracy, step):
     """The test accuracy as the scalar ``eval/accuracy`` at the last train step, beside the
     training summary (TensorBoard shows it in the same run)."""
-    import mscore as ms
-    from mscore.train.summary import SummaryRecord
     with SummaryRecord(run_dir, file_prefix="eval") as record:
-        record.add_value("scalar", "eval/accuracy", ms.Tensor(accuracy, ms.float32))
+        record.add_value("scalar", "eval/accuracy", Tensor(accuracy, float32))
         record.record(step)
 
 
