@@ -328,7 +328,8 @@ class JaxBackend(Backend):
         return _log_softmax(x, int(axis))
 
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
-        """Normalise over the trailing axes; half precision keeps its statistics in float32."""
+        """Normalise over the trailing axes; inputs narrower than float32 are normalised in
+        float32 (parameters too) and the output rounded once to their dtype."""
         return _layer_norm(x, weight, bias, len(normalized_shape), float(eps))
 
     def cross_entropy(self, logits, target, ignore_index, reduction, label_smoothing):
@@ -541,12 +542,12 @@ def _layer_norm(x, weight, bias, ndim, eps):
     m = jnp.mean(xc, axis=axes, keepdims=True)
     d = xc - m
     v = jnp.mean(d * d, axis=axes, keepdims=True)
-    out = (d * lax.rsqrt(v + jnp.asarray(eps, xc.dtype))).astype(x.dtype)
+    out = d * lax.rsqrt(v + jnp.asarray(eps, xc.dtype))
     if weight is not None:
-        out = out * weight
+        out = out * weight.astype(xc.dtype)
     if bias is not None:
-        out = out + bias
-    return out
+        out = out + bias.astype(xc.dtype)
+    return out.astype(x.dtype)  # rounded once, MindSpore's half-precision rule
 
 
 @partial(jax.jit, static_argnums=(2, 3, 4))

@@ -571,18 +571,15 @@ class TorchBackend(Backend):
     def log_softmax(self, x, axis): return torch.log_softmax(x, axis)   # noqa: E704
 
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
-        """``torch.nn.functional.layer_norm``, computed in the widest operand dtype."""
-        target = x.dtype
-        for p in (weight, bias):
-            if p is not None and p.dtype != target:
-                target = torch.promote_types(target, p.dtype)
-        if x.dtype != target:
-            x = x.to(target)
-        if weight is not None and weight.dtype != target:
-            weight = weight.to(target)
-        if bias is not None and bias.dtype != target:
-            bias = bias.to(target)
-        return tnf.layer_norm(x, tuple(normalized_shape), weight, bias, eps)
+        """``torch.nn.functional.layer_norm``. Inputs narrower than float32 are normalised
+        in float32 with float32 parameters and the output rounded once to their dtype
+        (MindSpore's rule); otherwise the parameters take the input's dtype."""
+        work = torch.float32 if x.dtype.itemsize < 4 else x.dtype
+        xc = x if x.dtype == work else x.to(work)
+        weight = weight if weight is None or weight.dtype == work else weight.to(work)
+        bias = bias if bias is None or bias.dtype == work else bias.to(work)
+        out = tnf.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
+        return out if out.dtype == x.dtype else out.to(x.dtype)
 
     def batch_norm(self, x, running_mean, running_var, weight, bias, training, momentum, eps):
         """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``.

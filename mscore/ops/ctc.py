@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.ops import functional as F
+from mscore.ops.control import cast, stop_gradient
+from mscore.ops.elementwise import (add, div, exp, greater, less, log, logical_and, maximum,
+                                    minimum, mul, neg, not_equal, sub, where)
+from mscore.ops.manipulation import concat, expand_dims, reshape, squeeze, stack, transpose
+from mscore.ops.creation import arange, full
+from mscore.ops.indexing import gather_elements, one_hot
+from mscore.ops.reduction import mean, sum
+from mscore.ops.linalg import matmul
+
 
 _NEG = -1e30          # log(0) inside the recursion
 _IMPOSSIBLE = -1e29   # a total log-likelihood below this has no alignment
@@ -49,16 +57,16 @@ def _check(log_probs, targets, input_lengths, target_lengths, blank, reduction,
 
 
 def _logsumexp3(a, b, c):
-    m = F.stop_gradient(F.maximum(F.maximum(a, b), c))
-    total = F.add(F.add(F.exp(F.sub(a, m)), F.exp(F.sub(b, m))), F.exp(F.sub(c, m)))
-    return F.add(m, F.log(total))
+    m = stop_gradient(maximum(maximum(a, b), c))
+    total = add(add(exp(sub(a, m)), exp(sub(b, m))), exp(sub(c, m)))
+    return add(m, log(total))
 
 
 def _shift(x, k, fill):
     """``x`` moved ``k`` places to the right along axis 1, ``fill`` coming in."""
     n, length = x.shape
-    pad = F.full((n, k), fill, x.dtype)
-    return F.concat([pad, x[:, :length - k]], 1)
+    pad = full((n, k), fill, x.dtype)
+    return concat([pad, x[:, :length - k]], 1)
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
@@ -70,50 +78,47 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     turns impossible alignments (infinite loss) into 0. ``log_alpha`` (N, T, 2S+1) holds the
     forward variables (-inf where no path leads)."""
     _check(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
-    x = log_probs if log_probs.dtype.is_floating else F.cast(log_probs, mdt.float32)
+    x = log_probs if log_probs.dtype.is_floating else cast(log_probs, mdt.float32)
     t_max, n, c = x.shape
     s_max = targets.shape[1]
     length = 2 * s_max + 1
-    tg = F.cast(targets, mdt.int32)
+    tg = cast(targets, mdt.int32)
     # extended labels: blank, l1, blank, l2, ..., blank
-    blanks = F.full((n, s_max + 1), blank, mdt.int32)
-    inter = F.reshape(F.stack([blanks[:, :s_max], tg], 2), (n, 2 * s_max))
-    ext = F.concat([inter, blanks[:, s_max:]], 1) if s_max else blanks
-    prev2 = F.concat([F.full((n, 2), -1, mdt.int32), ext[:, :length - 2]], 1) \
-        if length > 2 else F.full((n, length), -1, mdt.int32)
-    skip = F.logical_and(F.not_equal(ext, blank), F.not_equal(ext, prev2))
-    hot = F.cast(F.one_hot(ext, c, 1.0, 0.0), x.dtype)       # (N, L, C)
-    frames = F.matmul(F.transpose(x, (1, 0, 2)), F.transpose(hot, (0, 2, 1)))  # (N, T, L)
-    in_len = F.cast(input_lengths, mdt.int32)
-    tl = F.cast(target_lengths, mdt.int32)
+    blanks = full((n, s_max + 1), blank, mdt.int32)
+    inter = reshape(stack([blanks[:, :s_max], tg], 2), (n, 2 * s_max))
+    ext = concat([inter, blanks[:, s_max:]], 1) if s_max else blanks
+    prev2 = concat([full((n, 2), -1, mdt.int32), ext[:, :length - 2]], 1) \
+        if length > 2 else full((n, length), -1, mdt.int32)
+    skip = logical_and(not_equal(ext, blank), not_equal(ext, prev2))
+    hot = cast(one_hot(ext, c, 1.0, 0.0), x.dtype)       # (N, L, C)
+    frames = matmul(transpose(x, (1, 0, 2)), transpose(hot, (0, 2, 1)))  # (N, T, L)
+    in_len = cast(input_lengths, mdt.int32)
+    tl = cast(target_lengths, mdt.int32)
     # a path starts at the first blank or (with at least one label) at the first label
-    first_states = F.minimum(F.add(F.mul(tl, 2), 1), 2)
-    start = F.less(F.expand_dims(F.arange(length), 0), F.expand_dims(first_states, 1))
-    alpha = F.where(start, frames[:, 0], _NEG)
+    first_states = minimum(add(mul(tl, 2), 1), 2)
+    start = less(expand_dims(arange(length), 0), expand_dims(first_states, 1))
+    alpha = where(start, frames[:, 0], _NEG)
     alphas = [alpha]
     for step in range(1, t_max):
         a1 = _shift(alpha, 1, _NEG)
-        a2 = F.where(skip, _shift(alpha, 2, _NEG), _NEG)
-        new = F.add(_logsumexp3(alpha, a1, a2), frames[:, step])
-        new = F.maximum(new, _NEG)   # keep "impossible" from drifting towards -inf
-        alpha = F.where(F.expand_dims(F.greater(in_len, step), 1), new, alpha)
+        a2 = where(skip, _shift(alpha, 2, _NEG), _NEG)
+        new = add(_logsumexp3(alpha, a1, a2), frames[:, step])
+        new = maximum(new, _NEG)   # keep "impossible" from drifting towards -inf
+        alpha = where(expand_dims(greater(in_len, step), 1), new, alpha)
         alphas.append(alpha)
-    end = F.mul(tl, 2)
-    last = F.squeeze(F.gather_elements(alpha, 1, F.expand_dims(end, 1)), 1)
-    before = F.squeeze(F.gather_elements(alpha, 1, F.expand_dims(F.maximum(F.sub(end, 1), 0),
-                                                                 1)), 1)
-    before = F.where(F.greater(tl, 0), before, _NEG)
-    ll = _logsumexp3(last, before, F.full(last.shape, _NEG, last.dtype))
-    impossible = F.less(ll, _IMPOSSIBLE)
-    loss = F.where(impossible, 0.0 if zero_infinity else float("inf"), F.neg(ll))
-    log_alpha = F.stack(alphas, 1)
-    log_alpha = F.where(F.less(log_alpha, _IMPOSSIBLE), float("-inf"), log_alpha)
+    end = mul(tl, 2)
+    last = squeeze(gather_elements(alpha, 1, expand_dims(end, 1)), 1)
+    before = squeeze(gather_elements(alpha, 1, expand_dims(maximum(sub(end, 1), 0),
+                                                           1)), 1)
+    before = where(greater(tl, 0), before, _NEG)
+    ll = _logsumexp3(last, before, full(last.shape, _NEG, last.dtype))
+    impossible = less(ll, _IMPOSSIBLE)
+    loss = where(impossible, 0.0 if zero_infinity else float("inf"), neg(ll))
+    log_alpha = stack(alphas, 1)
+    log_alpha = where(less(log_alpha, _IMPOSSIBLE), float("-inf"), log_alpha)
     if reduction == "sum":
-        loss = F.sum(loss)
+        loss = sum(loss)
     elif reduction == "mean":
-        denom = F.maximum(F.cast(tl, loss.dtype), 1.0)
-        loss = F.mean(F.div(loss, denom))
+        denom = maximum(cast(tl, loss.dtype), 1.0)
+        loss = mean(div(loss, denom))
     return loss, log_alpha
-
-
-__all__ = ["ctc_loss"]

@@ -1,9 +1,11 @@
-"""MindSpore's loss functions beyond :mod:`mscore.ops.nn_func`: ``ops.huber_loss``,
-``ops.margin_ranking_loss``, ``ops.cosine_embedding_loss``, ``ops.hinge_embedding_loss``,
-``ops.soft_margin_loss``, ``ops.multilabel_soft_margin_loss``, ``ops.multi_margin_loss``,
-``ops.multilabel_margin_loss``, ``ops.gaussian_nll_loss``, ``ops.triplet_margin_loss``
-(and ``ops.ctc_loss`` in :mod:`mscore.ops.ctc_func`), composed from the functional ops so
-every backend differentiates them. Arguments are checked as MindSpore checks them."""
+"""Margin, ranking and embedding losses: ``margin_ranking_loss``,
+``cosine_embedding_loss``, ``hinge_embedding_loss``, ``triplet_margin_loss``, the multi-label
+and multi-class margin losses, ``huber_loss``, ``soft_margin_loss``, ``gaussian_nll_loss``,
+``pairwise_distance``, and the reduction helper the nn losses share.
+
+Composed from the functional ops, so every backend differentiates them; arguments are
+checked as MindSpore checks them.
+"""
 from __future__ import annotations
 
 import math
@@ -11,7 +13,18 @@ import numbers
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.ops import functional as F
+from mscore.ops.control import cast
+from mscore.ops.elementwise import (abs, add, div, equal, exp, greater, greater_equal, less,
+                                    less_equal, log, log1p, logical_and, logical_not, maximum,
+                                    minimum, mul, neg, pow, sqrt, square, sub, where)
+from mscore.ops.manipulation import expand_dims, reshape, squeeze
+from mscore.ops.creation import arange, zeros_like
+from mscore.ops.indexing import gather, one_hot
+from mscore.ops.reduction import mean, sum
+from mscore.ops.linalg import matmul
+from mscore.ops.activation import relu
+from mscore.ops.loss import _check_class_labels
+
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -42,12 +55,12 @@ def reduce_loss(x, reduction, fn, weights=None):
     _check_reduction(reduction, fn)
     dtype = x.dtype
     if weights is not None:
-        x = F.mul(x, weights)
+        x = mul(x, weights)
     if reduction == "none":
         return x
-    wide = x if dtype in (mdt.float32, mdt.float64) else F.cast(x, mdt.float32)
-    out = F.mean(wide) if reduction == "mean" else F.sum(wide)
-    return out if out.dtype is dtype else F.cast(out, dtype)
+    wide = x if dtype in (mdt.float32, mdt.float64) else cast(x, mdt.float32)
+    out = mean(wide) if reduction == "mean" else sum(wide)
+    return out if out.dtype is dtype else cast(out, dtype)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
@@ -60,7 +73,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
         _tensor(x, name, fn)
     _same_dtype("input1", input1, "input2", input2, fn)
     _same_dtype("target", target, "input1", input1, fn)
-    x = F.relu(F.add(F.mul(F.neg(target), F.sub(input1, input2)), margin))
+    x = relu(add(mul(neg(target), sub(input1, input2)), margin))
     return reduce_loss(x, reduction, fn)
 
 
@@ -77,7 +90,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
                          f"without axis 1, but got 'input1' shape {input1.shape} and "
                          f"'target' shape {target.shape}.")
     if not input1.dtype.is_floating:
-        input1, input2 = F.cast(input1, mdt.float32), F.cast(input2, mdt.float32)
+        input1, input2 = cast(input1, mdt.float32), cast(input2, mdt.float32)
     if isinstance(margin, bool) or not isinstance(margin, (int, float)):
         raise TypeError(f"For {fn}, 'margin' must be float, but got {type(margin)}")
     margin = float(margin)
@@ -85,15 +98,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
         raise ValueError(f"For {fn}, the value of 'margin' should be in [-1, 1], but got "
                          f"{margin}.")
     cosine = _cosine(input1, input2)
-    zeros = F.zeros_like(cosine)
-    pos = F.where(F.equal(target, 1), F.sub(1.0, cosine), zeros)
-    neg = F.where(F.equal(target, -1), F.relu(F.sub(cosine, margin)), zeros)
-    return reduce_loss(F.add(pos, neg), reduction, "cosine_embedding_loss")
+    zeros = zeros_like(cosine)
+    pos = where(equal(target, 1), sub(1.0, cosine), zeros)
+    neg = where(equal(target, -1), relu(sub(cosine, margin)), zeros)
+    return reduce_loss(add(pos, neg), reduction, "cosine_embedding_loss")
 
 
 def _cosine(x1, x2):
-    dot = F.sum(F.mul(x1, x2), 1)
-    return F.div(dot, F.mul(F.sqrt(F.sum(F.square(x1), 1)), F.sqrt(F.sum(F.square(x2), 1))))
+    dot = sum(mul(x1, x2), 1)
+    return div(dot, mul(sqrt(sum(square(x1), 1)), sqrt(sum(square(x2), 1))))
 
 
 def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
@@ -112,15 +125,15 @@ def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
             raise TypeError(f"For '{fn}', the dtype of the {which} input must be float, but "
                             f"got {x.dtype}.")
     dt = inputs.dtype
-    pos_mask = F.cast(F.greater(targets, 0), dt)
-    neg_mask = F.cast(F.less(targets, 0), dt)
-    pos = F.mul(pos_mask, inputs)
-    neg = F.relu(F.sub(F.mul(neg_mask, float(margin)), F.mul(neg_mask, inputs)))
-    loss = F.add(pos, neg)
+    pos_mask = cast(greater(targets, 0), dt)
+    neg_mask = cast(less(targets, 0), dt)
+    pos = mul(pos_mask, inputs)
+    neg = relu(sub(mul(neg_mask, float(margin)), mul(neg_mask, inputs)))
+    loss = add(pos, neg)
     if reduction == "mean":
-        return F.mean(loss)
+        return mean(loss)
     if reduction == "sum":
-        return F.sum(loss)
+        return sum(loss)
     return loss
 
 
@@ -135,10 +148,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
                         f"{type(delta).__name__}.")
     if not delta > 0:
         raise ValueError(f"For '{fn}', the 'delta' must be greater than 0, but got {delta}.")
-    z = F.abs(F.sub(input, target))
-    quad = F.mul(F.square(z), 0.5)
-    lin = F.mul(F.sub(z, 0.5 * delta), float(delta))
-    return reduce_loss(F.where(F.less(z, float(delta)), quad, lin), reduction, fn)
+    z = abs(sub(input, target))
+    quad = mul(square(z), 0.5)
+    lin = mul(sub(z, 0.5 * delta), float(delta))
+    return reduce_loss(where(less(z, float(delta)), quad, lin), reduction, fn)
 
 
 def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
@@ -150,13 +163,13 @@ def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
     if input.shape != target.shape:
         raise ValueError(f"For '{fn}', 'input' and 'target' must have the same shape, but got "
                          f"{input.shape} and {target.shape}.")
-    z = F.neg(F.mul(F.cast(target, input.dtype), input))
+    z = neg(mul(cast(target, input.dtype), input))
     return reduce_loss(_softplus(z), reduction, fn)
 
 
 def _softplus(x):
     """``log(1 + exp(x))`` without overflow."""
-    return F.add(F.relu(x), F.log1p(F.exp(F.neg(F.abs(x)))))
+    return add(relu(x), log1p(exp(neg(abs(x)))))
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
@@ -165,14 +178,14 @@ def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  
     fn = "multilabel_soft_margin_loss"
     _tensor(input, "input", fn)
     _tensor(target, "target", fn)
-    y = F.cast(target, input.dtype)
-    pos = _softplus(F.neg(input))   # -log sigmoid(x)
-    neg = _softplus(input)          # -log sigmoid(-x)
-    loss = F.add(F.mul(y, pos), F.mul(F.sub(1.0, y), neg))
+    y = cast(target, input.dtype)
+    pos = _softplus(neg(input))   # -log sigmoid(x)
+    negative_part = _softplus(input)   # -log sigmoid(-x)
+    loss = add(mul(y, pos), mul(sub(1.0, y), negative_part))
     if weight is not None:
-        loss = F.mul(loss, weight)
+        loss = mul(loss, weight)
     c = input.shape[-1]
-    loss = F.div(F.sum(loss, input.ndim - 1), float(c))
+    loss = div(sum(loss, input.ndim - 1), float(c))
     return reduce_loss(loss, reduction, fn)
 
 
@@ -186,7 +199,7 @@ def _class_targets(x, target, fn):
     if target.shape != x.shape[:1]:
         raise ValueError(f"For '{fn}', the 'target' must have shape {x.shape[:1]}, but got "
                          f"{target.shape}.")
-    F._check_class_labels(target, x.shape[1])
+    _check_class_labels(target, x.shape[1])
 
 
 def multi_margin_loss(input, target, p=1, margin=1, weight=None,  # noqa: A002
@@ -209,16 +222,16 @@ def multi_margin(input, target, p, margin, weight, reduction):  # noqa: A002
     _check_reduction(reduction, fn)
     _class_targets(x, target, fn)
     n, c = x.shape
-    hot = F.cast(F.one_hot(target, c, 1.0, 0.0), x.dtype)
-    picked = F.sum(F.mul(x, hot), 1, keepdim=True)
-    hinge = F.relu(F.add(F.sub(x, picked), float(margin)))
+    hot = cast(one_hot(target, c, 1.0, 0.0), x.dtype)
+    picked = sum(mul(x, hot), 1, keepdim=True)
+    hinge = relu(add(sub(x, picked), float(margin)))
     if p == 2:
-        hinge = F.square(hinge)
-    hinge = F.mul(hinge, F.sub(1.0, hot))            # the target class does not count
+        hinge = square(hinge)
+    hinge = mul(hinge, sub(1.0, hot))            # the target class does not count
     if weight is not None:
         _tensor(weight, "weight", fn)
-        hinge = F.mul(hinge, F.reshape(F.gather(F.cast(weight, x.dtype), target, 0), (n, 1)))
-    loss = F.div(F.sum(hinge, 1), float(c))
+        hinge = mul(hinge, reshape(gather(cast(weight, x.dtype), target, 0), (n, 1)))
+    loss = div(sum(hinge, 1), float(c))
     return reduce_loss(loss, reduction, fn)
 
 
@@ -235,34 +248,34 @@ def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
     if x.ndim not in (1, 2) or target.shape != x.shape:
         raise ValueError(f"For '{fn}', 'x' must be 1-d or 2-d and 'target' must have its shape, "
                          f"but got {x.shape} and {target.shape}.")
-    squeeze = x.ndim == 1
-    if squeeze:
-        x, target = F.expand_dims(x, 0), F.expand_dims(target, 0)
+    one_sample = x.ndim == 1
+    if one_sample:
+        x, target = expand_dims(x, 0), expand_dims(target, 0)
     c = x.shape[1]
     # a target counts while no -1 came before it (cumulative product of "not -1")
-    stop = F.cast(F.equal(target, -1), mdt.float32)
-    seen_stop = F.greater(_cumsum(stop), 0.0)
-    listed = F.logical_and(F.logical_not(seen_stop), F.greater_equal(target, 0))
-    safe = F.where(listed, target, 0)
-    hot = F.mul(F.cast(F.one_hot(safe, c, 1.0, 0.0), x.dtype),
-                F.expand_dims(F.cast(listed, x.dtype), 2))       # (N, slots, C)
-    is_target = F.minimum(F.sum(hot, 1), 1.0)                   # (N, C)
-    x_listed = F.sum(F.mul(hot, F.expand_dims(x, 1)), 2)        # (N, slots): x[j]
-    margins = F.relu(F.sub(1.0, F.sub(F.expand_dims(x_listed, 2), F.expand_dims(x, 1))))
-    pair = F.mul(F.expand_dims(F.cast(listed, x.dtype), 2),
-                 F.expand_dims(F.sub(1.0, is_target), 1))       # j listed, i not a target
-    loss = F.div(F.sum(F.sum(F.mul(margins, pair), 2), 1), float(c))
-    if squeeze and reduction == "none":
-        loss = F.squeeze(loss, 0)
+    stop = cast(equal(target, -1), mdt.float32)
+    seen_stop = greater(_cumsum(stop), 0.0)
+    listed = logical_and(logical_not(seen_stop), greater_equal(target, 0))
+    safe = where(listed, target, 0)
+    hot = mul(cast(one_hot(safe, c, 1.0, 0.0), x.dtype),
+              expand_dims(cast(listed, x.dtype), 2))       # (N, slots, C)
+    is_target = minimum(sum(hot, 1), 1.0)                   # (N, C)
+    x_listed = sum(mul(hot, expand_dims(x, 1)), 2)        # (N, slots): x[j]
+    margins = relu(sub(1.0, sub(expand_dims(x_listed, 2), expand_dims(x, 1))))
+    pair = mul(expand_dims(cast(listed, x.dtype), 2),
+               expand_dims(sub(1.0, is_target), 1))       # j listed, i not a target
+    loss = div(sum(sum(mul(margins, pair), 2), 1), float(c))
+    if one_sample and reduction == "none":
+        loss = squeeze(loss, 0)
     return reduce_loss(loss, reduction, fn)
 
 
 def _cumsum(x):
     """Running sum along axis 1 of a small 2-d float tensor (a matmul with a triangle)."""
     n = x.shape[1]
-    tri = F.cast(F.less_equal(F.expand_dims(F.arange(n), 1), F.expand_dims(F.arange(n), 0)),
-                 x.dtype)
-    return F.matmul(x, tri)
+    tri = cast(less_equal(expand_dims(arange(n), 1), expand_dims(arange(n), 0)),
+               x.dtype)
+    return matmul(x, tri)
 
 
 def gaussian_nll_loss(x, target, var, full=False, eps=1e-06, reduction="mean"):
@@ -280,27 +293,27 @@ def gaussian_nll_loss(x, target, var, full=False, eps=1e-06, reduction="mean"):
         raise ValueError(f"For '{fn}', 'reduction' must be one of 'none', 'mean', or 'sum', but "
                          f"got {reduction}.")
     if x.shape != var.shape and x.shape[:-1] == var.shape:
-        var = F.expand_dims(var, -1)
-    clamped = F.maximum(var, eps)
-    loss = F.mul(F.add(F.log(clamped), F.div(F.square(F.sub(x, target)), clamped)), 0.5)
+        var = expand_dims(var, -1)
+    clamped = maximum(var, eps)
+    loss = mul(add(log(clamped), div(square(sub(x, target)), clamped)), 0.5)
     if full:
-        loss = F.add(loss, 0.5 * math.log(2 * math.pi))
+        loss = add(loss, 0.5 * math.log(2 * math.pi))
     if reduction == "mean":
-        return F.mean(loss)
+        return mean(loss)
     if reduction == "sum":
-        return F.sum(loss)
+        return sum(loss)
     return loss
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-06):
     """``|x1 - x2 + eps|_p`` along the last axis (torch's and MindSpore's triplet
     distance)."""
-    d = F.add(F.sub(x1, x2), eps)
+    d = add(sub(x1, x2), eps)
     if p == 2:
-        return F.sqrt(F.sum(F.square(d), -1))
+        return sqrt(sum(square(d), -1))
     if p == 1:
-        return F.sum(F.abs(d), -1)
-    return F.pow(F.sum(F.pow(F.abs(d), float(p)), -1), 1.0 / p)
+        return sum(abs(d), -1)
+    return pow(sum(pow(abs(d), float(p)), -1), 1.0 / p)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
@@ -320,7 +333,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
                         f"{type(swap).__name__}.")
     _check_reduction(reduction, fn)
     if isinstance(margin, Tensor):
-        margin = F.cast(margin, anchor.dtype)
+        margin = cast(margin, anchor.dtype)
     elif isinstance(margin, bool) or not isinstance(margin, numbers.Real):
         raise TypeError(f"For '{fn}', the 'margin' must be a float or a Tensor, but got "
                         f"{type(margin).__name__}.")
@@ -331,16 +344,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = F.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    loss = F.relu(F.add(F.sub(d_pos, d_neg), margin))
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    loss = relu(add(sub(d_pos, d_neg), margin))
     if reduction == "mean":
-        return F.mean(loss)
+        return mean(loss)
     if reduction == "sum":
-        return F.sum(loss)
+        return sum(loss)
     return loss
-
-
-__all__ = ["margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss",
-           "huber_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
-           "multi_margin_loss", "multilabel_margin_loss", "gaussian_nll_loss",
-           "triplet_margin_loss"]

@@ -1,7 +1,9 @@
-"""Resampling and patch extraction: ``ops.interpolate``/``ops.upsample`` (MindSpore's modes
-and argument rules), ``ops.unfold`` (im2col) and the TensorFlow-style patch extraction of
-``nn.Unfold``. Resampling is separable: one (out, in) weight matrix per spatial axis (built
-on the host) applied with a matmul, or an integer gather for the nearest modes."""
+"""Image ops: ``interpolate``/``upsample``, ``unfold``, ``extract_image_patches``,
+``pixel_shuffle``/``pixel_unshuffle``, ``channel_shuffle``.
+
+Resampling is separable: one (out, in) weight matrix per spatial axis (built on the host)
+applied with a matmul, or an integer gather for the nearest modes.
+"""
 from __future__ import annotations
 
 import builtins
@@ -11,8 +13,75 @@ import numbers
 import numpy as np
 
 from mscore.common.tensor import Tensor
-from mscore.ops import functional as F
-from mscore.ops import pool_func
+from mscore.ops._args import _check_tensor
+from mscore.ops.manipulation import reshape, stack, swapaxes, transpose
+from mscore.ops.indexing import getitem
+from mscore.ops.linalg import matmul
+from mscore.ops.pad_modes import pad
+from mscore.ops.pooling import _ints, adaptive_avg
+
+
+def _check_factor(value, name, cls):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"The '{name}' must be int, but got '{type(value).__name__}'")
+    if value <= 0:
+        raise ValueError(f"For '{cls}', '{name}' must be a positive int, got {value}")
+    return int(value)
+
+
+def pixel_shuffle(input, upscale_factor):  # noqa: A002
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = _check_factor(upscale_factor, "upscale_factor", "pixel_shuffle")
+    x = _check_tensor(input, "input")
+    if x.ndim < 3:
+        raise ValueError(f"For pixel_shuffle, the dimension of `input` should be larger than "
+                         f"2, got {x.ndim}")
+    *pre, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"For 'pixel_shuffle', the length of third to last dimension {c} is "
+                         f"not divisible by `upscale_factor` squared {r * r}")
+    pre = tuple(pre)
+    k = len(pre)
+    y = reshape(x, pre + (c // (r * r), r, r, h, w))
+    y = transpose(y, tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return reshape(y, pre + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = _check_factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
+    x = _check_tensor(input, "input")
+    if x.ndim < 3:
+        raise ValueError(f"For pixel_unshuffle, the dimension of `input` should be larger "
+                         f"than 2, got {x.ndim}")
+    *pre, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"For 'pixel_unshuffle', the length of second to last 2 dimension "
+                         f"should be divisible by downscale_factor {r}, got ({h}, {w})")
+    pre = tuple(pre)
+    k = len(pre)
+    y = reshape(x, pre + (c, h // r, r, w // r, r))
+    y = transpose(y, tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return reshape(y, pre + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(x, groups):
+    """Channels of (N, C, *) regrouped: (N, groups, C // groups, -1) transposed to
+    (N, C // groups, groups, -1) (MindSpore's arrangement)."""
+    if isinstance(groups, bool) or not isinstance(groups, int):
+        raise TypeError(f"For ChannelShuffle, the param `groups` must be int, but got "
+                        f"{type(groups)}.")
+    if groups < 1:
+        raise ValueError(f"For ChannelShuffle, the param `groups` must be larger than 0, but "
+                         f"got {groups}.")
+    x = _check_tensor(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"For ChannelShuffle, the input must be at least 2-d, got shape "
+                         f"{x.shape}")
+    n, c = x.shape[:2]
+    y = reshape(x, (n, groups, c // groups, -1))
+    return reshape(transpose(y, (0, 2, 1, 3)), x.shape)
+
 
 # mode -> {input rank: the optional arguments it accepts} (MindSpore 2.10's table)
 _SUPPORTED = {
@@ -108,13 +177,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A0
     else:
         ratios = tuple(s / o for s, o in zip(spatial, size))
     if mode == "area":
-        return pool_func.adaptive_avg(input, size)
+        return adaptive_avg(input, size)
     x = input
     for k, (n_in, n_out, ratio) in enumerate(zip(spatial, size, ratios)):
         ax = 2 + k
         if mode in ("nearest", "nearest-exact"):
             src = _nearest_index(n_in, n_out, ratio, mode == "nearest-exact")
-            x = F.getitem(x, (builtins.slice(None),) * ax + (Tensor(src),))
+            x = getitem(x, (builtins.slice(None),) * ax + (Tensor(src),))
         else:
             if not x.dtype.is_floating:
                 raise TypeError(f"For '{cls}', mode {mode!r} needs a floating-point input, "
@@ -187,12 +256,11 @@ def _apply_along(x, ax, m):
     """``m`` (out, in) applied along axis ``ax`` of ``x``."""
     w = Tensor(m.T.astype(np.float32), dtype=x.dtype)
     last = ax == x.ndim - 1
-    y = x if last else F.swapaxes(x, ax, -1)
-    y = F.matmul(y, w)
-    return y if last else F.swapaxes(y, ax, -1)
+    y = x if last else swapaxes(x, ax, -1)
+    y = matmul(y, w)
+    return y if last else swapaxes(y, ax, -1)
 
 
-# -- patches --------------------------------------------------------------------------------------
 def _patch_slices(x, kernel, stride, dilation, outs):
     """For each kernel offset (row-major), the (N, C, *outs) strided slice it reads."""
     import itertools
@@ -200,7 +268,7 @@ def _patch_slices(x, kernel, stride, dilation, outs):
         index = (builtins.slice(None), builtins.slice(None)) + tuple(
             builtins.slice(o * d, o * d + s * (n - 1) + 1, s)
             for o, d, s, n in zip(offset, dilation, stride, outs))
-        yield F.getitem(x, index)
+        yield getitem(x, index)
 
 
 def _out_sizes(spatial, kernel, stride, dilation, pads):
@@ -218,19 +286,19 @@ def _out_sizes(spatial, kernel, stride, dilation, pads):
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     """im2col: (N, C, H, W) -> (N, C * kh * kw, L) sliding blocks, channel-major."""
     cls = "unfold"
-    x = F._check_tensor(input, "input")
+    x = _check_tensor(input, "input")
     if x.ndim != 4:
         raise ValueError(f"For '{cls}', 'input' must be 4-d, got shape {x.shape}")
-    kernel = pool_func._ints(kernel_size, 2, "kernel_size", cls)
-    dil = pool_func._ints(dilation, 2, "dilation", cls)
-    pad = pool_func._ints(padding, 2, "padding", cls, minimum=0)
-    st = pool_func._ints(stride, 2, "stride", cls)
-    pads = tuple((p, p) for p in pad)
+    kernel = _ints(kernel_size, 2, "kernel_size", cls)
+    dil = _ints(dilation, 2, "dilation", cls)
+    pad_hw = _ints(padding, 2, "padding", cls, minimum=0)
+    st = _ints(stride, 2, "stride", cls)
+    pads = tuple((p, p) for p in pad_hw)
     outs = _out_sizes(x.shape[2:], kernel, st, dil, pads)
-    xp = F.pad(x, (pad[1], pad[1], pad[0], pad[0])) if builtins.any(pad) else x
-    cols = F.stack(list(_patch_slices(xp, kernel, st, dil, outs)), 2)   # (N, C, K, oh, ow)
+    xp = pad(x, (pad_hw[1], pad_hw[1], pad_hw[0], pad_hw[0])) if builtins.any(pad_hw) else x
+    cols = stack(list(_patch_slices(xp, kernel, st, dil, outs)), 2)   # (N, C, K, oh, ow)
     n, c = x.shape[:2]
-    return F.reshape(cols, (n, c * math.prod(kernel), math.prod(outs)))
+    return reshape(cols, (n, c * math.prod(kernel), math.prod(outs)))
 
 
 def extract_image_patches(x, ksizes, strides, rates, padding):
@@ -246,12 +314,9 @@ def extract_image_patches(x, ksizes, strides, rates, padding):
             out = -(-size // s)
             total = builtins.max((out - 1) * s + e - size, 0)
             pads.append((total // 2, total - total // 2))
-        x = F.pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+        x = pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
     else:
         pads = [(0, 0), (0, 0)]
     outs = _out_sizes(spatial, ksizes, strides, rates, pads)
-    cols = F.stack(list(_patch_slices(x, ksizes, strides, rates, outs)), 1)  # (N, K, C, ...)
-    return F.reshape(cols, (n, math.prod(ksizes) * c) + outs)
-
-
-__all__ = ["interpolate", "upsample", "unfold"]
+    cols = stack(list(_patch_slices(x, ksizes, strides, rates, outs)), 1)  # (N, K, C, ...)
+    return reshape(cols, (n, math.prod(ksizes) * c) + outs)

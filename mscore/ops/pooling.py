@@ -1,12 +1,11 @@
-"""Pooling beyond the backends' plain max/avg windows: adaptive pooling, 3-d pooling,
-windows with dilation / ceil mode / returned indices, Lp pooling, max unpooling and
-fractional max pooling, all composed from primitives so every backend computes and
-differentiates them.
+"""Pooling: max/average, adaptive, fractional, LP pooling and max-unpooling, with their
+Primitives.
 
-Adaptive average pooling is separable: one averaging matrix per spatial axis. The other
-window reductions gather each window's elements by integer index (the window layout is
-computed on the host from the shapes) and reduce over them; a max hands its gradient to the
-first maximum of each window, as MindSpore and torch do.
+All are composed from primitives, so every backend computes and differentiates them. Adaptive
+average pooling is separable: one averaging matrix per spatial axis. The other window
+reductions gather each window's elements by integer index (the window layout is computed on
+the host from the shapes) and reduce over them; a max hands its gradient to the first
+maximum of each window, as MindSpore and torch do.
 """
 from __future__ import annotations
 
@@ -16,17 +15,118 @@ import numbers
 
 import numpy as np
 
-from mscore.common import dtype as mdt
-from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore._per_thread import state as _thread
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.ops import functional as F
+from mscore.ops._args import _check_tensor, _check_window, _float_input, _tuple
+from mscore.ops.primitive_base import Primitive
+from mscore.ops.control import cast, stop_gradient
+from mscore.ops.elementwise import abs, add, div, mul, pow, sign, sub
+from mscore.ops.manipulation import expand_dims, reshape, squeeze, swapaxes
+from mscore.ops.creation import ones
+from mscore.ops.reduction import amax, amin
+from mscore.ops.linalg import matmul
+from mscore.ops.random import draw
+from mscore.ops.activation import relu
+from mscore.ops.conv import _check_format, _positive, _strip, conv_padding_pairs
 
 _wrap = Tensor._wrap
 
 
-# -- argument helpers ----------------------------------------------------------------------------
+def _pool_args(x, kernel_size, stride, padding, nd):
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, "stride")
+    if isinstance(padding, int):
+        pads = ((padding, padding),) * nd
+    else:
+        padding = tuple(padding)
+        pads = tuple((int(p), int(p)) for p in padding) if len(padding) == nd else \
+            tuple((int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(nd))
+    if x.ndim != nd + 2:
+        raise ValueError(f"pool: expected a {nd + 2}-d input (N, C, ...), got shape {x.shape}")
+    for k, (lo, hi) in zip(kernel, pads):
+        if lo > k // 2 or hi > k // 2:
+            raise ValueError(f"padding: must be at most half the kernel size, got {pads}")
+    _check_window("pool", x.shape[2:], kernel, pads, (1,) * nd)
+    return kernel, stride, pads
+
+
+def max_pool(x, kernel_size, stride=None, padding=0, nd=2):
+    """N-d max pooling over the last ``nd`` axes."""
+    x = _check_tensor(x, "x")
+    kernel, stride, pads = _pool_args(x, kernel_size, stride, padding, nd)
+    return _wrap(call("max_pool", x._data, kernel=kernel, stride=stride, padding=pads))
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+               ceil_mode=False):
+    """2-d max pooling (dilation 1, floor mode)."""
+    if dilation != 1 or return_indices or ceil_mode:
+        raise ValueError("max_pool2d: dilation, return_indices and ceil_mode are not supported")
+    return max_pool(x, kernel_size, stride, padding, 2)
+
+
+def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, nd=2):
+    """N-d average pooling over the last ``nd`` axes."""
+    x = _float_input(x, "x")
+    kernel, stride, pads = _pool_args(x, kernel_size, stride, padding, nd)
+    return _wrap(call("avg_pool", x._data, kernel=kernel, stride=stride, padding=pads,
+                      count_include_pad=bool(count_include_pad)))
+
+
+def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=0):
+    """2-d average pooling."""
+    if ceil_mode or divisor_override:
+        raise ValueError("avg_pool2d: ceil_mode and divisor_override are not supported")
+    return avg_pool(input_x, kernel_size, stride, padding, count_include_pad, 2)
+
+
+class MaxPool(Primitive):
+    """``MaxPool(kernel_size=1, strides=1, pad_mode='valid')(x)`` over NCHW."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
+        super().__init__()
+        prim = type(self).__name__
+        self.kernel_size = _positive(_strip(kernel_size), 2, "kernel_size", prim)
+        self.strides = _positive(_strip(strides), 2, "strides", prim)
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
+            raise ValueError(f"{prim}: pad_mode must be 'valid' or 'same', got {pad_mode!r}")
+        _check_format(data_format, ("NCHW",), prim)
+        self.pad_mode = pad_mode.lower()
+        self.data_format = data_format
+
+    def compute(self, x):
+        if self.pad_mode == "same":
+            pads = conv_padding_pairs("same", 0, 2, x.shape[2:], self.kernel_size, self.strides,
+                                      (1, 1))
+            x = _wrap(call("pad", x._data, ((0, 0), (0, 0)) + pads, value=float("-inf")))
+        return max_pool(x, self.kernel_size, self.strides, 0, 2)
+
+
+class AvgPool(MaxPool):
+    """``AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)``;
+    with 'same' padding the padded elements do not count in the average."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID", data_format="NCHW"):
+        if isinstance(strides, (int, tuple, list)) and any(
+                isinstance(s, int) and s <= 0 for s in
+                (strides if isinstance(strides, (tuple, list)) else (strides,))):
+            # MindSpore's kernel check raises RuntimeError for non-positive strides.
+            raise RuntimeError(f"AvgPool: strides must be positive, got {strides!r}")
+        super().__init__(kernel_size, strides, pad_mode, data_format)
+
+    def compute(self, x):
+        pads = 0
+        if self.pad_mode == "same":
+            pairs = conv_padding_pairs("same", 0, 2, x.shape[2:], self.kernel_size,
+                                       self.strides, (1, 1))
+            pads = tuple(v for pair in pairs for v in pair)
+        return avg_pool(x, self.kernel_size, self.strides, pads, False, 2)
+
+
 def _ints(value, n, name, cls, minimum=1, allow_none=False):
     """An int or a sequence of ``n`` ints (None allowed where ``allow_none``) as a tuple."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -53,9 +153,9 @@ def _ints(value, n, name, cls, minimum=1, allow_none=False):
 
 def batched(x, nd, cls, name="input"):
     """``(x as (N, C, *spatial), unbatched)``: an (nd+1)-d input gets a batch axis."""
-    F._check_tensor(x, name)
+    _check_tensor(x, name)
     if x.ndim == nd + 1:
-        return F.expand_dims(x, 0), True
+        return expand_dims(x, 0), True
     if x.ndim != nd + 2:
         raise ValueError(f"For '{cls}', '{name}' must be {nd + 1}-d or {nd + 2}-d, got shape "
                          f"{x.shape}")
@@ -63,10 +163,9 @@ def batched(x, nd, cls, name="input"):
 
 
 def _unbatch(t, unbatched):
-    return F.squeeze(t, 0) if unbatched else t
+    return squeeze(t, 0) if unbatched else t
 
 
-# -- window layouts (host side) ---------------------------------------------------------------------
 def adaptive_bounds(size, out):
     """Start and end (exclusive) of each of ``out`` adaptive windows over ``size``."""
     i = np.arange(out)
@@ -123,7 +222,6 @@ def _native_index(arr):
     return dispatch.backend().from_numpy(np.ascontiguousarray(arr, dtype=np.int64))
 
 
-# -- window reductions ------------------------------------------------------------------------------
 def _gather_windows(x, flat, fill):
     """``x`` (N, C, *spatial) -> its native (N, C, S + 1) flattening (element S reads
     ``fill``), the (N, C, P, K) window elements for ``flat`` ((P, K) shared by every plane
@@ -195,7 +293,6 @@ def _int_min(dtype):
     return int(np.iinfo(np.dtype(dtype.name)).min)
 
 
-# -- adaptive pooling --------------------------------------------------------------------------------
 def adaptive_output_size(output_size, spatial, cls):
     """``output_size`` (int or tuple, None keeps the input size) as a tuple of ints."""
     nd = len(spatial)
@@ -226,14 +323,14 @@ def adaptive_avg(x, out_sizes):
             continue
         m = Tensor(_averaging_matrix(size, out).T.astype(np.float32), dtype=x.dtype)
         last = ax == x.ndim - 1
-        y = x if last else F.swapaxes(x, ax, -1)
-        y = F.matmul(y, m)
-        x = y if last else F.swapaxes(y, ax, -1)
+        y = x if last else swapaxes(x, ax, -1)
+        y = matmul(y, m)
+        x = y if last else swapaxes(y, ax, -1)
     return x
 
 
 def _float_pool_input(x, cls, name="input"):
-    F._check_tensor(x, name)
+    _check_tensor(x, name)
     if x.dtype not in (mdt.float16, mdt.float32, mdt.float64, mdt.bfloat16):
         raise TypeError(f"For '{cls}', '{name}' must be a float16, float32 or float64 Tensor, "
                         f"got {x.dtype}")
@@ -296,7 +393,6 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
                                 mdt.int32)
 
 
-# -- sliding windows with the options the backends' pools lack -----------------------------------------
 def sliding_max(x, kernel, stride, pads, dilation, ceil_mode, return_indices):
     """Max pooling of (N, C, *spatial) with ``pads`` ((lo, hi) per axis), dilation, ceil
     mode and optional indices."""
@@ -332,15 +428,14 @@ def sliding_avg(x, kernel, stride, pads, ceil_mode, count_include_pad, divisor_o
             count = np.multiply.outer(count, extra)
     else:
         count = np.maximum(inside.reshape(outs), 1)
-    div = Tensor(np.asarray(count, np.float32), dtype=x.dtype)
-    return F.div(_wrap(total), div)
+    divisor = Tensor(np.asarray(count, np.float32), dtype=x.dtype)
+    return div(_wrap(total), divisor)
 
 
-# -- max unpooling --------------------------------------------------------------------------------------
 def max_unpool_nd(x, indices, kernel_size, stride, padding, output_size, nd, cls):
     """Scatter ``x`` into zeros at the flat spatial ``indices`` a max pooling returned."""
-    F._check_tensor(x, "x")
-    F._check_tensor(indices, "indices")
+    _check_tensor(x, "x")
+    _check_tensor(indices, "indices")
     if indices.dtype.is_floating or indices.dtype.is_bool:
         raise TypeError(f"For '{cls}', 'indices' must be an integer Tensor, got "
                         f"{indices.dtype}")
@@ -351,18 +446,18 @@ def max_unpool_nd(x, indices, kernel_size, stride, padding, output_size, nd, cls
     stride = kernel if stride is None else _ints(stride, nd, "stride", cls)
     pads = _ints(padding, nd, "padding", cls, minimum=0)
     xb, unbatched = batched(x, nd, cls, "x")
-    ib = F.reshape(indices, xb.shape)
+    ib = reshape(indices, xb.shape)
     default = tuple((s - 1) * st - 2 * p + k
                     for s, st, p, k in zip(xb.shape[2:], stride, pads, kernel))
     out_sp = _unpool_size(output_size, default, nd, cls)
     n, c = xb.shape[:2]
     total = math.prod(out_sp)
-    idx = F.cast(F.reshape(ib, (n, c, -1)), mdt.int64)
+    idx = cast(reshape(ib, (n, c, -1)), mdt.int64)
     _check_unpool_indices(idx, total, cls)
     nn = _native_index(np.arange(n))[:, None, None]
     cc = _native_index(np.arange(c))[None, :, None]
     index = (nn, cc, idx._data)
-    values = F.reshape(xb, (n, c, -1))
+    values = reshape(xb, (n, c, -1))
 
     def scatter(v):
         return _wrap(call("scatter_add", call("full", (n, c, total), 0, v.dtype), index, v._data))
@@ -370,11 +465,11 @@ def max_unpool_nd(x, indices, kernel_size, stride, padding, output_size, nd, cls
     # Overlapping windows can name one position twice (with the same value): the value is
     # written once (each copy weighted by 1/count), while each copy's gradient is the
     # output gradient there, as a gather (MindSpore's and torch's backward).
-    ones = F.ones(values.shape, values.dtype)
-    count = _wrap(call("getitem", scatter(ones)._data, index))
-    once = F.stop_gradient(scatter(F.div(values, count)))
-    flat = F.add(once, F.sub(scatter(values), F.stop_gradient(scatter(values))))
-    return _unbatch(F.reshape(flat, (n, c) + out_sp), unbatched)
+    unit = ones(values.shape, values.dtype)
+    count = _wrap(call("getitem", scatter(unit)._data, index))
+    once = stop_gradient(scatter(div(values, count)))
+    flat = add(once, sub(scatter(values), stop_gradient(scatter(values))))
+    return _unbatch(reshape(flat, (n, c) + out_sp), unbatched)
 
 
 def _check_unpool_indices(idx, total, cls):
@@ -382,7 +477,7 @@ def _check_unpool_indices(idx, total, cls):
     if _thread.compiled_depth:
         return
     try:
-        low, high = int(F.amin(idx).asnumpy()), int(F.amax(idx).asnumpy())
+        low, high = int(amin(idx).asnumpy()), int(amax(idx).asnumpy())
     except Exception:  # noqa: BLE001 - symbolic indices (the library's own jit)
         return
     if low < 0 or high >= total:
@@ -421,7 +516,6 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=No
                          "max_unpool3d")
 
 
-# -- Lp pooling -----------------------------------------------------------------------------------------
 def lp_pool_nd(x, norm_type, kernel_size, stride, ceil_mode, nd, cls):
     """``(sum over each window of x ** p) ** (1 / p)`` (MindSpore's formula: the mean
     times the window size, negative sums kept as they are, so odd ``p`` can give nan)."""
@@ -433,20 +527,20 @@ def lp_pool_nd(x, norm_type, kernel_size, stride, ceil_mode, nd, cls):
         raise ValueError(f"For '{cls}', 'norm_type' must not be 0")
     kernel = _ints(kernel_size, nd, "kernel_size", cls)
     stride = kernel if stride is None else _ints(stride, nd, "stride", cls)
-    xb = F._check_tensor(x, "x")
+    xb = _check_tensor(x, "x")
     unbatched = False
     if nd == 1:
         xb, unbatched = batched(xb, nd, cls, "x")
     elif xb.ndim != nd + 2:
         raise ValueError(f"For '{cls}', 'x' must be {nd + 2}-d, got shape {xb.shape}")
-    powered = F.pow(xb, p)
+    powered = pow(xb, p)
     pads = ((0, 0),) * nd
     if ceil_mode:
         mean = sliding_avg(powered, kernel, stride, pads, True, True, 0)
     else:
-        mean = F.avg_pool(powered, kernel, stride, 0, True, nd)
-    scaled = F.mul(F.mul(F.sign(mean), F.relu(F.abs(mean))), float(math.prod(kernel)))
-    return _unbatch(F.pow(scaled, 1.0 / p), unbatched)
+        mean = avg_pool(powered, kernel, stride, 0, True, nd)
+    scaled = mul(mul(sign(mean), relu(abs(mean))), float(math.prod(kernel)))
+    return _unbatch(pow(scaled, 1.0 / p), unbatched)
 
 
 def lp_pool1d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -459,7 +553,6 @@ def lp_pool2d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
     return lp_pool_nd(x, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
 
 
-# -- fractional max pooling -------------------------------------------------------------------------------
 def fractional_positions(size, kernel, out, u):
     """(N*C, out, kernel) window positions of fractional max pooling for the per-plane
     samples ``u`` in [0, 1): ``start_i = floor((i + u) a) - floor(u a)``, a = (size -
@@ -501,10 +594,9 @@ def fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,  # noq
                              f"must not exceed the input size {spatial}")
     n, c = xb.shape[:2]
     if random_samples is None:
-        from mscore.ops.random import draw
         samples = _wrap(draw("uniform", (n, c, nd), mdt.float32))
     else:
-        samples = F._check_tensor(random_samples, "_random_samples")
+        samples = _check_tensor(random_samples, "_random_samples")
     u = samples.asnumpy().astype(np.float64)
     if u.shape != (n, c, nd):
         raise ValueError(f"For '{cls}', '_random_samples' must have shape ({n}, {c}, {nd}), "
@@ -536,9 +628,3 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     """3-d fractional max pooling (see :func:`fractional_max_pool_nd`)."""
     return fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,
                                   return_indices, _random_samples, 3, "fractional_max_pool3d")
-
-
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
-           "fractional_max_pool2d", "fractional_max_pool3d"]

@@ -1,25 +1,60 @@
-"""Multi-head attention as MindSpore's ``nn.MultiheadAttention`` computes it (in-projection,
-optional key/value biases and zero attention, masks, out-projection), over sequence-first
-(L, N, E) inputs. Without attention weights to return (and without attention dropout) the
-scores go through :func:`mscore.ops.functional.scaled_dot_product_attention`, the backend's
-fused attention where it has one."""
+"""Attention: ``scaled_dot_product_attention`` and the multi-head attention forward
+``nn.MultiheadAttention`` runs.
+
+The multi-head forward follows MindSpore's ``nn.MultiheadAttention`` (in-projection, optional
+key/value biases and zero attention, masks, out-projection) over sequence-first (L, N, E)
+inputs. Without attention weights to return (and without attention dropout) the scores go
+through :func:`scaled_dot_product_attention`, the backend's fused attention where it has one.
+"""
 from __future__ import annotations
 
 import math
 
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
-from mscore.ops import functional as F
+from mscore.common.tensor import Tensor
+from mscore.ops._args import _float_input
+from mscore.ops.control import cast
+from mscore.ops.elementwise import add, mul, where
+from mscore.ops.manipulation import (concat, expand_dims, reshape, squeeze, swapaxes, tile,
+                                     transpose)
+from mscore.ops.creation import zeros
+from mscore.ops.indexing import getitem
+from mscore.ops.reduction import mean
+from mscore.ops.linalg import matmul
+from mscore.ops.random import dropout
+from mscore.ops.activation import softmax
+from mscore.ops.pad_modes import pad
+
+_wrap = Tensor._wrap
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v over the last two axes."""
+    q, k, v = (_float_input(t, n) for t, n in ((query, "query"), (key, "key"),
+                                               (value, "value")))
+    mask = None if attn_mask is None else attn_mask._data
+    if dropout_p == 0.0:
+        fused = dispatch.fused("attention")
+        if fused is not None:
+            return _wrap(fused(q._data, k._data, v._data, mask, bool(is_causal), scale))
+        return _wrap(fused_reference.attention(q._data, k._data, v._data, mask,
+                                               bool(is_causal), scale)[0])
+    weights, _ = fused_reference.attention_weights(q._data, k._data, mask, bool(is_causal),
+                                                   scale)
+    return matmul(dropout(_wrap(weights), dropout_p), v)
 
 
 def _linear(x, w, b):
-    out = F.matmul(x, F.transpose(w, (1, 0)))
-    return out if b is None else F.add(out, b)
+    out = matmul(x, transpose(w, (1, 0)))
+    return out if b is None else add(out, b)
 
 
 def _split_rows(t, sizes):
     out, start = [], 0
     for n in sizes:
-        out.append(None if t is None else F.getitem(t, (slice(start, start + n),)))
+        out.append(None if t is None else getitem(t, (slice(start, start + n),)))
         start += n
     return out
 
@@ -54,15 +89,15 @@ def _check_masks(query, key, key_padding_mask, attn_mask, num_heads):
 def _additive(mask, dtype):
     """A boolean mask (True: masked out) as 0 / -inf in ``dtype``; floats pass through."""
     if mask.dtype.is_bool or mask.dtype is mdt.uint8:
-        return F.where(F.cast(mask, mdt.bool_), -math.inf, F.zeros(mask.shape, dtype))
-    return F.cast(mask, dtype)
+        return where(cast(mask, mdt.bool_), -math.inf, zeros(mask.shape, dtype))
+    return cast(mask, dtype)
 
 
 def _pad_last(mask, value):
     """``mask`` with one more (unmasked) key column."""
     if mask.dtype.is_bool:
-        return F.concat([mask, F.zeros(mask.shape[:-1] + (1,), mdt.bool_)], -1)
-    return F.pad(mask, (0, 1), value=value)
+        return concat([mask, zeros(mask.shape[:-1] + (1,), mdt.bool_)], -1)
+    return pad(mask, (0, 1), value=value)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -77,9 +112,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     float masks are added to the scores."""
     batched = _check_masks(query, key, key_padding_mask, attn_mask, num_heads)
     if not batched:
-        query, key, value = (F.expand_dims(t, 1) for t in (query, key, value))
+        query, key, value = (expand_dims(t, 1) for t in (query, key, value))
         if key_padding_mask is not None:
-            key_padding_mask = F.expand_dims(key_padding_mask, 0)
+            key_padding_mask = expand_dims(key_padding_mask, 0)
     tgt_len, bsz, embed_dim = query.shape
     if embed_dim != embed_dim_to_check:
         raise ValueError(f"The `embed_dim` should be {embed_dim_to_check}, but got {embed_dim}.")
@@ -105,26 +140,26 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             if attn_mask.shape != (tgt_len, src_len):
                 raise ValueError(f"The shape of the `attn_mask` should be {(tgt_len, src_len)}, "
                                  f"but got {attn_mask.shape}.")
-            attn_mask = F.expand_dims(attn_mask, 0)
+            attn_mask = expand_dims(attn_mask, 0)
         elif attn_mask.shape != (bsz * num_heads, tgt_len, src_len):
             raise ValueError(f"The shape of the `attn_mask` should be "
                              f"{(bsz * num_heads, tgt_len, src_len)}, but got {attn_mask.shape}.")
     if bias_k is not None and bias_v is not None:
-        k = F.concat([k, F.tile(bias_k, (1, bsz, 1))], 0)
-        v = F.concat([v, F.tile(bias_v, (1, bsz, 1))], 0)
+        k = concat([k, tile(bias_k, (1, bsz, 1))], 0)
+        v = concat([v, tile(bias_v, (1, bsz, 1))], 0)
         attn_mask = None if attn_mask is None else _pad_last(attn_mask, 0.0)
         key_padding_mask = None if key_padding_mask is None else \
             _pad_last(key_padding_mask, 0.0)
     elif bias_k is not None or bias_v is not None:
         raise ValueError("The bias_k and bias_v should be ``None`` at the same time.")
     # (S, N, E) -> (N, H, S, D)
-    q = F.transpose(F.reshape(q, (tgt_len, bsz, num_heads, head_dim)), (1, 2, 0, 3))
-    k = F.transpose(F.reshape(k, (k.shape[0], bsz, num_heads, head_dim)), (1, 2, 0, 3))
-    v = F.transpose(F.reshape(v, (v.shape[0], bsz, num_heads, head_dim)), (1, 2, 0, 3))
+    q = transpose(reshape(q, (tgt_len, bsz, num_heads, head_dim)), (1, 2, 0, 3))
+    k = transpose(reshape(k, (k.shape[0], bsz, num_heads, head_dim)), (1, 2, 0, 3))
+    v = transpose(reshape(v, (v.shape[0], bsz, num_heads, head_dim)), (1, 2, 0, 3))
     if add_zero_attn:
-        zeros = F.zeros((bsz, num_heads, 1, head_dim), k.dtype)
-        k = F.concat([k, zeros], 2)
-        v = F.concat([v, zeros], 2)
+        zero_slot = zeros((bsz, num_heads, 1, head_dim), k.dtype)
+        k = concat([k, zero_slot], 2)
+        v = concat([v, zero_slot], 2)
         attn_mask = None if attn_mask is None else _pad_last(attn_mask, 0.0)
         key_padding_mask = None if key_padding_mask is None else \
             _pad_last(key_padding_mask, 0.0)
@@ -132,33 +167,30 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     mask = None
     if attn_mask is not None:
         am = _additive(attn_mask, q.dtype)
-        mask = F.expand_dims(am, 0) if am.shape[0] == 1 else \
-            F.reshape(am, (bsz, num_heads, tgt_len, src_len))
+        mask = expand_dims(am, 0) if am.shape[0] == 1 else \
+            reshape(am, (bsz, num_heads, tgt_len, src_len))
     if key_padding_mask is not None:
         if key_padding_mask.shape != (bsz, src_len):
             raise ValueError(f"The shape of `key_padding_mask` should be {(bsz, src_len)}, but "
                              f"got {key_padding_mask.shape}.")
-        kpm = F.reshape(_additive(key_padding_mask, q.dtype), (bsz, 1, 1, src_len))
-        mask = kpm if mask is None else F.add(mask, kpm)
+        kpm = reshape(_additive(key_padding_mask, q.dtype), (bsz, 1, 1, src_len))
+        mask = kpm if mask is None else add(mask, kpm)
     drop = float(dropout_p) if training else 0.0
     if need_weights or drop > 0:
-        scores = F.mul(F.matmul(q, F.swapaxes(k, -1, -2)), 1.0 / math.sqrt(head_dim))
+        scores = mul(matmul(q, swapaxes(k, -1, -2)), 1.0 / math.sqrt(head_dim))
         if mask is not None:
-            scores = F.add(scores, mask)
-        weights = F.softmax(scores, -1)
-        attn = F.dropout(weights, drop, True) if drop > 0 else weights
-        out = F.matmul(attn, v)
+            scores = add(scores, mask)
+        weights = softmax(scores, -1)
+        attn = dropout(weights, drop, True) if drop > 0 else weights
+        out = matmul(attn, v)
     else:
         weights = None
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    out = F.reshape(F.transpose(out, (2, 0, 1, 3)), (tgt_len, bsz, embed_dim))
+        out = scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    out = reshape(transpose(out, (2, 0, 1, 3)), (tgt_len, bsz, embed_dim))
     out = _linear(out, out_proj_weight, out_proj_bias)
     if weights is not None and average_attn_weights:
-        weights = F.mean(weights, 1)
+        weights = mean(weights, 1)
     if not batched:
-        out = F.squeeze(out, 1)
-        weights = None if weights is None else F.squeeze(weights, 0)
+        out = squeeze(out, 1)
+        weights = None if weights is None else squeeze(weights, 0)
     return out, weights
-
-
-__all__ = []
