@@ -54,6 +54,11 @@ def _load_script(path):
         sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:
+        sys.modules.pop(name, None)
+        raise CompareSetupError(f"factory: running {path!r} called sys.exit({exc.code!r}); "
+                                f"nothing was compared (keep the script's own work under "
+                                f"'if __name__ == \"__main__\":')") from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise CompareSetupError(f"factory: running {path!r} failed: "
@@ -64,6 +69,9 @@ def _load_script(path):
 def _import_module(name):
     try:
         return importlib.import_module(name)
+    except SystemExit as exc:
+        raise CompareSetupError(f"factory: importing {name!r} called sys.exit({exc.code!r}); "
+                                f"nothing was compared") from None
     except Exception as exc:
         raise CompareSetupError(f"factory: importing {name!r} failed: "
                                 f"{_reason(exc)}") from exc
