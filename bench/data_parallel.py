@@ -1,7 +1,7 @@
 """Data-parallel step time with N=1 and N=2 workers, the bytes all-reduced per step, and the
 communication overhead per step; mscore[torch] beside torch's own DistributedDataParallel.
 
-The model is the seed-004 MLP (784-512-512-10, ReLU), cross entropy, momentum SGD, a fixed
+The model is the amp tutorial's MLP (784-512-512-10, ReLU), cross entropy, momentum SGD, a fixed
 batch of ``--batch`` rows *per worker* (weak scaling). The script starts itself with
 ``mscore run`` once per worker count; in every worker, one after the other and with the same
 process group:

@@ -1,6 +1,6 @@
 """Quantization-aware training on scikit-learn's digits: float vs QAT vs onnxruntime int8.
 
-For two networks, the seed-004 MLP (Flatten, Dense 784-512-512-10, ReLU) and a LeNet-like
+For two networks, the amp tutorial's MLP (Flatten, Dense 784-512-512-10, ReLU) and a LeNet-like
 conv net with BatchNorm (Conv5-BN-ReLU-Pool twice, Dense 256-120-84-10), on the digits laid
 out as MNIST (the ``amp_digits`` pipeline: 8x8 upsampled to 20x20, padded to 28x28,
 ``Rescale`` + ``Normalize``):
@@ -50,7 +50,7 @@ def _parse(argv):
 
 
 def load_digits_arrays(folder):
-    """(train_x, train_y, test_x, test_y) as float32 NCHW / int32, through the seed pipeline."""
+    """(train_x, train_y, test_x, test_y) as float32 NCHW / int32, through the amp tutorial's pipeline."""
     from mscore.examples.amp_digits import datapipe, write_digits_idx
     write_digits_idx(folder)
     arrays = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from mscore import __version__
 from mscore.commands import ArgumentParser, CommandError, command
 
 # name -> (module with main(argv), one line for `mscore --help`)
@@ -29,6 +30,7 @@ DESCRIPTION = ("mscore: a backend-neutral training core with MindSpore's semanti
 
 def _parser():
     parser = ArgumentParser(prog="mscore", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"mscore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_line) in COMMANDS.items():
         sub.add_parser(name, help=help_line, add_help=False)

@@ -7,16 +7,28 @@ are real but never leak into the shared virtual environment.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+# Hypothesis keeps its files in ./.hypothesis (the user's checkout) unless told otherwise.
+try:
+    from hypothesis.configuration import set_hypothesis_home_dir
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    pass
+else:
+    _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="mscore-tests-hypothesis-")
+    set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+    atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
 
 def _install(sources, target, work):
@@ -81,3 +93,17 @@ def run_python(args, *extra_paths, timeout=900, cwd=None, **env):
 def run_py():
     """:func:`run_python` as a fixture: ``run_py(args, *extra_paths, **env)``."""
     return run_python
+
+
+@pytest.fixture(autouse=True)
+def _nothing_written_into_the_current_folder():
+    """Tests write under ``tmp_path`` only: a test that leaves a new entry in the folder
+    pytest was started from (the user's checkout) fails, naming what it left."""
+    folder = os.getcwd()
+    before = set(os.listdir(folder))
+    yield
+    left = sorted(set(os.listdir(folder)) - before)
+    if left:
+        pytest.fail(f"{left} appeared in the current folder {folder} while this test ran "
+                    f"(with several test processes, a test beside it may have written it); "
+                    f"tests write under tmp_path", pytrace=False)

@@ -312,7 +312,7 @@ def test_example_array_api_backend_runs_unchanged(pip_target, run_py):
 
 # -- the measurement the README reports (MSCORE_SLOW_TESTS=1) ------------------------------------
 @pytest.mark.skipif(not SLOW, reason="50-step comparisons: set MSCORE_SLOW_TESTS=1")
-@pytest.mark.parametrize("factory", ["seed004", "conv_bn"])
+@pytest.mark.parametrize("factory", ["amp_tutorial_mlp", "conv_bn"])
 @pytest.mark.parametrize("amp", ["O0", "O2"])
 def test_project_backends_agree_for_50_steps(factory, amp):
     backends = _need_other()

@@ -132,7 +132,13 @@ def _run_kit(run_py, tmp_path, backend, *extra, paths=()):
     return proc, data
 
 
-@pytest.mark.parametrize("backend", _installed())
+# The kit on the numpy reference by default (a quick sample of its cases); on every other
+# installed backend, and the whole kit, with MSCORE_SLOW_TESTS=1 (jax's quick run alone is
+# minutes on 2 loaded cores). Each plugin's own tests compare it with numpy by default.
+@pytest.mark.parametrize("backend", [
+    b if b == "numpy" else pytest.param(b, marks=pytest.mark.skipif(
+        not SLOW, reason="the kit on a backend other than numpy: set MSCORE_SLOW_TESTS=1"))
+    for b in _installed()])
 def test_kit_passes_on_installed_backend(backend, run_py, tmp_path):
     """`mscore conformance BACKEND` passes and writes a complete report in which every
     declared dtype and capability was tested (a quick sample of the cases by default, the

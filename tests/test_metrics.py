@@ -221,3 +221,28 @@ def test_rejected_update_leaves_the_metric_unchanged(make, good, bad):
     with pytest.raises(ValueError):
         m.update(np.asarray(bad[0]), np.asarray(bad[1]))
     np.testing.assert_array_equal(np.array(m.eval(), dtype=np.float64), before)
+
+
+def test_one_number_metrics_are_python_floats_and_print_plainly():
+    """As MindSpore's (numpy float64 there, a float subclass): ``print(model.eval(ds))`` shows
+    ``{'accuracy': 0.5}``, not ``np.float64(0.5)``."""
+    from mscore.train import metrics
+    y_pred = ms.Tensor(np.array([[0.2, 0.8], [0.9, 0.1]], np.float32))
+    y = ms.Tensor(np.array([1, 1], np.int32))
+    values = {}
+    for name in ("accuracy", "precision", "recall", "F1", "top_1_accuracy"):
+        metric = metrics.get_metric_fn(name)
+        metric.clear()
+        metric.update(y_pred, y)
+        values[name] = metric.eval(average=True) if name in ("precision", "recall") else \
+            metric.eval()
+    assert type(values["accuracy"]) is float and repr({"a": values["accuracy"]}) == "{'a': 0.5}"
+    assert type(values["top_1_accuracy"]) is float and values["top_1_accuracy"] == 0.5
+    assert type(values["precision"]) is float and type(values["recall"]) is float
+    assert isinstance(values["F1"], np.ndarray)   # per class, as MindSpore's
+    for cls, args in ((metrics.MAE, (y_pred, y_pred + 1)), (metrics.MSE, (y_pred, y_pred + 1))):
+        metric = cls()
+        metric.update(*args)
+        # MindSpore's MAE and MSE sum over a sample's features (the oracle gives 2.0 for
+        # two features that are each off by 1)
+        assert type(metric.eval()) is float and metric.eval() == pytest.approx(2.0)

@@ -274,9 +274,14 @@ def test_predict_is_the_network_in_inference_mode():
     net = nn.SequentialCell(nn.Dense(6, 8), nn.Dropout(p=0.5), nn.Dense(8, 3))
     model = Model(net)
     net.set_train(True)
-    out = model.predict(x)  # numpy input is accepted
+    out = model.predict(ms.Tensor(x))
+    # inference mode: dropout is off, so a second call gives the same values
     np.testing.assert_array_equal(out.asnumpy(), model.predict(ms.Tensor(x)).asnumpy())
-    assert net.training is False
+    assert out.shape == (5, 3) and net.training is False
+    # a numpy array is refused, as MindSpore refuses it, with how to make it a Tensor
+    with pytest.raises(TypeError, match=r"predict_data: input 0 must be a Tensor, got ndarray; "
+                                        r"wrap a numpy array in mscore.Tensor\(array\)"):
+        model.predict(x)
     with pytest.raises(TypeError, match="predict_data"):   # MindSpore's type
         model.predict()
     with pytest.raises(TypeError, match="predict_data"):

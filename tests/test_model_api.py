@@ -44,8 +44,6 @@ OVERRIDES = {
     # arguments and returns.
     ("build_and_layouts", "build"): "ok",
     ("build_and_layouts", "build_no_sink"): "ok",
-    # predict also takes numpy arrays (converted to Tensors).
-    ("eval_predict_checks", "predict_numpy"): [[0.14211], [0.1175]],
     # get_metrics also takes a list of names (docs/differences.md, metrics).
     ("init_checks", "metrics_list"): "ok",
 }

@@ -110,7 +110,7 @@ OPS_CATEGORIES = (
     ("sparse tensors (COO/CSR/RowTensor): mscore's tensors are dense",
      lambda n, r: "sparse" in (r.get("defined_in") or "") or "_csr_" in
      (r.get("defined_in") or "") or re.match(r"^(coo|csr)_|^(COO|CSR)|Sparse|sparse_", n)),
-    ("collective operations: distributed training is mscore.communication's (issue 13)",
+    ("collective operations: distributed training is mscore.communication's",
      lambda n, r: re.search(r"comm_(ops|func)|\.communication", r.get("defined_in") or "")),
     ("graph-compiler and kernel-registration internals (custom-operator registration, scalar "
      "and sequence primitives of the graph IR, control flow, dispatch tables): eager Python "
@@ -288,7 +288,7 @@ ABSENT = (
     (r"mindspore\.communication$", r"^(HCCL_WORLD_COMM_GROUP|MCCL_WORLD_COMM_GROUP)$",
      "Ascend collective library group names"),
     (r"mindspore$", r"^(load_mindir|save_mindir)$",
-     "MINDIR graph files: see mscore.export/mscore.load (issue 14)"),
+     "MINDIR graph files: see mscore.export/mscore.load"),
 )
 
 # The part of mindspore.dataset that mscore implements (the rest is ABSENT above).

@@ -1,6 +1,6 @@
 """Run MindSpore's own docstring examples with ``mindspore`` replaced by ``mscore``.
 
-Issue 18's measure: how many ordinary MindSpore programs run unchanged after the one-word
+The measure: how many ordinary MindSpore programs run unchanged after the one-word
 replacement. The corpus is ``tests/data/mindspore_examples.json`` (made with the real
 MindSpore by ``tests/data/make_mindspore_examples.py``; only programs that run there are
 recorded, with MindSpore's printed output). Usage, from the repository root with mscore
@@ -260,7 +260,7 @@ def render(results, backend, command, corpus):
         "",
         f"Generated {datetime.date.today().isoformat()} with `{command}`.",
         "",
-        "Issue 18's measure: MindSpore programs that run unchanged after replacing the word "
+        "The measure: MindSpore programs that run unchanged after replacing the word "
         "`mindspore` by `mscore`. The programs are the `>>>` examples of the docstrings of "
         "MindSpore 2.10's public training-side names (one program per name, the Examples "
         "section joined; `tests/data/make_mindspore_examples.py` with the real MindSpore), "

@@ -5,7 +5,9 @@ A subcommand is a module with ``main(argv) -> int`` decorated with :func:`comman
 ``mscore/cli.py``'s ``COMMANDS``. Inside it, a user's mistake is ``raise CommandError(...)``
 (or an argument error of :class:`ArgumentParser`): the command prints one line,
 ``mscore NAME: error: MESSAGE``, and exits with status 2, whether it was started from the
-console script or called as ``module.main(argv)``.
+console script or called as ``module.main(argv)``. A missing optional dependency (scikit-learn
+for the demo, matplotlib for a plot, ...) is reported the same way, as the line that says
+which extra of mscore installs it.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import argparse
 import functools
 import os
 import sys
+
+from mscore._optional import missing_dependency_hint
 
 USAGE_ERROR = 2
 
@@ -32,7 +36,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def command(prog):
     """Decorate a subcommand's ``main(argv) -> int``: a :class:`CommandError` becomes one line
-    on stderr, ``PROG: error: MESSAGE``, and the status 2; Ctrl-C is one line and 130."""
+    on stderr, ``PROG: error: MESSAGE``, and the status 2; so is a missing optional
+    dependency (with the extra that installs it); Ctrl-C is one line and 130."""
     def decorate(main):
         @functools.wraps(main)
         def run(argv=None):
@@ -40,6 +45,12 @@ def command(prog):
                 return main(argv)
             except CommandError as exc:
                 print(f"{prog}: error: {exc}", file=sys.stderr)
+                return USAGE_ERROR
+            except ImportError as exc:
+                hint = missing_dependency_hint(exc)
+                if hint is None:
+                    raise
+                print(f"{prog}: error: {hint}", file=sys.stderr)
                 return USAGE_ERROR
             except KeyboardInterrupt:
                 print(f"{prog}: interrupted", file=sys.stderr)
@@ -74,6 +85,9 @@ def select_backend(name, source, device_target=None, device_source="--device-tar
         context["device_target"] = device_target
     try:
         ms.set_context(**context)
+        # The default backend is built on first use: build it here, so that a device it
+        # cannot use is reported now, as a usage error, not as a traceback later.
+        return ms.get_context("backend")
     except UnknownBackendError as exc:
         raise CommandError(str(exc.with_source(source))) from None
     except BackendUnavailableError as exc:
@@ -81,4 +95,3 @@ def select_backend(name, source, device_target=None, device_source="--device-tar
     except (ValueError, TypeError) as exc:
         where = device_source if device_target is not None else "context"
         raise CommandError(f"{where}: {exc}") from None
-    return ms.get_context("backend")

@@ -13,3 +13,11 @@ class TypeAttributeError(TypeError, AttributeError):
 
 class ValueZeroDivisionError(ValueError, ZeroDivisionError):
     """A zero where a positive number is needed, where MindSpore fails dividing by it."""
+
+
+def tensor_hint(value):
+    """What to add to a "must be a Tensor" message for ``value``: for a numpy array, how to
+    make it one (MindSpore refuses numpy arrays where it takes Tensors, and so does mscore)."""
+    if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray":
+        return "; wrap a numpy array in mscore.Tensor(array)"
+    return ""

@@ -22,3 +22,7 @@ def __getattr__(name):
         import importlib
         return importlib.import_module("mscore.communication.comm_func")
     raise AttributeError(f"module 'mscore.communication' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from mscore._optional import missing_dependency_hint
 from mscore.compare.errors import CompareSetupError
 
 
@@ -61,7 +62,7 @@ def _load_script(path):
     except Exception as exc:
         sys.modules.pop(name, None)
         raise CompareSetupError(f"factory: running {path!r} failed: "
-                                f"{type(exc).__name__}: {exc}") from exc
+                                f"{_reason(exc)}") from exc
     return module
 
 
@@ -73,7 +74,13 @@ def _import_module(name):
                                 f"nothing was compared") from None
     except Exception as exc:
         raise CompareSetupError(f"factory: importing {name!r} failed: "
-                                f"{type(exc).__name__}: {exc}") from exc
+                                f"{_reason(exc)}") from exc
+
+
+def _reason(exc):
+    """Why importing the factory failed: the install line of a missing optional dependency,
+    else the exception."""
+    return missing_dependency_hint(exc) or f"{type(exc).__name__}: {exc}"
 
 
 @dataclass

@@ -104,12 +104,14 @@ def _fail(lane, reason):
     lane.run.status, lane.run.reason = "error", reason
 
 
-def run_steps(lanes, batches):
-    """Train every lane on ``batches`` in lockstep and fill their records."""
+def run_steps(lanes, batches, progress=lambda message: None):
+    """Train every lane on ``batches`` in lockstep and fill their records; ``progress`` is
+    told each step."""
     ref = lanes[0]
     for lane in lanes[1:]:
         lane.compare_dtype = worse_dtype(ref.run.compute_dtype, lane.run.compute_dtype)
     for step, batch in enumerate(batches, 1):
+        progress(f"step {step}/{len(batches)} on {len(lanes)} backends")
         ref.activate()
         state_before = ref.free_tap.get_state()
         weights_before = _run.network_weights(ref.free.network)

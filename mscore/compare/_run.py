@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mscore._optional import missing_dependency_hint
 from mscore.compare.errors import BackendRunError, CompareSetupError
 from mscore.compare._factory import build_trainee
 
@@ -347,5 +348,8 @@ def build_on(target, factory, amp_level, mode, seed):
     except SystemExit as exc:  # the run did not happen: never "agree"
         raise BackendRunError(f"the factory called sys.exit({exc.code!r})") from None
     except Exception as exc:
+        hint = missing_dependency_hint(exc)
+        if hint is not None:  # not the backend's fault: no backend can run it
+            raise CompareSetupError(f"the factory failed: {hint}") from exc
         raise BackendRunError(f"the factory failed: {type(exc).__name__}: {exc}") from exc
     return spec, trainee

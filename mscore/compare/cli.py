@@ -7,6 +7,7 @@ that cannot run: agreement is only ever reported for steps that were measured.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import signal
 import sys
@@ -65,7 +66,26 @@ def _parser():
                    help="give up after SECONDS (exit 2: nothing was compared to the end)")
     p.add_argument("--bisect", action="store_true",
                    help="when a backend drifts, name the first cell, op and dtype that differ")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show what is running on one line of stderr (default: when stderr "
+                        "is a terminal)")
     return p
+
+
+class _ProgressLine:
+    """What ``compare_backends`` is doing, on one line of stderr that each message
+    overwrites; :meth:`clear` wipes it before the report prints."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __call__(self, message):
+        self.stream.write(f"\r\033[Kmscore compare: {message}")
+        self.stream.flush()
+
+    def clear(self):
+        self.stream.write("\r\033[K")
+        self.stream.flush()
 
 
 @command("mscore compare")
@@ -77,16 +97,22 @@ def main(argv=None):
                            f"{args.timeout}")
     from mscore.compare.engine import compare_backends
     from mscore.compare.errors import CompareSetupError
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = _ProgressLine(sys.stderr) if show else None
     try:
         with _time_limit(args.timeout):
             report = compare_backends(args.factory, args.backends, steps=args.steps,
                                       device_target=args.device, amp_level=args.amp,
-                                      mode=args.mode, seed=args.seed, bisect=args.bisect)
+                                      mode=args.mode, seed=args.seed, bisect=args.bisect,
+                                      progress=progress)
     except (CompareSetupError, TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     except _OutOfTime:
         raise CommandError(f"--timeout: the comparison did not finish within {args.timeout:g} "
                            f"s; no verdict") from None
+    finally:
+        if progress is not None:
+            progress.clear()
     print(report.table(), flush=True)
     for what, path, write in (("report", args.report, report.write_json),
                               ("plot", args.plot, report.plot)):

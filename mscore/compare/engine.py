@@ -28,7 +28,7 @@ def _check_options(steps, amp_level, mode, seed, device_target):
 
 
 def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level=None,
-                     mode="pynative", seed=0, bisect=False):
+                     mode="pynative", seed=0, bisect=False, progress=None):
     """Train the factory's model on every backend in ``backends`` and compare each with the
     first, step by step. Returns a :class:`~mscore.compare.report.CompareReport`.
 
@@ -46,6 +46,8 @@ def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level
         seed: passed to ``mscore.set_seed`` before each build.
         bisect: when a backend drifts, re-run its first drifting step cell by cell and name
             the first cell (and op, and dtype) whose output or gradient differs.
+        progress: None, or a function called with one line of text as the work moves on
+            (the backend being built, the step being compared, the bisection).
 
     A backend that cannot run (not installed, no such device, an unsupported dtype, an
     error in a step) is reported with the reason and the others are still compared;
@@ -61,6 +63,9 @@ def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level
     _check_options(steps, amp_level, mode, seed, device_target)
     if not isinstance(bisect, bool):
         raise TypeError(f"bisect: expected a bool, got {type(bisect).__name__}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress: expected None or a callable, got "
+                        f"{type(progress).__name__}")
     targets = _run.parse_targets(backends, device_target)
     options = {"steps": steps, "device_target": device_target, "amp_level": amp_level,
                "mode": mode, "seed": seed}
@@ -73,26 +78,28 @@ def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level
         with warnings.catch_warnings():
             # float16 overflow on a loss-scaled step is expected and counted in the report
             warnings.filterwarnings("ignore", r".*encountered in", RuntimeWarning)
-            report = _compare(factory, targets, options, bisect)
+            report = _compare(factory, targets, options, bisect,
+                              progress or (lambda message: None))
     finally:
         ms.set_context(**saved)
     report.wall_s = time.perf_counter() - start
     return report
 
 
-def _compare(factory, targets, options, bisect):
+def _compare(factory, targets, options, bisect, progress):
     with tempfile.TemporaryDirectory(prefix="mscore-compare-") as folder:
-        lanes, batches = _build_lanes(factory, targets, options)
+        lanes, batches = _build_lanes(factory, targets, options, progress)
         try:
             if lanes[0].run.status == "ok":
                 _lockstep.copy_initial_weights(lanes, folder)
-                _lockstep.run_steps(lanes, batches)
+                _lockstep.run_steps(lanes, batches, progress)
         finally:
             for lane in lanes:
                 if hasattr(lane, "close"):
                     lane.close()
     report = CompareReport([lane.run for lane in lanes], options)
     if bisect and report.drifting:
+        progress("bisecting the first drifting step")
         from mscore.compare.bisect import bisect_drifts
         report.bisect = bisect_drifts(factory, lanes, batches, options)
     return report
@@ -106,11 +113,12 @@ class _FailedLane:
         self.run = _run.BackendRun(target, status="error", reason=reason)
 
 
-def _build_lanes(factory, targets, options):
+def _build_lanes(factory, targets, options, progress):
     """A lane per target (a failed one keeps its reason); the reference draws the
     batches."""
     lanes, batches = [], None
     for i, target in enumerate(targets):
+        progress(f"building the model on {target.label} ({i + 1}/{len(targets)})")
         try:
             lane = _lockstep.Lane(target, factory, options, shadow=i > 0)
         except BackendRunError as exc:

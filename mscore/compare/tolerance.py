@@ -30,7 +30,7 @@ happens and how fast the divergence grows, but only a step that differs from the
 is a difference of the backends.
 
 ``k_q`` (:data:`FACTORS`) is how many epsilons a quantity may cost per step. The values were
-calibrated on numpy, torch and jax, 50 steps of the seed-004 MLP and of a conv net with
+calibrated on numpy, torch and jax, 50 steps of the amp tutorial's MLP and of a conv net with
 BatchNorm at O0 and O2 (``docs/compare.md`` lists the largest ratios of difference to
 tolerance they reached): every correct backend stays below, while a 1 % error in one op's
 gradient or a float16 softmax in a float32 model exceeds them at the first step.

@@ -1,1 +1,1 @@
-"""Runnable examples; ``python -m mscore.examples.amp_digits`` is the main job."""
+"""Runnable examples; ``python -m mscore.examples.amp_digits`` is ``mscore demo``."""

@@ -1,19 +1,20 @@
-"""The main job: MindSpore's *Automatic Mix Precision* tutorial example (seed-004 of the
-project's reference pages) on real handwritten digits.
+"""``mscore demo``: the network of MindSpore's *Automatic Mix Precision* tutorial, trained on
+real handwritten digits.
 
-It trains the seed's network (Flatten, Dense 784-512-512-10 with ReLU) with
+It trains the tutorial's network (Flatten, Dense 784-512-512-10 with ReLU) with
 ``Model(..., amp_level="O2", loss_scale_manager=FixedLossScaleManager())``, ``LossMonitor`` and
 ``ModelCheckpoint``, then evaluates and prints the test accuracy and the wall time.
 
 The data are scikit-learn's handwritten digits (1797 images of 8 x 8, shipped with the
 package, no download). They are written as MNIST IDX files and read back with
 ``MnistDataset``; the pipeline upsamples each image to 20 x 20 and pads it to 28 x 28 (MNIST's
-layout: the digit in a 20 x 20 box centred in 28 x 28), then applies the seed's ``Rescale``,
-``Normalize`` and ``TypeCast``, so the seed network runs unchanged.
+layout: the digit in a 20 x 20 box centred in 28 x 28), then applies the tutorial's
+``Rescale``, ``Normalize`` and ``TypeCast``, so the tutorial's network runs unchanged.
 
-Each run gets its own folder, ``mscore_demo_output/<backend>-<amp level>-<time>/``, holding
-its TensorBoard summary and its checkpoints; ``mscore_demo_output/loss.png`` draws the loss of
-every run found there, one curve each.
+Each run gets its own folder, ``mscore_demo_output/<backend>-<amp level>-<mode>-<time>/``,
+holding its TensorBoard summary (the loss, and the test accuracy as ``eval/accuracy``) and its
+checkpoints; ``mscore_demo_output/loss.png`` draws the loss of every run found there, one
+curve each.
 
 Usage::
 
@@ -31,8 +32,12 @@ import time
 
 import numpy as np
 
+from mscore import dispatch
 from mscore.commands import ArgumentParser, CommandError, backend_choice, command, \
     select_backend
+from mscore.common.dtype import float32
+from mscore.common.tensor import Tensor
+from mscore.train.summary.record import SummaryRecord
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64
@@ -171,23 +176,22 @@ def _declared_devices(backend):
 def limit_host_threads(threads):
     """Limit the host's BLAS and OpenMP thread pools to ``threads`` inside the block (0: leave
     them alone). On a small network and a busy machine, spinning BLAS threads cost more than
-    they give; one thread also keeps the numbers independent of the core count."""
+    they give; one thread also keeps the numbers independent of the core count. (The
+    backend's own pools are limited by :meth:`~mscore.plugin.backend.Backend.limit_threads`.)
+    """
     if not threads:
         yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # scikit-learn brings it; without it, the libraries' own setting
-        yield
-        return
+    from threadpoolctl import threadpool_limits  # the [demo] extra brings it
     with threadpool_limits(limits=threads):
         yield
 
 
-def new_run_dir(output_dir, backend, amp_level):
-    """Create and return ``output_dir/<backend>-<amp_level>-<YYYYmmdd-HHMMSS>`` (with ``-2``,
-    ``-3``, ... when a run of the same second exists)."""
-    stem = os.path.join(output_dir, f"{backend}-{amp_level}-{time.strftime('%Y%m%d-%H%M%S')}")
+def new_run_dir(output_dir, backend, amp_level, mode):
+    """Create and return ``output_dir/<backend>-<amp_level>-<mode>-<YYYYmmdd-HHMMSS>`` (with
+    ``-2``, ``-3``, ... when a run of the same second exists)."""
+    stamp = time.strftime('%Y%m%d-%H%M%S')
+    stem = os.path.join(output_dir, f"{backend}-{amp_level}-{mode}-{stamp}")
     os.makedirs(output_dir, exist_ok=True)
     for n in range(1, 1000):
         path = stem if n == 1 else f"{stem}-{n}"
@@ -197,6 +201,10 @@ def new_run_dir(output_dir, backend, amp_level):
         except FileExistsError:
             continue
     raise CommandError(f"--output-dir: cannot make a new run folder in {output_dir!r}")
+
+
+def _plural(count, noun):
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _plot_runs(output_dir):
@@ -214,9 +222,10 @@ def _plot_runs(output_dir):
 @command("mscore demo")
 def main(argv=None) -> int:
     """Run the job; returns the exit status (0, 1 below ``--min-accuracy``, 2 for a usage
-    error)."""
+    error or a missing dependency)."""
     args = _parser().parse_args(argv)
     _check(args)
+    import sklearn.datasets  # noqa: F401  (missing: one line naming the [demo] extra, now)
     with limit_host_threads(args.threads):
         return _run(args)
 
@@ -224,10 +233,6 @@ def main(argv=None) -> int:
 def _run(args):
     start = time.perf_counter()
     import mscore as ms
-    from mscore import nn
-    from mscore.amp import FixedLossScaleManager
-    from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
-        ProgressBar
 
     name, source = backend_choice(args.backend)
     device = args.device_target
@@ -237,15 +242,35 @@ def _run(args):
                              device_source="--device-target" if args.device_target else
                              f"the device of backend {name!r}",
                              mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
-    ms.set_seed(args.seed)
-    run_dir = new_run_dir(args.output_dir, backend, args.amp_level)
-    ckpt_dir = args.ckpt_dir or os.path.join(run_dir, "ckpt")
+    mode = args.mode
+    if mode == "graph":
+        reason = dispatch.backend().graph_mode_eager_reason()
+        if reason is not None:
+            mode = "graph-eager"
+            print(f"--mode graph: the train step runs eagerly: {reason}", flush=True)
+    with dispatch.backend().limit_threads(args.threads) if args.threads else \
+            contextlib.nullcontext():
+        return _train_and_report(args, backend, mode, start)
 
+
+def _train_and_report(args, backend, mode, start):
+    import mscore as ms
+    from mscore import nn
+    from mscore.amp import FixedLossScaleManager
+    from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
+        ProgressBar
+
+    ms.set_seed(args.seed)
     with tempfile.TemporaryDirectory(prefix="mscore-digits-") as tmp:
         data_dir = args.data_dir or os.path.join(tmp, "digits_idx")
         n_train, n_test = write_digits_idx(data_dir)
         train_dataset = datapipe(data_dir, "train", args.batch_size, shuffle=True)
         test_dataset = datapipe(data_dir, "test", args.batch_size, shuffle=False)
+        # A run folder only when something goes into it: the summary, or the checkpoints.
+        run_dir = None
+        if not args.no_summary or args.ckpt_dir is None:
+            run_dir = new_run_dir(args.output_dir, backend, args.amp_level, mode)
+        ckpt_dir = args.ckpt_dir or os.path.join(run_dir, "ckpt")
 
         model = build_network()
         loss_fn = nn.CrossEntropyLoss()
@@ -264,17 +289,19 @@ def _run(args):
             from mscore.train.summary import SummaryCollector
             callbacks.append(SummaryCollector(run_dir, collect_freq=5))
         threads = args.threads or "library default"
-        print(f"mscore {ms.__version__} | backend {backend} | amp {args.amp_level} | "
-              f"digits: {n_train} train / {n_test} test images | {args.epochs} epochs of "
-              f"{steps} steps | host threads: {threads} | run: {run_dir}", flush=True)
+        print(f"mscore {ms.__version__} | backend {backend} | mode {mode} | amp "
+              f"{args.amp_level} | digits: {n_train} train / {n_test} test images | "
+              f"{_plural(args.epochs, 'epoch')} of {_plural(steps, 'step')} | host threads: "
+              f"{threads} | run: {run_dir or ckpt_dir}", flush=True)
         t_train = time.perf_counter()
         trainer.train(args.epochs, train_dataset, callbacks=callbacks,
                       dataset_sink_mode=args.sink)
         train_s = time.perf_counter() - t_train
-        accuracy = float(trainer.eval(test_dataset)["accuracy"])
+        accuracy = trainer.eval(test_dataset)["accuracy"]
     print(f"checkpoint: {checkpoint.latest_ckpt_file_name}")
     print(f"test accuracy: {accuracy:.4f} ({round(accuracy * n_test)}/{n_test})", flush=True)
     if not args.no_summary:
+        _record_test_accuracy(run_dir, accuracy, args.epochs * steps)
         print(f"summary: {run_dir} (tensorboard --logdir {args.output_dir})")
         print(_plot_runs(args.output_dir))
     wall = time.perf_counter() - start
@@ -283,6 +310,14 @@ def _run(args):
         print(f"FAILED: accuracy {accuracy:.4f} < {args.min_accuracy}", file=sys.stderr)
         return 1
     return 0
+
+
+def _record_test_accuracy(run_dir, accuracy, step):
+    """The test accuracy as the scalar ``eval/accuracy`` at the last train step, beside the
+    training summary (TensorBoard shows it in the same run)."""
+    with SummaryRecord(run_dir, file_prefix="eval") as record:
+        record.add_value("scalar", "eval/accuracy", Tensor(accuracy, float32))
+        record.record(step)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
-"""Factories for ``mscore compare``: the seed-004 network and a conv net with BatchNorm.
+"""Factories for ``mscore compare``: the network of MindSpore's *Automatic Mix Precision*
+tutorial (the one ``mscore demo`` trains) and a conv net with BatchNorm.
 
 Each returns ``(network, loss_fn, optimizer, dataset)`` built on the active backend::
 
-    mscore compare mscore.examples.compare_nets:seed004 --backends numpy,torch,jax --amp O2
+    mscore compare mscore.examples.compare_nets:amp_tutorial_mlp --backends numpy,torch,jax \
+        --amp O2
     mscore compare mscore.examples.compare_nets:conv_bn --backends numpy,torch --steps 50
 
 The data are scikit-learn's handwritten digits (shipped with it, no download): 8 x 8 images
-scaled to [0, 1] and normalised with MNIST's mean and deviation; ``seed004`` enlarges them to
-MNIST's 28 x 28 (each pixel 3 x 3, then a 2-pixel border) so the seed network runs unchanged.
+scaled to [0, 1] and normalised with MNIST's mean and deviation; ``amp_tutorial_mlp`` enlarges
+them to MNIST's 28 x 28 (each pixel 3 x 3, then a 2-pixel border) so the tutorial's network runs unchanged.
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ def _dataset(size):
     return ds.batch(BATCH, drop_remainder=True)
 
 
-def seed004():
-    """The seed-004 network (Flatten, Dense 784-512-512-10 with ReLU), CrossEntropyLoss,
+def amp_tutorial_mlp():
+    """The amp tutorial's network (Flatten, Dense 784-512-512-10 with ReLU), CrossEntropyLoss,
     Momentum(0.01, 0.9), digits at 28 x 28 in batches of 64."""
     from mscore.examples.amp_digits import build_network
     from mscore import nn

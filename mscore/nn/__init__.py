@@ -56,3 +56,7 @@ __all__ += [n for n in _loss_module.__all__ if n not in __all__] + [
     "ProximalAdagrad", "RMSProp", "Rprop", "ForwardValueAndGrad", "GradAccumulationCell",
     "ParameterUpdate", "TimeDistributed", "WithGradCell", "inverse_decay_lr",
     "natural_exp_decay_lr", "Vjp", "Jvp"]
+
+
+def __dir__():
+    return sorted({*globals(), *__all__, "metrics"})

@@ -392,3 +392,7 @@ def __getattr__(name):
         from mscore.nn.layer import container
         return getattr(container, name)
     raise AttributeError(f"module 'mscore.nn.cell' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), "SequentialCell", "CellList", "CellDict"})

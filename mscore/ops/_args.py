@@ -11,6 +11,7 @@ import numpy as np
 
 from mscore import dispatch
 from mscore.common import dtype as mdt
+from mscore.common._errors import tensor_hint
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 
@@ -176,7 +177,8 @@ def _int(value, name):
 
 def _float_tensor(x, name, cls):
     if not isinstance(x, Tensor):
-        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}")
+        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}"
+                        f"{tensor_hint(x)}")
     if not x.dtype.is_floating:
         raise TypeError(f"For '{cls}', '{name}' must be a floating-point Tensor, got {x.dtype}")
     return x

@@ -16,3 +16,7 @@ def __getattr__(name):
         from mscore.train import serialization
         return getattr(serialization, name)
     raise AttributeError(f"module 'mscore.parallel' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -245,6 +245,21 @@ class Backend:
         """Bytes in use / peak on the current device, as a dict (may be empty on CPU)."""
         return {}
 
+    # -- host threads and execution -------------------------------------------------------
+    def limit_threads(self, threads: int):
+        """A context manager: inside it, the library's own host thread pools (its intra-op
+        and inter-op pools, which ``OMP_NUM_THREADS`` and threadpoolctl do not reach once the
+        library has started) use at most ``threads`` threads. The default has nothing of its
+        own to limit."""
+        return contextlib.nullcontext()
+
+    def graph_mode_eager_reason(self):
+        """Why GRAPH_MODE programs run eagerly on this backend, as one phrase, or None when
+        they are compiled."""
+        if self.compile is None:
+            return f"backend {self.name!r} has no compiler"
+        return None
+
     # -- creation and transfer ----------------------------------------------------------
     def from_numpy(self, array, dtype=None):
         """A native array holding a copy of numpy ``array`` (cast to ``dtype`` if given)."""

@@ -49,8 +49,7 @@ def __getattr__(name):
         return getattr(importlib.import_module("mscore.train.callback"), name)
     if name in _METRICS:
         return getattr(importlib.import_module("mscore.train.metrics"), name)
-    if name in ("callback", "metrics", "serialization", "summary", "model", "amp",
-                "loss_scale_manager", "dataset_helper", "quant"):
+    if name in _SUBPACKAGES:
         return importlib.import_module(f"mscore.train.{name}")
     # Callbacks and metrics added to their packages later are reachable here too.
     for package in ("mscore.train.callback", "mscore.train.metrics"):
@@ -58,3 +57,14 @@ def __getattr__(name):
         if name in getattr(module, "__all__", ()):
             return getattr(module, name)
     raise AttributeError(f"module 'mscore.train' has no attribute {name!r}")
+
+
+_SUBPACKAGES = ("callback", "metrics", "serialization", "summary", "model", "amp",
+                "loss_scale_manager", "dataset_helper", "quant")
+__all__ = sorted({*_SUBMODULES, *_CALLBACKS, *_METRICS})
+
+
+def __dir__():
+    # The names load on first use, so they are not in globals(): list them for dir() and
+    # tab completion.
+    return sorted({*globals(), *__all__, *_SUBPACKAGES})

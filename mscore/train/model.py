@@ -5,7 +5,8 @@ import numbers
 
 import numpy as np
 
-from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
+from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError, tensor_hint
+from mscore.common.tensor import Tensor
 from mscore.dataset.engine import as_dataset
 from mscore.dataset.user import UserDataset
 from mscore.parallel import _context as _parallel
@@ -43,6 +44,20 @@ def _check_sink_size(sink_size):
     if sink_size != -1 and sink_size <= 0:
         raise ValueError(f"sink_size: expected -1 or a positive int, got {sink_size}")
     return int(sink_size)
+
+
+def _dataset(obj, arg_name):
+    """``obj`` as a Dataset (see ``as_dataset``). Arrays given as Keras' ``fit(x, y)`` takes
+    them, ``(x, y)``, are refused with how to make a Dataset of them (MindSpore raises an
+    AttributeError there, so this is both a TypeError and an AttributeError)."""
+    if isinstance(obj, (tuple, list)) and 0 < len(obj) <= 3 and all(
+            isinstance(item, (np.ndarray, Tensor)) for item in obj):
+        raise TypeAttributeError(
+            f"{arg_name}: expected a Dataset, got a {type(obj).__name__} of "
+            f"{len(obj)} array(s); Model batches a Dataset, it does not take the arrays "
+            f"themselves: wrap them with mscore.dataset.NumpySlicesDataset((x, y), "
+            f"column_names=['data', 'label']).batch(32)")
+    return as_dataset(obj, arg_name)
 
 
 def _as_tuple(outputs):
@@ -297,7 +312,7 @@ class Model:
 
     def _train(self, epoch, train_dataset, callbacks, sink, sink_size, initial_epoch,
                valid_infos):
-        dataset = as_dataset(train_dataset, "train_dataset")
+        dataset = _dataset(train_dataset, "train_dataset")
         if isinstance(dataset, UserDataset):
             dataset.plan_epochs(epoch - initial_epoch)
         if not (sink and sink_size > 0):
@@ -362,7 +377,7 @@ class Model:
         if not self._metric_fns:
             raise ValueError("metrics: Model.eval needs 'metrics'; set them when building the "
                              "Model, e.g. metrics={'accuracy'}")
-        dataset = as_dataset(valid_dataset, "valid_dataset")
+        dataset = _dataset(valid_dataset, "valid_dataset")
         cb_list = _flatten_callbacks(callbacks)
         cb_params = CallbackParam(
             eval_network=self._eval_network, network=self._network, valid_dataset=valid_dataset,
@@ -434,7 +449,7 @@ class Model:
             raise ValueError("metrics: Model.fit with valid_dataset needs 'metrics'; set them "
                              "when building the Model")
         valid_infos = None if valid_dataset is None else (
-            as_dataset(valid_dataset, "valid_dataset"), valid_frequency,
+            _dataset(valid_dataset, "valid_dataset"), valid_frequency,
             valid_dataset_sink_mode)
         self._train(epoch, train_dataset, callbacks, dataset_sink_mode, sink_size,
                     initial_epoch, valid_infos)
@@ -462,8 +477,8 @@ class Model:
 
     # -- predict ----------------------------------------------------------------------------
     def predict(self, *predict_data, backend=None, config=None):
-        """The network's output for ``predict_data`` (Tensors or numpy arrays), in
-        inference mode."""
+        """The network's output for ``predict_data`` (Tensors), in inference mode. A numpy
+        array is a TypeError, as in MindSpore (wrap it in ``mscore.Tensor``)."""
         from mscore.common.tensor import Tensor
         if backend not in ("lite", None):
             raise ValueError(f"backend: expected 'lite' or None, got {backend!r} (mscore "
@@ -473,11 +488,9 @@ class Model:
             raise TypeError("predict_data: expected at least one input")
         inputs = []
         for i, x in enumerate(predict_data):
-            if isinstance(x, np.ndarray):
-                x = Tensor(x)
-            elif x is not None and not isinstance(x, (Tensor, list, tuple, int, float)):
-                raise TypeError(f"predict_data: input {i} must be a Tensor or numpy array, got "
-                                f"{type(x).__name__}")
+            if x is not None and not isinstance(x, (Tensor, list, tuple, int, float)):
+                raise TypeError(f"predict_data: input {i} must be a Tensor, got "
+                                f"{type(x).__name__}{tensor_hint(x)}")
             inputs.append(x)
         self._set_mode(self._predict_network, False)
         return self._predict_network(*inputs)
@@ -490,9 +503,9 @@ class Model:
         _check_int(epoch, "epoch", 1)
         _check_bool(sink_mode, "sink_mode")
         if train_dataset is not None:
-            as_dataset(train_dataset, "train_dataset")
+            _dataset(train_dataset, "train_dataset")
         if valid_dataset is not None:
-            as_dataset(valid_dataset, "valid_dataset")
+            _dataset(valid_dataset, "valid_dataset")
 
     def infer_train_layout(self, train_dataset, dataset_sink_mode=True, sink_size=-1):
         """The parameter layouts of a semi-auto/auto parallel training graph: RuntimeError in

@@ -169,3 +169,7 @@ def __getattr__(name):
         from mscore.nn.wrap import grad_cells
         return getattr(grad_cells, name)
     raise AttributeError(f"module 'mscore.nn.wrap.cell_wrapper' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_GRAD_CELLS})

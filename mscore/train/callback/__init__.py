@@ -30,3 +30,7 @@ def __getattr__(name):
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'mscore.train.callback' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from mscore.plugin.hints import closest_name
 from mscore.train.metrics.classification import (  # noqa: F401
     Accuracy, F1, Fbeta, Precision, Recall, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
     TopKCategoricalAccuracy)
@@ -60,8 +61,10 @@ def get_metric_fn(name, *args, **kwargs):
     with the extra arguments; an unknown name is ``KeyError``. (``'auc'`` names the function
     :func:`auc`, which is called with the arguments.)"""
     if not isinstance(name, str) or name not in _NAMES:
-        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}; supported: "
-                       f"{names()}.")
+        guess = closest_name(name, _NAMES)
+        meant = f" (did you mean {guess!r}?)" if guess else ""
+        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}{meant}; supported: "
+                       f"{', '.join(names())}.")
     return _NAMES[name](*args, **kwargs)
 
 

@@ -72,7 +72,7 @@ class Accuracy(LabelMetric):
         """Correct samples / all samples (``RuntimeError`` before any sample)."""
         if self._total_num == 0:
             raise empty_error("Accuracy")
-        return np.float64(self._correct_num / self._total_num)
+        return float(self._correct_num / self._total_num)
 
 
 class _PrecisionRecall(LabelMetric):
@@ -132,8 +132,8 @@ class _PrecisionRecall(LabelMetric):
         if not average:
             return result
         if self._type == "multilabel":
-            return np.float64(self._ratio_sum / (self._ratio_count + self.eps))
-        return result.mean()
+            return float(self._ratio_sum / (self._ratio_count + self.eps))
+        return float(result.mean())
 
 
 class Precision(_PrecisionRecall):
@@ -205,7 +205,7 @@ class Fbeta(Metric):
         b2 = self.beta ** 2
         fbeta = (1.0 + b2) * self._true_positives / (
             b2 * self._actual_positives + self._positives + self.eps)
-        return fbeta.mean() if average else fbeta
+        return float(fbeta.mean()) if average else fbeta
 
 
 class F1(Fbeta):
@@ -256,7 +256,7 @@ class TopKCategoricalAccuracy(Metric):
         """Samples with the true class in the top k / all samples."""
         if self._samples_num == 0:
             raise empty_error("TopKCategoricalAccuracy")
-        return np.float64(self._correct_num / self._samples_num)
+        return float(self._correct_num / self._samples_num)
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):

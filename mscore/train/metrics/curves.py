@@ -139,4 +139,4 @@ def auc(x, y, reorder=False):
             direction = -1
     widths = np.diff(x)
     heights = (y[1:] + y[:-1]) / 2.0
-    return np.float64(direction * np.sum(widths * heights))
+    return float(direction * np.sum(widths * heights))

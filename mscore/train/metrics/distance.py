@@ -121,8 +121,8 @@ class HausdorffDistance(Metric):
             raise not_updated_error("HausdorffDistance")
         forward = self._directed(self.y_pred_edges, self.y_edges)
         if self.directed:
-            return forward
-        return max(forward, self._directed(self.y_edges, self.y_pred_edges))
+            return float(forward)
+        return float(max(forward, self._directed(self.y_edges, self.y_pred_edges)))
 
 
 class _SurfaceDistance(Metric):
@@ -171,10 +171,10 @@ class MeanSurfaceDistance(_SurfaceDistance):
         if forward.shape == (0,):
             return np.inf
         if not self.symmetric:
-            return forward.mean()
+            return float(forward.mean())
         if backward.shape == (0,):
             return np.inf
-        return np.mean((forward.mean(), backward.mean()))
+        return float(np.mean((forward.mean(), backward.mean())))
 
 
 class RootMeanSquareDistance(_SurfaceDistance):
@@ -191,7 +191,7 @@ class RootMeanSquareDistance(_SurfaceDistance):
             return np.inf
         forward_ms = (forward ** 2).mean()
         if not self.symmetric:
-            return forward_ms
+            return float(forward_ms)
         if backward.shape == (0,):
             return np.inf
-        return np.sqrt(np.mean((forward_ms, (backward ** 2).mean())))
+        return float(np.sqrt(np.mean((forward_ms, (backward ** 2).mean()))))

@@ -33,7 +33,9 @@ class Metric(metaclass=ABCMeta):
     """Base class of metrics: ``clear()`` resets the state, ``update(*inputs)`` accumulates a
     batch, ``eval()`` returns the value. Subclasses must define all three (instantiating one
     that does not is ``TypeError``). Calling a metric runs ``clear``, ``update``, ``eval`` on
-    one batch."""
+    one batch. A value that is one number is a Python ``float`` (MindSpore returns numpy's
+    float64, a subclass of float, which numpy 2 prints as ``np.float64(...)``); per-class
+    values are numpy arrays, as in MindSpore."""
 
     def __init__(self):
         self._indexes = None

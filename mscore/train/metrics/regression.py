@@ -47,7 +47,7 @@ class _ErrorSum(Metric):
         """The summed error divided by the number of samples."""
         if self._samples_num == 0:
             raise empty_error(type(self).__name__)
-        return np.float64(self._error_sum / self._samples_num)
+        return float(self._error_sum / self._samples_num)
 
 
 class MAE(_ErrorSum):
@@ -96,7 +96,7 @@ class Loss(Metric):
         """The mean loss (``RuntimeError`` before ``update``)."""
         if self._total_num == 0:
             raise empty_error("Loss")
-        return np.float64(self._sum_loss / self._total_num)
+        return float(self._sum_loss / self._total_num)
 
 
 class Perplexity(Metric):

@@ -82,7 +82,7 @@ class BleuScore(Metric):
             precisions = self._numerator / self._denominator
         geometric_mean = np.exp(np.sum(np.log(precisions) / self.n_gram))
         brevity = 1.0 if self._c > self._r else np.exp(1.0 - self._r / self._c)
-        return np.float64(brevity * geometric_mean)
+        return float(brevity * geometric_mean)
 
 
 class CosineSimilarity(Metric):

@@ -15,6 +15,8 @@ import os
 import numpy as np
 
 from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.train.serialization._onnx_batch import with_dynamic_batch
 from mscore.train.serialization._trace import (
     TraceGraph, check_net_and_inputs, is_index_array, trace)
 
@@ -294,12 +296,27 @@ _CONVERTERS.update({
 })
 
 
-def build_onnx_model(net, *inputs):
-    """Trace ``net(*inputs)`` through the op layer and return the ``onnx.ModelProto``."""
+def build_onnx_model(net, *inputs, dynamic_batch=False):
+    """Trace ``net(*inputs)`` through the op layer and return the ``onnx.ModelProto``; with
+    ``dynamic_batch`` the leading axis of the inputs and outputs is ``"batch"`` (see
+    :mod:`~mscore.train.serialization._onnx_batch`)."""
     import onnx
+    check_net_and_inputs(net, inputs)
+    model = _traced_onnx_model(net, inputs)
+    if dynamic_batch and all(len(x.shape) for x in inputs):
+        batch = inputs[0].shape[0]
+        if all(x.shape[0] == batch for x in inputs):
+            one_more = [Tensor(np.concatenate([x.asnumpy(), x.asnumpy()[:1]]), x.dtype)
+                        for x in inputs]
+            model = with_dynamic_batch(model, _traced_onnx_model(net, one_more), batch)
+    onnx.checker.check_model(model)
+    return model
+
+
+def _traced_onnx_model(net, inputs):
+    """The ONNX model of one trace of ``net(*inputs)`` (static shapes)."""
     from onnx import helper
     from mscore import context as _context
-    check_net_and_inputs(net, inputs)
     real = _context.current_backend()
     params = [p for _, p in net.parameters_and_names()]
     graph = _OnnxGraph(real, params)
@@ -324,17 +341,16 @@ def build_onnx_model(net, *inputs):
     model = helper.make_model(onnx_graph, producer_name="mscore",
                               opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = _IR_VERSION
-    onnx.checker.check_model(model)
     return model
 
 
-def _onnx_bytes(net, inputs):
+def _onnx_bytes(net, inputs, dynamic_batch=True):
     try:
         import onnx  # noqa: F401
     except ImportError as exc:
         raise ImportError("export: ONNX export needs the 'onnx' package (pip install "
                           "'mscore[onnx]')") from exc
-    return build_onnx_model(net, *inputs).SerializeToString()
+    return build_onnx_model(net, *inputs, dynamic_batch=dynamic_batch).SerializeToString()
 
 
 def _mindir_bytes(net, inputs):
@@ -348,7 +364,9 @@ _WRITERS = {"ONNX": (".onnx", _onnx_bytes), "MINDIR": (".mindir", _mindir_bytes)
 def export(net, *inputs, file_name, file_format, **kwargs):
     """Export ``net`` run on the example ``inputs`` to ``file_name`` in ``file_format``.
 
-    ``"ONNX"`` writes an ONNX model (opset 18) through the ``onnx`` package; ``"MINDIR"``
+    ``"ONNX"`` writes an ONNX model (opset 18) through the ``onnx`` package, whose leading
+    input and output axis is the symbolic ``"batch"`` (any batch size runs) unless
+    ``dynamic_batch=False`` (an option of mscore's) keeps the example's; ``"MINDIR"``
     writes a MindIR model that MindSpore's ``load`` and ``nn.GraphCell`` run (and
     :func:`mscore.load` reads back). The format's suffix (``.onnx``, ``.mindir``) is appended
     to ``file_name`` when missing. ``"AIR"`` (Ascend only) raises ``NotImplementedError``, as
@@ -366,9 +384,14 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         raise NotImplementedError(f"export: file_format {file_format!r} is not implemented in "
                                   f"mscore (it needs Ascend's graph engine); use 'MINDIR' or "
                                   f"'ONNX'")
+    dynamic_batch = kwargs.pop("dynamic_batch", True)
+    if not isinstance(dynamic_batch, bool):
+        raise TypeError(f"dynamic_batch: expected a bool, got {type(dynamic_batch).__name__}")
+    if file_format != "ONNX" and not dynamic_batch:
+        raise ValueError(f"dynamic_batch: an option of ONNX export, not of {file_format}")
     _check_export_options(file_format, kwargs)
     suffix, writer = _WRITERS[file_format]
-    data = writer(net, inputs)
+    data = writer(net, inputs, dynamic_batch) if file_format == "ONNX" else writer(net, inputs)
     if not path.endswith(suffix):
         path += suffix
     if os.path.isdir(path):

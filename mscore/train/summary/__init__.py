@@ -26,3 +26,7 @@ def __getattr__(name):
         from mscore.train.summary.plot import plot_summary
         return plot_summary
     raise AttributeError(f"module 'mscore.train.summary' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -12,9 +12,10 @@ import numpy as np
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback import Callback
-from mscore.train.summary.record import (SummaryRecord, check_export_options,
-                                         check_max_file_size, check_summary_value,
-                                         make_directory)
+from mscore.train.summary.graph import network_graph
+from mscore.train.summary.record import (SummaryRecord, _describe_network,
+                                         check_export_options, check_max_file_size,
+                                         check_summary_value, make_directory)
 from mscore.train.summary.writer import SummaryWriteError
 from mscore import dispatch
 
@@ -530,8 +531,26 @@ class SummaryCollector(Callback):
         network = _arg(cb_params, "train_network") or _arg(cb_params, "network")
         if network is None or not hasattr(network, "get_parameters"):
             return
-        from mscore.train.summary.record import _describe_network
         self._record.add_value("graph", "train_network", _describe_network(network))
+        self._write_network_graph(cb_params)
+
+    def _write_network_graph(self, cb_params):
+        """The user network's GraphDef for TensorBoard's Graphs tab, traced once on this
+        step's batch (without its label when the Model has a loss function). A network the
+        tracer cannot follow keeps only the lineage description, with a warning."""
+        network = _arg(cb_params, "network")
+        element = _arg(cb_params, "train_dataset_element")
+        if network is None or not element:
+            return
+        inputs = tuple(element[:-1]) if _arg(cb_params, "loss_fn") is not None else \
+            tuple(element)
+        try:
+            graph_def = network_graph(network, *inputs)
+        except (TypeError, ValueError, NotImplementedError) as exc:
+            logger.warning("SummaryCollector: the network's graph was not written for "
+                           "TensorBoard (%s)", exc)
+            return
+        self._record._write_graph(graph_def)
 
     # -- lineage -------------------------------------------------------------------------
     def _train_lineage(self, cb_params):

@@ -45,6 +45,11 @@ def version_event(wall_time: float) -> pb.Event:
     return pb.Event(wall_time=wall_time, step=0, file_version=FILE_VERSION)
 
 
+def graph_event(wall_time: float, graph_def: bytes) -> pb.Event:
+    """The event that carries a network's serialized GraphDef (TensorBoard's Graphs tab)."""
+    return pb.Event(wall_time=wall_time, step=0, graph_def=graph_def)
+
+
 def scalar_value(tag: str, value: np.ndarray) -> pb.Summary.Value:
     """A ``simple_value`` summary (float32 on the wire, as TensorBoard stores it)."""
     return pb.Summary.Value(tag=tag, simple_value=float(_as_float(value).reshape(-1)[0]))

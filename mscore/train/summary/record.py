@@ -325,6 +325,12 @@ class SummaryRecord:
             self._writer.write_summary(step, wall_time, items)
         return True
 
+    def _write_graph(self, graph_def):
+        """Write the serialized GraphDef ``graph_def`` (TensorBoard's Graphs tab; see
+        :func:`mscore.train.summary.graph.network_graph`) as its own event."""
+        self._writer.raise_if_failed()
+        self._writer.write_graph(time.time(), graph_def)
+
     def flush(self):
         """Block until every recorded event is on disk."""
         if self._closed:

@@ -136,6 +136,11 @@ class EventWriter:
         self._check()
         self._queue.put(("summary", step, wall_time, items))
 
+    def write_graph(self, wall_time, graph_def: bytes):
+        """Queue one Event carrying the serialized GraphDef ``graph_def``."""
+        self._check()
+        self._queue.put(("graph", wall_time, graph_def))
+
     def write_lineage(self, record: dict):
         """Queue one JSON object for the lineage file."""
         self._check()
@@ -211,6 +216,10 @@ class EventWriter:
                     self._write_record(event.SerializeToString(), step)
                     if self.export_tensors:
                         self._export_npy(step, items)
+                elif kind == "graph":
+                    _, wall_time, graph_def = item
+                    self._write_record(_events.graph_event(wall_time, graph_def)
+                                       .SerializeToString())
                 else:
                     self._write_lineage(item[1])
                 if self._queue.empty():

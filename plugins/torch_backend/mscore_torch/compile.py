@@ -15,6 +15,14 @@ class TorchCompile:
     """``compile`` (policy from ``MSCORE_TORCH_COMPILE``, backend from
     ``MSCORE_TORCH_COMPILE_BACKEND``, read when the backend is built)."""
 
+    def graph_mode_eager_reason(self):
+        """None when GRAPH_MODE programs go through ``torch.compile`` (see :meth:`compile`),
+        else the policy that keeps them eager."""
+        if self._compile_policy == "always":
+            return None
+        return ("torch.compile is off by default (MSCORE_TORCH_COMPILE=always turns it on; "
+                "on CPU it did not pay off)")
+
     def compile(self, fn, donate_argnums=()):
         """``fn`` for GRAPH_MODE: ``torch.compile``d when asked for, else ``fn`` itself.
 

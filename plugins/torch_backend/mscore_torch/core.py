@@ -1,6 +1,7 @@
 """The torch backend's dtypes, array creation, host transfer and device placement."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import ml_dtypes
@@ -71,6 +72,20 @@ class TorchCore:
     def torch_device(self):
         """The ``torch.device`` new arrays are placed on."""
         return self._device
+
+    @contextlib.contextmanager
+    def limit_threads(self, threads):
+        """torch's intra-op pool at ``threads`` inside the block (restored after); its
+        inter-op pool too, which torch lets a process size once, before its first parallel
+        work (later the pool keeps its size)."""
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        with contextlib.suppress(RuntimeError):  # already started: torch refuses a resize
+            torch.set_num_interop_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     def synchronize(self):
         """Wait for the queued CUDA work of the current device (no-op on CPU)."""

@@ -15,7 +15,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(mscore/train/summary/proto/summary.proto\x12\x0emscore.summary\"t\n\x05\x45vent\x12\x11\n\twall_time\x18\x01 \x01(\x01\x12\x0c\n\x04step\x18\x02 \x01(\x03\x12\x16\n\x0c\x66ile_version\x18\x03 \x01(\tH\x00\x12*\n\x07summary\x18\x05 \x01(\x0b\x32\x17.mscore.summary.SummaryH\x00\x42\x06\n\x04what\"\x8c\x03\n\x07Summary\x12,\n\x05value\x18\x01 \x03(\x0b\x32\x1d.mscore.summary.Summary.Value\x1aX\n\x05Image\x12\x0e\n\x06height\x18\x01 \x01(\x05\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x12\n\ncolorspace\x18\x03 \x01(\x05\x12\x1c\n\x14\x65ncoded_image_string\x18\x04 \x01(\x0c\x1a\xf8\x01\n\x05Value\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12\x31\n\x08metadata\x18\t \x01(\x0b\x32\x1f.mscore.summary.SummaryMetadata\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x12.\n\x05image\x18\x04 \x01(\x0b\x32\x1d.mscore.summary.Summary.ImageH\x00\x12/\n\x05histo\x18\x05 \x01(\x0b\x32\x1e.mscore.summary.HistogramProtoH\x00\x12-\n\x06tensor\x18\x08 \x01(\x0b\x32\x1b.mscore.summary.TensorProtoH\x00\x42\x07\n\x05value\"\xe8\x01\n\x0fSummaryMetadata\x12?\n\x0bplugin_data\x18\x01 \x01(\x0b\x32*.mscore.summary.SummaryMetadata.PluginData\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x1b\n\x13summary_description\x18\x03 \x01(\t\x12-\n\ndata_class\x18\x04 \x01(\x0e\x32\x19.mscore.summary.DataClass\x1a\x32\n\nPluginData\x12\x13\n\x0bplugin_name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"\x87\x01\n\x0eHistogramProto\x12\x0b\n\x03min\x18\x01 \x01(\x01\x12\x0b\n\x03max\x18\x02 \x01(\x01\x12\x0b\n\x03num\x18\x03 \x01(\x01\x12\x0b\n\x03sum\x18\x04 \x01(\x01\x12\x13\n\x0bsum_squares\x18\x05 \x01(\x01\x12\x18\n\x0c\x62ucket_limit\x18\x06 \x03(\x01\x42\x02\x10\x01\x12\x12\n\x06\x62ucket\x18\x07 \x03(\x01\x42\x02\x10\x01\"~\n\x10TensorShapeProto\x12\x31\n\x03\x64im\x18\x02 \x03(\x0b\x32$.mscore.summary.TensorShapeProto.Dim\x12\x14\n\x0cunknown_rank\x18\x03 \x01(\x08\x1a!\n\x03\x44im\x12\x0c\n\x04size\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xb2\x01\n\x0bTensorProto\x12\'\n\x05\x64type\x18\x01 \x01(\x0e\x32\x18.mscore.summary.DataType\x12\x36\n\x0ctensor_shape\x18\x02 \x01(\x0b\x32 .mscore.summary.TensorShapeProto\x12\x16\n\x0eversion_number\x18\x03 \x01(\x05\x12\x16\n\x0etensor_content\x18\x04 \x01(\x0c\x12\x12\n\nstring_val\x18\x08 \x03(\x0c*o\n\tDataClass\x12\x16\n\x12\x44\x41TA_CLASS_UNKNOWN\x10\x00\x12\x15\n\x11\x44\x41TA_CLASS_SCALAR\x10\x01\x12\x15\n\x11\x44\x41TA_CLASS_TENSOR\x10\x02\x12\x1c\n\x18\x44\x41TA_CLASS_BLOB_SEQUENCE\x10\x03*\xe3\x01\n\x08\x44\x61taType\x12\x0e\n\nDT_INVALID\x10\x00\x12\x0c\n\x08\x44T_FLOAT\x10\x01\x12\r\n\tDT_DOUBLE\x10\x02\x12\x0c\n\x08\x44T_INT32\x10\x03\x12\x0c\n\x08\x44T_UINT8\x10\x04\x12\x0c\n\x08\x44T_INT16\x10\x05\x12\x0b\n\x07\x44T_INT8\x10\x06\x12\r\n\tDT_STRING\x10\x07\x12\x0c\n\x08\x44T_INT64\x10\t\x12\x0b\n\x07\x44T_BOOL\x10\n\x12\x0f\n\x0b\x44T_BFLOAT16\x10\x0e\x12\r\n\tDT_UINT16\x10\x11\x12\x0b\n\x07\x44T_HALF\x10\x13\x12\r\n\tDT_UINT32\x10\x16\x12\r\n\tDT_UINT64\x10\x17\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(mscore/train/summary/proto/summary.proto\x12\x0emscore.summary\"\x89\x01\n\x05\x45vent\x12\x11\n\twall_time\x18\x01 \x01(\x01\x12\x0c\n\x04step\x18\x02 \x01(\x03\x12\x16\n\x0c\x66ile_version\x18\x03 \x01(\tH\x00\x12\x13\n\tgraph_def\x18\x04 \x01(\x0cH\x00\x12*\n\x07summary\x18\x05 \x01(\x0b\x32\x17.mscore.summary.SummaryH\x00\x42\x06\n\x04what\"1\n\x08GraphDef\x12%\n\x04node\x18\x01 \x03(\x0b\x32\x17.mscore.summary.NodeDef\"\xbb\x01\n\x07NodeDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02op\x18\x02 \x01(\t\x12\r\n\x05input\x18\x03 \x03(\t\x12\x0e\n\x06\x64\x65vice\x18\x04 \x01(\t\x12/\n\x04\x61ttr\x18\x05 \x03(\x0b\x32!.mscore.summary.NodeDef.AttrEntry\x1a\x46\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x19.mscore.summary.AttrValue:\x02\x38\x01\"\xfc\x01\n\tAttrValue\x12\x33\n\x04list\x18\x01 \x01(\x0b\x32#.mscore.summary.AttrValue.ListValueH\x00\x12\x0b\n\x01s\x18\x02 \x01(\x0cH\x00\x12(\n\x04type\x18\x06 \x01(\x0e\x32\x18.mscore.summary.DataTypeH\x00\x12\x31\n\x05shape\x18\x07 \x01(\x0b\x32 .mscore.summary.TensorShapeProtoH\x00\x1aG\n\tListValue\x12\t\n\x01s\x18\x02 \x03(\x0c\x12/\n\x05shape\x18\x07 \x03(\x0b\x32 .mscore.summary.TensorShapeProtoB\x07\n\x05value\"\x8c\x03\n\x07Summary\x12,\n\x05value\x18\x01 \x03(\x0b\x32\x1d.mscore.summary.Summary.Value\x1aX\n\x05Image\x12\x0e\n\x06height\x18\x01 \x01(\x05\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x12\n\ncolorspace\x18\x03 \x01(\x05\x12\x1c\n\x14\x65ncoded_image_string\x18\x04 \x01(\x0c\x1a\xf8\x01\n\x05Value\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12\x31\n\x08metadata\x18\t \x01(\x0b\x32\x1f.mscore.summary.SummaryMetadata\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x12.\n\x05image\x18\x04 \x01(\x0b\x32\x1d.mscore.summary.Summary.ImageH\x00\x12/\n\x05histo\x18\x05 \x01(\x0b\x32\x1e.mscore.summary.HistogramProtoH\x00\x12-\n\x06tensor\x18\x08 \x01(\x0b\x32\x1b.mscore.summary.TensorProtoH\x00\x42\x07\n\x05value\"\xe8\x01\n\x0fSummaryMetadata\x12?\n\x0bplugin_data\x18\x01 \x01(\x0b\x32*.mscore.summary.SummaryMetadata.PluginData\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x1b\n\x13summary_description\x18\x03 \x01(\t\x12-\n\ndata_class\x18\x04 \x01(\x0e\x32\x19.mscore.summary.DataClass\x1a\x32\n\nPluginData\x12\x13\n\x0bplugin_name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"\x87\x01\n\x0eHistogramProto\x12\x0b\n\x03min\x18\x01 \x01(\x01\x12\x0b\n\x03max\x18\x02 \x01(\x01\x12\x0b\n\x03num\x18\x03 \x01(\x01\x12\x0b\n\x03sum\x18\x04 \x01(\x01\x12\x13\n\x0bsum_squares\x18\x05 \x01(\x01\x12\x18\n\x0c\x62ucket_limit\x18\x06 \x03(\x01\x42\x02\x10\x01\x12\x12\n\x06\x62ucket\x18\x07 \x03(\x01\x42\x02\x10\x01\"~\n\x10TensorShapeProto\x12\x31\n\x03\x64im\x18\x02 \x03(\x0b\x32$.mscore.summary.TensorShapeProto.Dim\x12\x14\n\x0cunknown_rank\x18\x03 \x01(\x08\x1a!\n\x03\x44im\x12\x0c\n\x04size\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xb2\x01\n\x0bTensorProto\x12\'\n\x05\x64type\x18\x01 \x01(\x0e\x32\x18.mscore.summary.DataType\x12\x36\n\x0ctensor_shape\x18\x02 \x01(\x0b\x32 .mscore.summary.TensorShapeProto\x12\x16\n\x0eversion_number\x18\x03 \x01(\x05\x12\x16\n\x0etensor_content\x18\x04 \x01(\x0c\x12\x12\n\nstring_val\x18\x08 \x03(\x0c*o\n\tDataClass\x12\x16\n\x12\x44\x41TA_CLASS_UNKNOWN\x10\x00\x12\x15\n\x11\x44\x41TA_CLASS_SCALAR\x10\x01\x12\x15\n\x11\x44\x41TA_CLASS_TENSOR\x10\x02\x12\x1c\n\x18\x44\x41TA_CLASS_BLOB_SEQUENCE\x10\x03*\xe3\x01\n\x08\x44\x61taType\x12\x0e\n\nDT_INVALID\x10\x00\x12\x0c\n\x08\x44T_FLOAT\x10\x01\x12\r\n\tDT_DOUBLE\x10\x02\x12\x0c\n\x08\x44T_INT32\x10\x03\x12\x0c\n\x08\x44T_UINT8\x10\x04\x12\x0c\n\x08\x44T_INT16\x10\x05\x12\x0b\n\x07\x44T_INT8\x10\x06\x12\r\n\tDT_STRING\x10\x07\x12\x0c\n\x08\x44T_INT64\x10\t\x12\x0b\n\x07\x44T_BOOL\x10\n\x12\x0f\n\x0b\x44T_BFLOAT16\x10\x0e\x12\r\n\tDT_UINT16\x10\x11\x12\x0b\n\x07\x44T_HALF\x10\x13\x12\r\n\tDT_UINT32\x10\x16\x12\r\n\tDT_UINT64\x10\x17\x62\x06proto3')
 
 _DATACLASS = DESCRIPTOR.enum_types_by_name['DataClass']
 DataClass = enum_type_wrapper.EnumTypeWrapper(_DATACLASS)
@@ -43,6 +43,11 @@ DT_UINT64 = 23
 
 
 _EVENT = DESCRIPTOR.message_types_by_name['Event']
+_GRAPHDEF = DESCRIPTOR.message_types_by_name['GraphDef']
+_NODEDEF = DESCRIPTOR.message_types_by_name['NodeDef']
+_NODEDEF_ATTRENTRY = _NODEDEF.nested_types_by_name['AttrEntry']
+_ATTRVALUE = DESCRIPTOR.message_types_by_name['AttrValue']
+_ATTRVALUE_LISTVALUE = _ATTRVALUE.nested_types_by_name['ListValue']
 _SUMMARY = DESCRIPTOR.message_types_by_name['Summary']
 _SUMMARY_IMAGE = _SUMMARY.nested_types_by_name['Image']
 _SUMMARY_VALUE = _SUMMARY.nested_types_by_name['Value']
@@ -58,6 +63,43 @@ Event = _reflection.GeneratedProtocolMessageType('Event', (_message.Message,), {
   # @@protoc_insertion_point(class_scope:mscore.summary.Event)
   })
 _sym_db.RegisterMessage(Event)
+
+GraphDef = _reflection.GeneratedProtocolMessageType('GraphDef', (_message.Message,), {
+  'DESCRIPTOR' : _GRAPHDEF,
+  '__module__' : 'mscore.train.summary.proto.summary_pb2'
+  # @@protoc_insertion_point(class_scope:mscore.summary.GraphDef)
+  })
+_sym_db.RegisterMessage(GraphDef)
+
+NodeDef = _reflection.GeneratedProtocolMessageType('NodeDef', (_message.Message,), {
+
+  'AttrEntry' : _reflection.GeneratedProtocolMessageType('AttrEntry', (_message.Message,), {
+    'DESCRIPTOR' : _NODEDEF_ATTRENTRY,
+    '__module__' : 'mscore.train.summary.proto.summary_pb2'
+    # @@protoc_insertion_point(class_scope:mscore.summary.NodeDef.AttrEntry)
+    })
+  ,
+  'DESCRIPTOR' : _NODEDEF,
+  '__module__' : 'mscore.train.summary.proto.summary_pb2'
+  # @@protoc_insertion_point(class_scope:mscore.summary.NodeDef)
+  })
+_sym_db.RegisterMessage(NodeDef)
+_sym_db.RegisterMessage(NodeDef.AttrEntry)
+
+AttrValue = _reflection.GeneratedProtocolMessageType('AttrValue', (_message.Message,), {
+
+  'ListValue' : _reflection.GeneratedProtocolMessageType('ListValue', (_message.Message,), {
+    'DESCRIPTOR' : _ATTRVALUE_LISTVALUE,
+    '__module__' : 'mscore.train.summary.proto.summary_pb2'
+    # @@protoc_insertion_point(class_scope:mscore.summary.AttrValue.ListValue)
+    })
+  ,
+  'DESCRIPTOR' : _ATTRVALUE,
+  '__module__' : 'mscore.train.summary.proto.summary_pb2'
+  # @@protoc_insertion_point(class_scope:mscore.summary.AttrValue)
+  })
+_sym_db.RegisterMessage(AttrValue)
+_sym_db.RegisterMessage(AttrValue.ListValue)
 
 Summary = _reflection.GeneratedProtocolMessageType('Summary', (_message.Message,), {
 
@@ -129,32 +171,44 @@ _sym_db.RegisterMessage(TensorProto)
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
+  _NODEDEF_ATTRENTRY._options = None
+  _NODEDEF_ATTRENTRY._serialized_options = b'8\001'
   _HISTOGRAMPROTO.fields_by_name['bucket_limit']._options = None
   _HISTOGRAMPROTO.fields_by_name['bucket_limit']._serialized_options = b'\020\001'
   _HISTOGRAMPROTO.fields_by_name['bucket']._options = None
   _HISTOGRAMPROTO.fields_by_name['bucket']._serialized_options = b'\020\001'
-  _DATACLASS._serialized_start=1259
-  _DATACLASS._serialized_end=1370
-  _DATATYPE._serialized_start=1373
-  _DATATYPE._serialized_end=1600
-  _EVENT._serialized_start=60
-  _EVENT._serialized_end=176
-  _SUMMARY._serialized_start=179
-  _SUMMARY._serialized_end=575
-  _SUMMARY_IMAGE._serialized_start=236
-  _SUMMARY_IMAGE._serialized_end=324
-  _SUMMARY_VALUE._serialized_start=327
-  _SUMMARY_VALUE._serialized_end=575
-  _SUMMARYMETADATA._serialized_start=578
-  _SUMMARYMETADATA._serialized_end=810
-  _SUMMARYMETADATA_PLUGINDATA._serialized_start=760
-  _SUMMARYMETADATA_PLUGINDATA._serialized_end=810
-  _HISTOGRAMPROTO._serialized_start=813
-  _HISTOGRAMPROTO._serialized_end=948
-  _TENSORSHAPEPROTO._serialized_start=950
-  _TENSORSHAPEPROTO._serialized_end=1076
-  _TENSORSHAPEPROTO_DIM._serialized_start=1043
-  _TENSORSHAPEPROTO_DIM._serialized_end=1076
-  _TENSORPROTO._serialized_start=1079
-  _TENSORPROTO._serialized_end=1257
+  _DATACLASS._serialized_start=1777
+  _DATACLASS._serialized_end=1888
+  _DATATYPE._serialized_start=1891
+  _DATATYPE._serialized_end=2118
+  _EVENT._serialized_start=61
+  _EVENT._serialized_end=198
+  _GRAPHDEF._serialized_start=200
+  _GRAPHDEF._serialized_end=249
+  _NODEDEF._serialized_start=252
+  _NODEDEF._serialized_end=439
+  _NODEDEF_ATTRENTRY._serialized_start=369
+  _NODEDEF_ATTRENTRY._serialized_end=439
+  _ATTRVALUE._serialized_start=442
+  _ATTRVALUE._serialized_end=694
+  _ATTRVALUE_LISTVALUE._serialized_start=614
+  _ATTRVALUE_LISTVALUE._serialized_end=685
+  _SUMMARY._serialized_start=697
+  _SUMMARY._serialized_end=1093
+  _SUMMARY_IMAGE._serialized_start=754
+  _SUMMARY_IMAGE._serialized_end=842
+  _SUMMARY_VALUE._serialized_start=845
+  _SUMMARY_VALUE._serialized_end=1093
+  _SUMMARYMETADATA._serialized_start=1096
+  _SUMMARYMETADATA._serialized_end=1328
+  _SUMMARYMETADATA_PLUGINDATA._serialized_start=1278
+  _SUMMARYMETADATA_PLUGINDATA._serialized_end=1328
+  _HISTOGRAMPROTO._serialized_start=1331
+  _HISTOGRAMPROTO._serialized_end=1466
+  _TENSORSHAPEPROTO._serialized_start=1468
+  _TENSORSHAPEPROTO._serialized_end=1594
+  _TENSORSHAPEPROTO_DIM._serialized_start=1561
+  _TENSORSHAPEPROTO_DIM._serialized_end=1594
+  _TENSORPROTO._serialized_start=1597
+  _TENSORPROTO._serialized_end=1775
 # @@protoc_insertion_point(module_scope)
