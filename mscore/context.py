@@ -27,7 +27,6 @@ _context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYN
             "print_file_path": ""}
 _active = None          # the Backend instance ops dispatch to
 _seed = None
-_host_rng = np.random.default_rng()
 
 
 def current_backend():
@@ -146,12 +145,13 @@ def get_context(attr_key):
 
 
 def set_seed(seed):
-    """Seed parameter initialisers (host numpy) and the active backend's random stream."""
-    global _seed, _host_rng
+    """Seed numpy's global random state (which parameter initialisers draw from, as in
+    MindSpore) and the active backend's random stream."""
+    global _seed
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
     _seed = seed
-    _host_rng = np.random.default_rng(seed)
+    np.random.seed(seed)
     if _active is not None:
         _reset_device_rng(seed)
 
@@ -162,8 +162,10 @@ def get_seed():
 
 
 def host_rng() -> np.random.Generator:
-    """The numpy generator initialisers draw from (identical on every backend)."""
-    return _host_rng
+    """A numpy generator for one initialiser draw, seeded from numpy's global random state
+    as MindSpore's initialisers are: ``np.random.seed`` (or :func:`set_seed`) makes the
+    draws repeat, and the values are the same on every backend."""
+    return np.random.default_rng(np.random.randint(1, 1 << 63, dtype=np.int64))
 
 
 def _reset_device_rng(seed):

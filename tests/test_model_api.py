@@ -46,8 +46,6 @@ OVERRIDES = {
     ("build_and_layouts", "build_no_sink"): "ok",
     # predict also takes numpy arrays (converted to Tensors).
     ("eval_predict_checks", "predict_numpy"): [[0.14211], [0.1175]],
-    # get_metrics also takes a list of names (docs/differences.md, metrics).
-    ("init_checks", "metrics_list"): "ok",
 }
 
 
