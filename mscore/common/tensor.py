@@ -53,6 +53,7 @@ class Tensor:
         if init is not None:
             if input_data is not None:
                 raise ValueError("Tensor: give either input_data or init with shape, not both")
+            # initializer (a layer above: it makes Tensors) is imported where it is used.
             from mscore.common.initializer import initializer
             self._data = initializer(init, shape, dtype or mdt.float32)._data
             return

@@ -13,6 +13,7 @@ import atexit
 import numbers
 from dataclasses import dataclass
 
+from mscore import _state as _process_state
 from mscore import context
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
@@ -40,7 +41,7 @@ class _Group:
     handle: object
 
 
-_state = {"collectives": None, "env": None, "backend": None, "groups": {}, "seed": None}
+_state = _process_state.process.communication   # the job this process joined
 
 
 # -- init / release ---------------------------------------------------------------------------
@@ -127,7 +128,6 @@ def _release_at_exit(collectives):
 
 
 def _join(collectives, env, device_target):
-    from mscore.common import graph
     from mscore.ops import random
     parked = random.park_global_state() if collectives.restarts_runtime else None
     try:
@@ -136,7 +136,7 @@ def _join(collectives, env, device_target):
         if collectives.restarts_runtime:
             random.restore_global_state(parked)
     # Programs compiled before init ran alone; the job's programs may hold collectives.
-    graph.clear_cache()
+    _process_state.drop_compiled_programs()
 
 
 def _agree_seed(collectives, backend):
@@ -170,7 +170,6 @@ def release():
     collectives = _state["collectives"]
     if collectives is None:
         return
-    from mscore.common import graph
     try:
         collectives.release()
     finally:
@@ -178,7 +177,7 @@ def release():
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
         GlobalComm.INITED = False
-        graph.clear_cache()
+        _process_state.drop_compiled_programs()
 
 
 def is_initialized():

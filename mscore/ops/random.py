@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore import _state
+from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -20,7 +21,6 @@ from mscore.ops.primitive_base import check_float, check_int, Primitive
 from mscore.ops.control import cast
 from mscore.ops.elementwise import add, floor, greater_equal, mul, not_equal, sub, where
 from mscore.ops.creation import zeros_like
-from mscore import context
 from mscore.common.parameter import Parameter
 
 _wrap = Tensor._wrap
@@ -172,7 +172,7 @@ class Dropout(Primitive):
         return out, not_equal(out, 0.0)
 
 
-_holder = {"param": None, "backend": None}
+_holder = _state.process.random_stream   # {"param": Parameter, "backend": Backend}
 
 
 def reset_global_state(seed):
@@ -189,7 +189,7 @@ def global_state_parameter():
     if traced is not None:
         return traced
     if _holder["param"] is None or _holder["backend"] is not dispatch.backend():
-        seed = context.get_seed()
+        seed = _state.process.seeds.global_seed
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2 ** 63))
         reset_global_state(seed)

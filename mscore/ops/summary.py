@@ -27,7 +27,7 @@ class _SummarySlot(Parameter):
     """Output-only state holding the latest value of one summary operator."""
 
     # A compiled program returns the new values of side-output Parameters as extra
-    # outputs instead of refusing a Parameter the cell does not own (common/graph.py).
+    # outputs instead of refusing a Parameter the cell does not own (compile/graph.py).
     _side_output = True
 
     @classmethod

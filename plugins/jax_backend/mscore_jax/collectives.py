@@ -28,7 +28,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
-from mscore_jax.backend import is_tracer
+from mscore_jax.core import is_tracer
 
 try:
     from jax import shard_map as _shard_map

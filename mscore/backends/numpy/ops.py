@@ -1,4 +1,4 @@
-"""A backend over any numpy-like array module (``xp``): the numpy reference, and CuPy.
+"""The primitive ops over a numpy-like array module ``xp``.
 
 Convolution and pooling are written with strided windows and GEMM (im2col), so they need
 nothing but ``xp.lib.stride_tricks.as_strided`` and ``xp.matmul``.
@@ -9,71 +9,12 @@ import math
 
 import numpy as np
 
-from mscore.common import dtype as mdt
-from mscore.plugin.backend import Backend
+from mscore.plugin.rules import (check_window_fits, divide_toward_zero, erf_polynomial,
+                                 is_half_precision)
 
 
-class ArrayModuleBackend(Backend):
-    """The primitive op set implemented once over the array module ``xp``."""
-
-    def __init__(self, xp, name, special_erf=None):
-        super().__init__()
-        self.xp = xp
-        self._special_erf = special_erf
-        self.name = name
-        self._as_strided = xp.lib.stride_tricks.as_strided
-        self._native_to_dtype = {}
-        for d in mdt.ALL_DTYPES:
-            try:
-                self._native_to_dtype[xp.dtype(d.np_dtype)] = d
-            except TypeError:  # bfloat16 is not a CuPy dtype
-                pass
-
-    # -- dtype mapping -----------------------------------------------------------------
-    def native_dtype(self, dtype):
-        """The array module's dtype for mscore ``dtype``."""
-        return dtype.np_dtype
-
-    # -- creation and transfer ----------------------------------------------------------
-    def from_numpy(self, array, dtype=None):
-        array = np.asarray(array)
-        if dtype is not None:
-            array = array.astype(self.native_dtype(dtype), copy=False)
-        return self.xp.array(array, copy=True)
-
-    def to_numpy(self, a):
-        return np.array(a, copy=True)
-
-    def full(self, shape, value, dtype):
-        return self.xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
-
-    def arange(self, start, stop, step, dtype):
-        return self.xp.arange(start, stop, step).astype(self.native_dtype(dtype))
-
-    def shape(self, a):
-        return tuple(a.shape)
-
-    def dtype(self, a):
-        return self._native_to_dtype[a.dtype]
-
-    def cast(self, a, dtype):
-        target = self.native_dtype(dtype)
-        if a.dtype == target:
-            return a
-        if dtype.is_integer and a.dtype.kind in "fV":   # V: bfloat16
-            return self._saturating_cast(a, dtype)
-        return a.astype(target)
-
-    def _saturating_cast(self, a, dtype):
-        """Float to integer, truncating toward zero; values beyond the integer range
-        saturate and NaN gives 0 (the contract; a plain C cast is undefined there)."""
-        xp = self.xp
-        info = np.iinfo(dtype.np_dtype)
-        t = xp.trunc(a.astype(np.float32) if a.dtype.itemsize < 4 else a)
-        # info.max + 1 is a power of two, exact in every float dtype.
-        high, low, nan = t >= float(info.max) + 1, t < float(info.min), xp.isnan(t)
-        out = xp.where(high | low | nan, 0, t).astype(self.native_dtype(dtype))
-        return xp.where(high, info.max, xp.where(low, info.min, out)).astype(out.dtype)
+class ArrayModuleOps:
+    """The primitive op set implemented once over ``self.xp``."""
 
     # -- elementwise -------------------------------------------------------------------
     def neg(self, a): return self.xp.negative(a)                # noqa: E704
@@ -93,8 +34,8 @@ class ArrayModuleBackend(Backend):
     def erf(self, a):
         special = self._special_erf
         if special is None:
-            special = lambda v: _erf(self.xp, v)  # noqa: E731
-        if a.dtype.itemsize < 4:  # half precision: compute in float32, round once
+            special = lambda v: erf_polynomial(self.xp, v)  # noqa: E731
+        if is_half_precision(a.dtype.itemsize):  # computed in float32, rounded once
             return special(a.astype(np.float32)).astype(a.dtype)
         return special(a)
 
@@ -118,19 +59,18 @@ class ArrayModuleBackend(Backend):
         return self.xp.true_divide(a, b)
 
     def _int_div(self, a, b):
-        """Integer division truncating toward zero (MindSpore's Div) in integer arithmetic:
-        ``x / 0`` is 0 and ``MIN / -1`` wraps to MIN (the contract)."""
-        xp = self.xp
+        """Integer division truncating toward zero (``rules.divide_toward_zero``)."""
         if a.dtype.kind == "b":
             return self._int_div(a.astype(np.int8), b.astype(np.int8)).astype(a.dtype)
-        zero = b == 0
-        safe = xp.where(zero, xp.ones_like(b), b)
-        with np.errstate(over="ignore"):       # MIN // -1 wraps, as the contract says
-            q = xp.floor_divide(a, safe)
-            r = a - q * safe
+        with np.errstate(over="ignore"):       # -MIN wraps to MIN, as the contract says
+            return divide_toward_zero(a, b, trunc_divide=self._trunc_divide,
+                                      where=self.xp.where, negative=self.xp.negative)
+
+    def _trunc_divide(self, a, b):
+        """``a / b`` truncated toward zero for divisors other than 0 and -1."""
+        q = self.xp.floor_divide(a, b)
         # Floor is one below truncation for an inexact negative quotient.
-        q = q + ((r != 0) & ((a < 0) != (safe < 0))).astype(q.dtype)
-        return xp.where(zero, xp.zeros_like(q), q)
+        return q + ((a - q * b != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
 
     def pow(self, a, b):
         return self.xp.power(a, b)
@@ -140,7 +80,7 @@ class ArrayModuleBackend(Backend):
 
     # -- reductions --------------------------------------------------------------------
     def sum(self, a, axis, keepdims):
-        if a.dtype.itemsize < 4 and a.dtype.kind in "fV":
+        if a.dtype.kind in "fV" and is_half_precision(a.dtype.itemsize):
             # Half precision: accumulate in float32 and round once, as torch, jax and GPU
             # kernels do; numpy adds float16 rows one by one in float16, which overflows
             # (and loses bits) where the true sum fits (found by `mscore compare` at O2).
@@ -196,7 +136,7 @@ class ArrayModuleBackend(Backend):
 
     # -- linear algebra ------------------------------------------------------------------
     def matmul(self, a, b):
-        if a.dtype.itemsize < 4 and a.dtype.kind in "fV":
+        if a.dtype.kind in "fV" and is_half_precision(a.dtype.itemsize):
             # Half precision: accumulate in float32 and round once, as GPU tensor cores do;
             # numpy has no BLAS kernels for float16/bfloat16 either.
             return self.xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
@@ -208,10 +148,7 @@ class ArrayModuleBackend(Backend):
         spatial = x.shape[2:]
         out = tuple((s - d * (k - 1) - 1) // st + 1
                     for s, k, st, d in zip(spatial, kernel, stride, dilation))
-        if any(o <= 0 for o in out):
-            raise ValueError(f"conv/pool: kernel {tuple(kernel)} with dilation "
-                             f"{tuple(dilation)} does not fit the padded input "
-                             f"{tuple(spatial)}")
+        check_window_fits(spatial, kernel, dilation)
         st = x.strides
         strides = st[:2] + tuple(s * t for s, t in zip(st[2:], stride)) + \
             tuple(s * d for s, d in zip(st[2:], dilation))
@@ -278,7 +215,7 @@ class ArrayModuleBackend(Backend):
         nd = len(kernel)
         axes = tuple(range(-nd, 0))
         pad = ((0, 0), (0, 0)) + tuple(padding)
-        acc_dtype = np.float32 if x.dtype.itemsize < 4 else x.dtype
+        acc_dtype = np.float32 if is_half_precision(x.dtype.itemsize) else x.dtype
         xpad = xp.ascontiguousarray(self.pad(x, pad, 0)).astype(acc_dtype, copy=False)
         win, out = self._windows(xpad, kernel, stride, (1,) * nd)
         total = win.sum(axis=axes)
@@ -289,75 +226,6 @@ class ArrayModuleBackend(Backend):
             cwin, _ = self._windows(xp.ascontiguousarray(ones), kernel, stride, (1,) * nd)
             res = total / cwin.sum(axis=axes)
         return res.astype(x.dtype)
-
-    # -- random --------------------------------------------------------------------------
-    def rng_state(self, seed):
-        return np.array([seed, 0], dtype=np.uint64)
-
-    def _generator(self, state):
-        return np.random.default_rng([int(state[0]), int(state[1])])
-
-    def _next(self, state):
-        return np.array([state[0], state[1] + 1], dtype=np.uint64)
-
-    def random_uniform(self, state, shape, dtype):
-        values = self._generator(state).random(tuple(shape), dtype=np.float64)
-        return self.from_numpy(values, dtype), self._next(state)
-
-    def random_normal(self, state, shape, dtype):
-        values = self._generator(state).standard_normal(tuple(shape), dtype=np.float64)
-        return self.from_numpy(values, dtype), self._next(state)
-
-    # -- multi-array updates -------------------------------------------------------------
-    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
-        """Momentum SGD per parameter in four passes: ``v = momentum * v + g``,
-        ``p = p - lr * v``; with ``inplace`` into the given arrays (no allocation), otherwise
-        into two new arrays per parameter."""
-        xp = self.xp
-        new_params, new_moments = [], []
-        for p, v, g in zip(params, moments, grads):
-            nv = xp.multiply(v, momentum, out=v if inplace else None)
-            xp.add(nv, g, out=nv)
-            if nesterov:
-                step = xp.multiply(nv, momentum)
-                xp.add(step, g, out=step)
-                xp.multiply(step, lr, out=step)
-            else:
-                step = xp.multiply(nv, lr)
-            new_moments.append(nv)
-            new_params.append(xp.subtract(p, step, out=p if inplace else step))
-        return new_params, new_moments
-
-    def adam_update(self, params, m, v, grads, lr, beta1, beta2, eps, nesterov,
-                    weight_decay=None, inplace=False):
-        """Adam per parameter with ufuncs writing into their results (with ``inplace`` into
-        the given arrays): ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2``,
-        ``p -= lr (n / (sqrt(v) + eps) + wd p)``."""
-        xp = self.xp
-        new_p, new_m, new_v = [], [], []
-        for p, mi, vi, g in zip(params, m, v, grads):
-            def c(value, dt=p.dtype):
-                return xp.asarray(value, dtype=dt)
-            nm = xp.multiply(mi, c(beta1), out=mi if inplace else None)
-            nm += xp.multiply(g, c(1.0 - beta1))
-            nv = xp.multiply(vi, c(beta2), out=vi if inplace else None)
-            g2 = xp.multiply(g, g)
-            g2 *= c(1.0 - beta2)
-            nv += g2
-            num = nm
-            if nesterov:
-                num = xp.multiply(nm, c(beta1))
-                num += xp.multiply(g, c(1.0 - beta1))
-            update = xp.sqrt(nv, out=g2)
-            update += c(eps)
-            xp.divide(num, update, out=update)
-            if weight_decay is not None:
-                update += xp.multiply(p, weight_decay)
-            update *= lr
-            new_p.append(xp.subtract(p, update, out=p if inplace else update))
-            new_m.append(nm)
-            new_v.append(nv)
-        return new_p, new_m, new_v
 
     # -- overflow check ------------------------------------------------------------------
     def all_finite(self, arrays):
@@ -370,19 +238,3 @@ class ArrayModuleBackend(Backend):
         if errstate is None:  # an array module without numpy's error states (CuPy)
             return super().expected_overflow()
         return errstate(over="ignore", invalid="ignore", divide="ignore")
-
-
-# Fallback when no special-function library is at hand: the complementary error function's
-# Chebyshev fit (relative error below 1.2e-7, enough for float32 and narrower).
-_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-                -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
-def _erf(xp, x):
-    z = xp.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = xp.zeros_like(z) + _ERFC_COEFFS[-1]
-    for c in reversed(_ERFC_COEFFS[:-1]):
-        poly = poly * t + c
-    erfc = t * xp.exp(-z * z + poly)
-    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)
