@@ -3,8 +3,8 @@ MindSpore 2.10 and on mscore.
 
 Each ``case_*`` takes the framework's top-level module and returns a JSON-able answer;
 ``attempt`` turns an exception into ``{"raises": type name, "message": text}`` so the
-wording is compared too. The private helpers MindSpore's own tests import are in ``private_helper_cases.py``, and
-join ``CASES`` here. ``make_edge_cases.py`` records MindSpore's answers into
+wording is compared too. The private helpers MindSpore's own tests import are in
+``private_helper_cases.py`` and join ``CASES`` here. ``make_edge_cases.py`` records MindSpore's answers into
 ``mindspore_edge_cases.json``; ``tests/test_edge_cases.py`` runs the cases on mscore.
 """
 import copy
