@@ -552,7 +552,8 @@ def test_load_param_into_net_reports_what_was_not_loaded():
 def test_load_param_into_net_shape_mismatch_names_the_parameter():
     net = _small_net()
     d = {"0.weight": ms.Parameter(ms.Tensor(np.ones((3, 4), np.float32)), name="0.weight")}
-    with pytest.raises(RuntimeError, match=r"0\.weight in the argument 'net'.*\(4, 3\).*\(3, 4\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"0\.weight in the argument 'net'.*\(4, 3\).*\(3, 4\)"):
         load_param_into_net(net, d)
 
 
