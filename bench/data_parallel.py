@@ -14,6 +14,11 @@ process group:
 * ``torch DDP`` / ``torch alone`` (``--backend torch``): the same model in plain torch with
   ``DistributedDataParallel`` (gloo, its own 25 MB buckets) and without it.
 
+With ``--parallel-optimizer`` the DP cell shards the optimizer state over the workers
+(``enable_parallel_optimizer=True``: gradients reduce-scattered, updated weights
+all-gathered) and the script prints the bytes of optimizer state each rank holds against the
+unsharded state (measured on the optimizers' state Parameters).
+
 Times are medians over ``--repeats`` rounds of ``--steps`` steps (the variants alternate in
 each round); the communication overhead per step is ``DP - alone``. Scaling efficiency is the
 N=1 step time over the N=2 one; on a machine with fewer cores than workers it measures the
@@ -21,6 +26,7 @@ contention of the processes as much as the communication.
 
     python bench/data_parallel.py [--backend torch|jax|numpy] [--mode pynative|graph]
                                   [--workers 1,2] [--batch 64] [--steps 20] [--repeats 5]
+                                  [--parallel-optimizer]
 """
 from __future__ import annotations
 
@@ -49,6 +55,8 @@ def _parse(argv):
     p.add_argument("--repeats", type=int, default=5, help="timed rounds")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--timeout", type=int, default=900, help="seconds per job")
+    p.add_argument("--parallel-optimizer", action="store_true",
+                   help="shard the optimizer state over the workers (ZeRO-style)")
     p.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -60,17 +68,24 @@ def _mlp(ms, nn):
                               nn.Dense(512, 10)])
 
 
-def _mscore_step(ms, nn, parallel):
+def _mscore_step(ms, nn, parallel, sharded=False):
     ms.reset_auto_parallel_context()
     if parallel:
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL,
-                                     gradients_mean=True)
+                                     gradients_mean=True, enable_parallel_optimizer=sharded)
     net = _mlp(ms, nn)
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
     cell = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), opt)
     cell.set_train(True)
     ms.reset_auto_parallel_context()
     return cell
+
+
+def _state_bytes(optimizer):
+    """Bytes of the optimizer's state Parameters (every ParameterTuple but the parameters)."""
+    inner = getattr(optimizer, "inner", optimizer)   # the parallel optimizer's own
+    return sum(int(np.prod(p.shape)) * p.dtype.itemsize for name, tup in
+               inner._param_tuples.items() if name != "parameters" for p in tup)
 
 
 def _timed(run, steps, finish):
@@ -125,9 +140,10 @@ def worker(args):
     rng = np.random.default_rng(rank)
     x = ms.Tensor(rng.standard_normal((args.batch, 784)).astype(np.float32))
     y = ms.Tensor(rng.integers(0, 10, args.batch).astype(np.int32))
-    dp, alone = _mscore_step(ms, nn, True), _mscore_step(ms, nn, False)
+    dp = _mscore_step(ms, nn, True, args.parallel_optimizer)
+    alone = _mscore_step(ms, nn, False)
     grads = tuple(ms.Tensor(p.asnumpy()) for p in dp.weights)
-    reducer = dp.grad_reducer
+    reducer = getattr(dp.grad_reducer, "replicated", dp.grad_reducer)
     coll = management.collectives()
     flat = ms.Tensor(np.ones(sum(p.size for p in dp.weights), np.float32))
     backend = ms.context.current_backend()
@@ -152,8 +168,12 @@ def worker(args):
             times[name].append(_timed(run, args.steps, fin))
     backend.synchronize()
     result = {"rank": rank, "size": size, "engine": coll.engine,
-              "buckets": len(reducer.bucket_plan(grads)),
-              "bytes_per_step": reducer.bytes_per_step(grads),
+              "buckets": len(reducer.bucket_plan(grads)) + len(
+                  getattr(getattr(dp.optimizer, "plan", None), "buckets", ())),
+              "bytes_per_step": reducer.bytes_per_step(grads) + sum(
+                  p.size * p.dtype.itemsize for i, p in enumerate(dp.weights)
+                  if getattr(getattr(dp.optimizer, "plan", None), "sharded", [False] * 99)[i]),
+              "state_bytes": [_state_bytes(alone.optimizer), _state_bytes(dp.optimizer)],
               "ms": {name: 1e3 * statistics.median(t) for name, t in times.items()},
               "min_ms": {name: 1e3 * min(t) for name, t in times.items()}}
     with open(os.path.join(args.worker_out, f"rank{rank}.json"), "w") as f:
@@ -173,7 +193,8 @@ def _job(args, n, out):
            f"--local_worker_num={n}", f"--master_port={_free_port()}", HERE,
            "--backend", args.backend, "--mode", args.mode, "--batch", str(args.batch),
            "--steps", str(args.steps), "--repeats", str(args.repeats), "--warmup",
-           str(args.warmup), "--worker-out", out]
+           str(args.warmup), "--worker-out", out] + \
+        (["--parallel-optimizer"] if args.parallel_optimizer else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         raise SystemExit(f"the {n}-worker job failed:\n{proc.stdout[-2000:]}\n"
@@ -202,6 +223,12 @@ def main(argv=None):
             rows[n]["bytes"] = ranks[0]["bytes_per_step"]
             rows[n]["buckets"] = ranks[0]["buckets"]
             rows[n]["engine"] = ranks[0]["engine"]
+            if args.parallel_optimizer:
+                full = ranks[0]["state_bytes"][0]
+                held = [r["state_bytes"][1] for r in ranks]
+                print(f"optimizer state, N={n}: unsharded {full:,} bytes; held per rank "
+                      f"{', '.join(f'{h:,}' for h in held)} bytes "
+                      f"({max(held) / full:.1%} of the unsharded state)")
     names = list(next(iter(rows.values())))
     print(f"data parallel, backend {args.backend} ({rows[counts[0]]['engine']}), "
           f"{args.mode}, MLP 784-512-512-10, batch {args.batch} per worker; ms per step "

@@ -154,8 +154,8 @@ def test_set_get_reset_round_trip():
 
 
 def test_model_parallel_options_are_refused_not_ignored():
-    for kwargs in ({"parallel_mode": "semi_auto_parallel"}, {"enable_parallel_optimizer": True},
-                   {"pipeline_stages": 2}, {"dataset_strategy": ((2, 1),)}):
+    for kwargs in ({"parallel_mode": "auto_parallel"}, {"pipeline_stages": 2},
+                   {"dataset_strategy": ((2, 1),)}):
         with pytest.raises(ValueError, match="model parallelism|mscore implements"):
             ms.set_auto_parallel_context(**kwargs)
     ms.set_auto_parallel_context(gradients_mean=True)

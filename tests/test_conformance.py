@@ -173,6 +173,13 @@ def test_kit_passes_on_installed_backend(backend, run_py, tmp_path):
     measured = [t for t in report["tests"] if t["feature"].startswith("ops.")
                 and t["outcome"] == "passed" and t["max_abs_err"] is not None]
     assert measured and all(isinstance(t["max_abs_err"], float) for t in measured)
+    # How close to its tolerance each passing feature came, per dtype and device.
+    rows = report["tolerance_use"]
+    assert rows and all(0 <= float(r["max_ratio"]) <= 1 for r in rows), rows
+    assert {r["device"] for r in rows} == {info["device"]}
+    assert isinstance(table["never_called"], list)
+    if SLOW:   # the whole kit reaches every method the backend provides
+        assert table["never_called"] == [], table["never_called"]
 
 
 # -- a deliberately broken backend ---------------------------------------------------------------
@@ -206,6 +213,7 @@ def test_broken_backend_failures_are_readable(broken_run):
     by_case = {t["case"]: t for t in report["tests"]}
     shape = by_case["test_ops.py::test_primitive[sum_axis02_keep-float32]"]
     assert shape["message"].startswith("mscore.conformance.harness.ConformanceFailure: "
+                                       "sum_axis02_keep: broken declares float32, but "
                                        "sum(axis02_keep): shape (4,), expected (1, 4, 1)")
     dtype = by_case["test_ops.py::test_primitive[argmax_axis0-float64]"]
     assert "reports dtype int32, expected int64" in dtype["message"]
@@ -284,8 +292,8 @@ def test_example_backend_passes_after_pip_install(pip_target, run_py, tmp_path):
 def liars_run(run_py, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("liars")
     return _run_kit(run_py, tmp, "liar_dtypes,liar_deterministic,liar_capabilities",
-                    "--plugin", "mscore_lying_backends", "-k", "test_capabilities or int8",
-                    paths=(LIARS_DIR,))
+                    "--plugin", "mscore_lying_backends", "-k",
+                    "test_capabilities or test_determinism or int8", paths=(LIARS_DIR,))
 
 
 def _failures(report, backend):
@@ -314,8 +322,8 @@ def test_a_declared_determinism_with_noise_fails(liars_run):
     proc, report = liars_run
     failed = _failures(report, "liar_deterministic")
     assert set(failed) == {"capabilities.deterministic"}, failed
-    assert re.search(r"liar_deterministic declares 'deterministic', but two runs of matmul "
-                     r"gave different bits in \d+ of 192 elements",
+    assert re.search(r"liar_deterministic declares 'deterministic', but two runs of "
+                     r"matmul_2d in float(32|64) gave different bits in \d+ of 15 elements",
                      failed["capabilities.deterministic"])
 
 
@@ -334,7 +342,97 @@ def test_declared_collectives_and_donation_with_nothing_behind_them_fail(liars_r
     assert caps == {"collectives": "failed", "compile": "tested", "deterministic":
                     "not declared", "donation": "failed", "native_autodiff": "not declared"}
     # The honest numpy reference under the same selection: nothing declared fails.
-    assert "liar_capabilities on CPU: 2 of" in proc.stdout
+    # (collectives once, donation in each of its two float dtypes)
+    assert re.search(r"liar_capabilities on CPU: 3 of \d+ tests failed", proc.stdout)
+
+
+NEW_LIARS = ("liar_ulp_noise", "liar_per_device", "liar_result_dtype", "liar_broadcast",
+             "liar_aliasing")
+
+
+@pytest.fixture(scope="module")
+def more_liars_run(run_py, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("more_liars")
+    return _run_kit(run_py, tmp, ",".join(NEW_LIARS), "--plugin", "mscore_lying_backends",
+                    "-k", "test_determinism or int16 or softmax or gelu or outer or same_shape",
+                    paths=(LIARS_DIR,))
+
+
+def _one_line(proc, backend, feature, dtype):
+    """The kit's one summary line for a failure of ``backend``'s ``feature`` in ``dtype``."""
+    prefix = f"FAILED {backend}/CPU {feature} [{dtype}]: "
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(prefix)]
+    assert lines, f"no line starting {prefix!r}"
+    return lines[0][len(prefix):]
+
+
+def test_one_ulp_of_noise_in_float32_matmul_breaks_declared_determinism(more_liars_run):
+    proc, report = more_liars_run
+    assert proc.returncode == 1 and report["passed"] is False
+    failed = {(t["feature"], t["dtype"]) for t in report["tests"]
+              if t["backend"] == "liar_ulp_noise" and t["outcome"] == "failed"}
+    assert failed == {("capabilities.deterministic", "float32")}, failed
+    line = _one_line(proc, "liar_ulp_noise", "capabilities.deterministic", "float32")
+    assert re.search(r"liar_ulp_noise declares 'deterministic', but two runs of matmul_\w+ "
+                     r"in float32 gave different bits in \d+ of \d+ elements \(max abs "
+                     r"difference [0-9.e-]+\)$", line), line
+
+
+def test_a_per_device_declaration_is_what_the_kit_certifies(more_liars_run):
+    proc, report = more_liars_run
+    line = _one_line(proc, "liar_per_device", "ops.neg", "int16")
+    assert line.endswith("neg_int: liar_per_device on CPU declares int16, but the op raised "
+                         "TypeError: neg: int16 is not supported"), line
+    (info,) = [b for b in report["backends"] if b["name"] == "liar_per_device"]
+    assert info["device_specific"] is True and "int16" in info["dtypes"]
+    assert info["coverage"]["dtypes"]["int16"]["status"] == "failed"
+    assert "declared for CPU (its own entry): dtypes float16, bfloat16, float32, float64, " \
+           "int32, int64, bool, int16; capabilities -" in proc.stdout
+    # The other lies' backends declare no int16: their int16 tests are skipped, with why.
+    skipped = {t["message"] for t in report["tests"]
+               if t["backend"] == "liar_broadcast" and t["dtype"] == "int16"}
+    assert skipped == {"int16 not declared by liar_broadcast"}
+
+
+def test_a_fused_op_returning_another_dtype_fails(more_liars_run):
+    proc, report = more_liars_run
+    for op, dtype in (("softmax", "float16"), ("gelu", "bfloat16")):
+        line = _one_line(proc, "liar_result_dtype", f"ops.{op} (fused)", dtype)
+        assert line.endswith(f"liar_result_dtype declares {dtype}, but {op} (fused) returned "
+                             f"float32 for {dtype} inputs (result leaf 0); the op keeps its "
+                             f"inputs' dtype"), line
+    passed = {(t["feature"], t["dtype"]) for t in report["tests"]
+              if t["backend"] == "liar_result_dtype" and t["outcome"] == "passed"}
+    assert ("ops.softmax (fused)", "float32") in passed
+
+
+def test_same_size_operands_paired_instead_of_broadcast_fail(more_liars_run):
+    proc, report = more_liars_run
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
+        line = _one_line(proc, "liar_broadcast", f"ops.{op}", "float32")
+        assert line.endswith(f"{op}_outer: liar_broadcast declares float32, but {op}(outer):"
+                             f" shape (4, 1), expected (4, 4)"), line
+
+
+def test_an_op_writing_into_its_argument_fails(more_liars_run):
+    proc, report = more_liars_run
+    line = _one_line(proc, "liar_aliasing", "ops.add", "float32")
+    assert line.endswith("add_same_shape: liar_aliasing declares float32, but the op wrote "
+                         "into its argument 0 (an in-place update visible through every "
+                         "array that holds it); only the multi-tensor updates with "
+                         "inplace=True may"), line
+    passed = {t["feature"] for t in report["tests"]
+              if t["backend"] == "liar_aliasing" and t["outcome"] == "passed"}
+    assert {"ops.sub", "ops.mul"} <= passed
+
+
+def test_every_lie_fails_with_one_line_each(more_liars_run):
+    proc, report = more_liars_run
+    for backend in NEW_LIARS:
+        assert any(t["backend"] == backend and t["outcome"] == "failed"
+                   for t in report["tests"]), f"{backend} was not caught"
+    summary = [line for line in proc.stdout.splitlines() if line.startswith("FAILED liar_")]
+    assert len(summary) == sum(1 for t in report["tests"] if t["outcome"] == "failed")
 
 
 def test_a_run_in_which_everything_was_skipped_does_not_pass(run_py, tmp_path):
@@ -372,7 +470,7 @@ def _entry(outcome, dtype="float32", needs=()):
 def test_verdict_fails_a_full_run_that_leaves_a_declaration_untested():
     target = _target(capabilities={"collectives"}, dtypes=("float32", "int8"))
     entries = [_entry("passed"), _entry("skipped", "int8")]
-    table = coverage.target_coverage(target.spec, entries, {"collectives", "compile"})
+    table = coverage.target_coverage(target, entries, {"collectives", "compile"})
     assert table["dtypes"]["int8"]["status"] == "not tested"
     assert table["capabilities"] == {"collectives": {"status": "not tested"},
                                      "compile": {"status": "not declared"}}

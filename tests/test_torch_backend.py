@@ -721,6 +721,40 @@ def test_cuda_placement_matches_cpu():
     np.testing.assert_array_equal(u_cpu, u_gpu)  # counter-based: same stream on every device
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("spread", ["small", "full_range"])
+def test_exact_int_matmul_wraps_around_like_numpy(dtype, spread, monkeypatch):
+    """The integer matmul CUDA lacks, on the CPU: exact, wrapping in the dtype, batched
+    with broadcasting; the float64 path (small values) and the blocked int64 path (over
+    several blocks here)."""
+    from mscore_torch import ops as tb
+    monkeypatch.setattr(tb, "_INT_MATMUL_CHUNK", 64)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    low, high = (info.min, info.max) if spread == "full_range" else (max(info.min, -5), 6)
+    a = rng.integers(low, high, size=(2, 1, 3, 40), endpoint=True, dtype=dtype)
+    b = rng.integers(low, high, size=(4, 40, 5), endpoint=True, dtype=dtype)
+    got = tb.exact_int_matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    expected = np.matmul(a, b)          # numpy's integer loop wraps in the dtype
+    assert got.dtype == expected.dtype and got.shape == (2, 4, 3, 5)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.skipif(not CUDA, reason="no CUDA device")
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_matmul_on_cuda_matches_the_cpu(dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(4)
+    a = rng.integers(info.min, info.max, size=(3, 16), endpoint=True, dtype=dtype)
+    b = rng.integers(info.min, info.max, size=(16, 2), endpoint=True, dtype=dtype)
+    ms.set_context(backend="torch", device_target="GPU")
+    try:
+        got = ms.ops.matmul(ms.Tensor(a), ms.Tensor(b)).asnumpy()
+    finally:
+        ms.set_context(device_target="CPU")
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+
+
 # -- 20-step training runs: torch must reproduce the numpy losses -------------------------------
 def _init(shape, rng):
     fan_in = int(np.prod(shape[1:]))

@@ -55,6 +55,10 @@ def main(argv=None) -> int:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
+        else:
+            for target, entry in rows[i - 1].get("per_device", {}).items():
+                print(f"  on {target}: dtypes {_dtypes_summary(entry['dtypes'])}; "
+                      f"capabilities {','.join(entry['capabilities']) or '-'}")
     if failures:
         print("\nplugins that failed to load:")
         for f in failures:

@@ -92,6 +92,24 @@ def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=F
     return Tensor._wrap(out), handle
 
 
+def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP,
+                          async_op=False):
+    """``(block, handle)``: ``op`` of ``tensor`` over ``group``, axis 0 split into equal
+    blocks, member ``i`` keeping block ``i`` (shape ``(x_1 / N, x_2, ...)`` for N members,
+    as ``ops.ReduceScatter``)."""
+    _check_tensor(tensor, "reduce_scatter_tensor")
+    if not isinstance(op, str):
+        raise TypeError(f"For 'reduce_scatter_tensor', 'op' must be a str, but got "
+                        f"{type(op).__name__}")
+    if op not in _OPS:
+        raise ValueError(f"For 'reduce_scatter_tensor', 'op' must be one of {sorted(_OPS)}, "
+                         f"but got {op!r}")
+    handle = _check_async(async_op, "reduce_scatter_tensor")
+    group_handle = _handle(group, "reduce_scatter_tensor")
+    out = management.collectives().reduce_scatter(tensor._data, _OPS[op], group_handle)
+    return Tensor._wrap(out), handle
+
+
 def barrier(group=GlobalComm.WORLD_COMM_GROUP):
     """Wait until every member of ``group`` has called ``barrier`` (eager only)."""
     management.collectives().barrier(_handle(group, "barrier"))

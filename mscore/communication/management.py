@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from mscore import _state as _process_state
 from mscore import context
+from mscore.communication import _failfast
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
@@ -119,6 +120,7 @@ def init(backend_name=None):
     # An engine's threads still running at interpreter exit abort the process (gloo's:
     # "terminate called without an active exception"); MindSpore scripts rarely call release.
     atexit.register(_release_at_exit, collectives)
+    _failfast.install(_release_at_exit, env.rank)
 
 
 def _release_at_exit(collectives):
@@ -129,6 +131,8 @@ def _release_at_exit(collectives):
 
 def _join(collectives, env, device_target):
     from mscore.ops import random
+    if env.rank == 0 and not env.master_port_taken:
+        _failfast.check_master_port_free(env.master_addr, env.master_port, env.rank)
     parked = random.park_global_state() if collectives.restarts_runtime else None
     try:
         collectives.init(env, device_target)   # (re-places the backend if it restarts)
@@ -174,6 +178,7 @@ def release():
         collectives.release()
     finally:
         _state.update(collectives=None, env=None, backend=None, groups={}, seed=None)
+        _failfast.uninstall()
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
         GlobalComm.INITED = False

@@ -34,6 +34,12 @@ def rank_input(rank, dtype):
     return values.astype(mdt.as_dtype(dtype).np_dtype)
 
 
+def scatter_input(rank, dtype):
+    """The array rank ``rank`` reduce-scatters: :func:`rank_input` as 4 rows of 3 (axis 0 a
+    multiple of the job's 2 processes)."""
+    return rank_input(rank, dtype).reshape(4, 3)
+
+
 def _eager(ms, comm_func, dtypes):
     out = {}
     for dtype in dtypes:
@@ -43,6 +49,10 @@ def _eager(ms, comm_func, dtypes):
         if dtype in ("float32", "int32"):
             out[f"broadcast/{dtype}"] = _record(comm_func.broadcast(x, 1))
             out[f"all_gather/{dtype}"] = _record(comm_func.all_gather_into_tensor(x)[0])
+            rows = ms.Tensor(scatter_input(_rank(), dtype))
+            for op in ("sum", "max"):
+                out[f"reduce_scatter/{op}/{dtype}"] = _record(
+                    comm_func.reduce_scatter_tensor(rows, op)[0])
     from mscore.communication import management
     coll = management.collectives()
     if coll.all_reduce_coalesced is not None:   # optional: several arrays, one collective
@@ -67,14 +77,15 @@ def _graph(ms, comm_func):
             mean, _ = comm_func.all_reduce(x, "avg")
             gathered, _ = comm_func.all_gather_into_tensor(x)
             root = comm_func.broadcast(x, 1)
-            return total * 2.0, top, mean, gathered, root
+            block, _ = comm_func.reduce_scatter_tensor(x.reshape(4, 3))
+            return total * 2.0, top, mean, gathered, root, block
 
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         outs = Collect()(ms.Tensor(rank_input(_rank(), "float32")))
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    names = ("sum_times_2", "max", "mean", "all_gather", "broadcast")
+    names = ("sum_times_2", "max", "mean", "all_gather", "broadcast", "reduce_scatter")
     return {f"graph/{n}": _record(t) for n, t in zip(names, outs)}
 
 

@@ -42,19 +42,36 @@ def _counts(outcomes):
     return out
 
 
-def target_coverage(spec, entries, known_capabilities):
-    """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}}`` for one target's test
-    entries (each with ``dtype``, ``needs`` and ``outcome``)."""
+# The backend method a declared capability stands on: its tests certify it only when they
+# called it.
+CAPABILITY_METHODS = {"native_autodiff": "value_and_grad", "compile": "compile",
+                      "donation": "compile"}
+
+
+def target_coverage(target, entries, known_capabilities, calls=None):
+    """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}, "never_called": [...]}``
+    for one target's test entries (each with ``dtype``, ``needs`` and ``outcome``): what the
+    backend declares on the target's device. ``calls`` (a
+    :class:`mscore.conformance.calls.CallLog`, optional) says which backend methods the
+    tests called: a capability whose method no test called is not tested, and
+    ``never_called`` lists the provided methods no test reached."""
     dtypes = {}
-    for d in spec.dtypes:
+    for d in target.dtypes:
         outcomes = [e["outcome"] for e in entries if e["dtype"] == d]
         dtypes[d] = {"status": _status(outcomes), **_counts(outcomes)}
     capabilities = {}
     for cap in sorted(known_capabilities):
         outcomes = [e["outcome"] for e in entries if cap in e.get("needs", ())]
-        status = _status(outcomes) if cap in spec.capabilities else NOT_DECLARED
-        capabilities[cap] = {"status": status, **_counts(outcomes)}
-    return {"dtypes": dtypes, "capabilities": capabilities}
+        status = _status(outcomes) if cap in target.capabilities else NOT_DECLARED
+        method = CAPABILITY_METHODS.get(cap)
+        row = {"status": status, **_counts(outcomes)}
+        if status == TESTED and calls is not None and method in calls.provided and \
+                method not in calls.called:
+            row["status"] = NOT_TESTED
+            row["why"] = f"no test called Backend.{method}"
+        capabilities[cap] = row
+    never = calls.never_called() if calls is not None else []
+    return {"dtypes": dtypes, "capabilities": capabilities, "never_called": never}
 
 
 @dataclass
@@ -121,6 +138,7 @@ def _untested(target, table):
     for kind, what in (("dtypes", "dtype"), ("capabilities", "capability")):
         for name, row in table[kind].items():
             if row["status"] == NOT_TESTED:
-                out.append(f"{target.name} on {target.device} declares {what} {name!r}, but "
-                           f"no test of the kit exercised it")
+                why = f" ({row['why']})" if "why" in row else ""
+                out.append(f"{target.name} on {target.device} declares {what} {name!r}, but no "
+                           f"test of the kit exercised it{why}")
     return out

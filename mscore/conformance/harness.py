@@ -103,6 +103,7 @@ class Comparison:
     tolerance: Tolerance
     ok: bool
     message: str = ""
+    ratio: float = 0.0      # max over elements of error / allowed error (> 1 fails)
 
 
 def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
@@ -115,7 +116,7 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
     e = np.asarray(expected)
     if a.shape != e.shape:
         return Comparison(what, math.inf, math.inf, tol, False,
-                          f"{what}: shape {a.shape}, expected {e.shape}")
+                          f"{what}: shape {a.shape}, expected {e.shape}", math.inf)
     if e.dtype.kind in "biu" and a.dtype.kind in "biuf" and tol is EXACT:
         diff = a.astype(np.float64) - e.astype(np.float64)
         bad = diff != 0
@@ -125,7 +126,7 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
             return Comparison(what, max_abs, math.inf, tol, False,
                               f"{what}: {int(bad.sum())} of {a.size} elements differ (exact "
                               f"match required); first at index {idx}: got {a[idx]!r}, "
-                              f"expected {e[idx]!r}")
+                              f"expected {e[idx]!r}", math.inf)
         return Comparison(what, 0.0, 0.0, tol, True)
     a = to_float64(a).astype(np.float64)
     e = to_float64(e).astype(np.float64)
@@ -139,7 +140,7 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
         return Comparison(what, math.inf, math.inf, tol, False,
                           f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
                           f"elements; first at index {idx}: got {a[idx]!r}, expected "
-                          f"{e[idx]!r}")
+                          f"{e[idx]!r}", math.inf)
     finite = np.isfinite(e) & np.isfinite(a)
     af, ef = a[finite], e[finite]
     if ef.size == 0:
@@ -149,9 +150,10 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
     allowed = tol.atol * scale + tol.rtol * np.abs(ef)
     rel = err / np.maximum(np.abs(ef), 1e-3 * scale)
     max_abs, max_rel = float(err.max()), float(rel.max())
+    ratio = tolerance_ratio(err, allowed)
     bad = err > allowed
     if not bad.any():
-        return Comparison(what, max_abs, max_rel, tol, True)
+        return Comparison(what, max_abs, max_rel, tol, True, ratio=ratio)
     positions = np.argwhere(finite)
     worst = int(np.argmax(np.where(bad, err - allowed, -np.inf)))
     idx = tuple(int(i) for i in positions[worst])
@@ -159,7 +161,27 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
                       f"{what}: {int(bad.sum())} of {a.size} elements differ beyond "
                       f"rtol={tol.rtol:g}, atol={tol.atol:g}*{scale:.3g}; worst at index "
                       f"{idx}: got {a[idx]!r}, expected {e[idx]!r} (max abs err "
-                      f"{max_abs:.3g}, max rel err {max_rel:.3g})")
+                      f"{max_abs:.3g}, max rel err {max_rel:.3g})", ratio)
+
+
+def tolerance_ratio(err, allowed):
+    """The largest ``err / allowed`` of two arrays (0 where both are 0, inf where only the
+    allowance is): how much of its tolerance a comparison used."""
+    err = np.asarray(err, dtype=np.float64)
+    allowed = np.asarray(allowed, dtype=np.float64)
+    if err.size == 0:
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(err == 0, 0.0, err / allowed)
+    return float(np.max(r))
+
+
+def bit_pattern(array):
+    """The bits of a numpy array as unsigned integers of its item size (NaN payloads and
+    the sign of zero included), for bit-identity checks."""
+    a = np.ascontiguousarray(array)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) \
+        else a
 
 
 def flatten(value):

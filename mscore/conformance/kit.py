@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mscore.common import dtype as mdt
-from mscore.conformance import harness
+from mscore.conformance import calls, harness
 
 REFERENCE_BACKEND = "numpy"
 _REFERENCE_CACHE: dict = {}
@@ -44,6 +44,23 @@ class Target:
         """The device number (0 unless the device is written "GPU:N")."""
         parts = self.device.split(":")
         return int(parts[1]) if len(parts) > 1 else 0
+
+    @property
+    def dtypes(self):
+        """The dtypes the backend declares on this device."""
+        return self.spec.dtypes_on(self.device) if self.spec is not None else ()
+
+    @property
+    def capabilities(self):
+        """The capabilities the backend declares on this device."""
+        return self.spec.capabilities_on(self.device) if self.spec is not None else frozenset()
+
+    @property
+    def declarer(self):
+        """Who declares: "torch", or "torch on GPU" when the device has its own entry."""
+        if self.spec is not None and self.spec.varies_by_device(self.device):
+            return f"{self.name} on {self.device_target}"
+        return self.name
 
     def __repr__(self):
         return self.id
@@ -93,6 +110,11 @@ class Record:
         return (max(c.max_abs_err for c in self.comparisons),
                 max(c.max_rel_err for c in self.comparisons))
 
+    def closest(self):
+        """The comparison that used the largest share of its tolerance (error / allowed
+        error; above 1 it failed), or None when nothing was compared."""
+        return max(self.comparisons, key=lambda c: c.ratio, default=None)
+
 
 class Kit:
     """The backend under test, as a conformance test sees it (the ``kit`` fixture).
@@ -113,19 +135,26 @@ class Kit:
         registry = get_registry()
         self.backend = registry.get(target.name)
         self.ref = registry.get(REFERENCE_BACKEND)
+        self.calls = calls.instrument(self.backend)
         self.rng = np.random.default_rng(harness.stable_seed(case_key))
 
     # -- capabilities ------------------------------------------------------------------------
+    @property
+    def declarer(self):
+        """Who declares what the test checks ("torch", or "torch on GPU" when the device
+        has its own entry): failure messages start with it."""
+        return self.target.declarer
+
     def has_dtype(self, dtype):
-        """True when the backend declares ``dtype``."""
-        return harness.dtype_name(dtype) in self.spec.dtypes
+        """True when the backend declares ``dtype`` on the kit's device."""
+        return harness.dtype_name(dtype) in self.target.dtypes
 
     def require_dtype(self, *dtypes):
         """Skip the test unless every dtype is declared by the backend."""
         import pytest
         for d in dtypes:
             if not self.has_dtype(d):
-                pytest.skip(f"{harness.dtype_name(d)} not declared by {self.name}")
+                pytest.skip(f"{harness.dtype_name(d)} not declared by {self.declarer}")
 
     def widest_float(self):
         """The widest floating dtype the backend declares ("float64", "float32", ...)."""
@@ -136,15 +165,31 @@ class Kit:
         pytest.skip(f"no floating dtype declared by {self.name}")
 
     def has(self, capability):
-        """True when the backend declares ``capability`` ("compile", "native_autodiff")."""
-        return capability in self.spec.capabilities
+        """True when the backend declares ``capability`` ("compile", "native_autodiff") on
+        the kit's device."""
+        return capability in self.target.capabilities
 
     def require(self, *capabilities):
         """Skip the test unless every capability is declared by the backend."""
         import pytest
         for c in capabilities:
             if not self.has(c):
-                pytest.skip(f"capability {c!r} not declared by {self.name}")
+                pytest.skip(f"capability {c!r} not declared by {self.declarer}")
+
+    def broken_declaration(self, what, happened):
+        """The failure of a declaration that does not hold: "torch declares WHAT, but
+        HAPPENED" (one line)."""
+        return harness.ConformanceFailure(f"{self.declarer} declares {what}, but {happened}")
+
+    @contextlib.contextmanager
+    def declaring(self, what, label):
+        """Failures inside the block say what was declared first: "LABEL: torch declares
+        WHAT, but <the failure>" (the failure's first line is the summary line)."""
+        try:
+            yield
+        except harness.ConformanceFailure as exc:
+            raise harness.ConformanceFailure(
+                f"{label}: {self.declarer} declares {what}, but {exc}") from exc
 
     def fused(self, name):
         """The backend's fused op ``name`` or None."""
@@ -157,6 +202,7 @@ class Kit:
         import mscore as ms
         ms.set_context(backend=self.name, device_target=self.target.device_target,
                        device_id=self.target.device_id)
+        calls.instrument(self.backend)     # placing the backend may rebind its methods
 
     @contextlib.contextmanager
     def on_reference(self):
@@ -167,7 +213,9 @@ class Kit:
         ms.set_context(backend=REFERENCE_BACKEND, device_target="CPU", device_id=0,
                        mode=ms.PYNATIVE_MODE)
         try:
-            yield self.ref
+            with self.calls.paused() if self.ref is self.backend else \
+                    contextlib.nullcontext():
+                yield self.ref
         finally:
             self.activate()
             ms.set_context(mode=saved_mode)
@@ -303,6 +351,32 @@ class Kit:
                 f"{c.message}\n  [{self.name} on {self.device}, dtype {name}; reference: "
                 f"{ref}]")
         return c
+
+    def assert_unchanged(self, natives, originals, what):
+        """Assert the native arrays still hold the numpy ``originals`` they were made from,
+        bit for bit: an op that writes into an argument changes every other array that
+        holds it (only the multi-tensor updates with ``inplace=True`` may)."""
+        for i, (native, original) in enumerate(zip(natives, originals)):
+            now = np.asarray(self.numpy(native))
+            original = np.asarray(original)
+            if now.shape != original.shape or not np.array_equal(
+                    harness.bit_pattern(now.astype(original.dtype)),
+                    harness.bit_pattern(original)):
+                raise harness.ConformanceFailure(
+                    f"{what} wrote into its argument {i} (an in-place update visible "
+                    f"through every array that holds it); only the multi-tensor updates "
+                    f"with inplace=True may")
+
+    def assert_result_dtypes(self, result, dtype, what="result"):
+        """Assert every floating leaf of a numpy result tree has ``dtype`` (the op keeps
+        the dtype of its floating inputs)."""
+        want = mdt.as_dtype(dtype).np_dtype
+        for i, leaf in enumerate(harness.flatten(result)):
+            leaf = np.asarray(leaf)
+            if _is_float(leaf) and leaf.dtype != want:
+                raise harness.ConformanceFailure(
+                    f"{what} returned {leaf.dtype} for {mdt.as_dtype(dtype)} inputs "
+                    f"(result leaf {i}); the op keeps its inputs' dtype")
 
     def assert_dtype(self, native, dtype, what="result"):
         """Assert the backend reports ``dtype`` for a native array."""

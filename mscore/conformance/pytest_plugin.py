@@ -14,7 +14,8 @@ It only acts on tests that request the ``kit`` fixture, which are the modules in
   (every test function and every declared dtype at least once, every capability check);
 - prints a feature x dtype x device matrix, the coverage of every declared dtype and
   capability (:mod:`mscore.conformance.coverage`) and, for each failure, a one-line command
-  that reproduces it; ``--mscore-report PATH`` writes everything as JSON;
+  that reproduces it; ``--mscore-report PATH`` writes everything as JSON (with the share of
+  its tolerance each numeric check used), ``--mscore-markdown PATH`` that table as Markdown;
 - sets the exit status to the run's verdict: 2 when a backend could not run at all (or
   nothing ran), 1 when a test failed or, in a full run, a declaration went untested.
 """
@@ -48,6 +49,8 @@ def pytest_addoption(parser):
                          "declared device the backend can use here)")
     group.addoption("--mscore-report", action="store", default=None, metavar="PATH",
                     help="write the conformance report as JSON to PATH")
+    group.addoption("--mscore-markdown", action="store", default=None, metavar="PATH",
+                    help="write the report's tolerance table as Markdown to PATH")
     group.addoption("--mscore-xfail", action="append", default=[], metavar="PATH",
                     help="an expected-failures JSON file (repeatable)")
     group.addoption("--mscore-plugin", action="append", default=[], metavar="MODULE",
@@ -79,6 +82,7 @@ class KitState:
         self.results = {}            # nodeid -> result dict
         self.items = {}              # nodeid -> item info
         self.xfail_entries = {}      # backend -> list of entry dicts
+        self.call_logs = {}          # target id -> CallLog of its backend
         self.deselected = 0
         self.started = time.time()
         self.active = False
@@ -131,22 +135,26 @@ class KitState:
                     available, reason, probed = spec.probe()
                 except Exception as exc:  # a broken probe is a finding, not a crash
                     available, reason = False, f"probe raised {type(exc).__name__}: {exc}"
+            probed_targets = []
+            for d in probed or []:
+                try:
+                    probed_targets.append(normalize_device(d).split(":")[0])
+                except ValueError:
+                    pass
             if asked is not None:
                 devices = asked
             else:
-                probed_targets = []
-                for d in probed or []:
-                    try:
-                        probed_targets.append(normalize_device(d).split(":")[0])
-                    except ValueError:
-                        pass
                 devices = [d for d in declared if not probed_targets or d in probed_targets]
                 devices = devices or declared[:1]
             for device in devices:
                 unavailable = None if available else \
                     f"backend {name} cannot run here: {reason or 'its probe says unavailable'}"
-                if available and device.split(":")[0] not in declared:
-                    unavailable = f"{device.split(':')[0]} not declared by {name}"
+                device_target = device.split(":")[0]
+                if available and device_target not in declared:
+                    unavailable = f"{device_target} not declared by {name}"
+                elif available and probed_targets and device_target not in probed_targets:
+                    unavailable = (f"backend {name} cannot run on {device_target} here: its "
+                                   f"probe finds only {', '.join(probed)}")
                 targets.append(Target(name, device, spec, unavailable))
         return targets
 
@@ -341,7 +349,7 @@ def _quick_deselection(items):
             continue  # capability checks are few and each certifies a declaration
         dtype = params.get("dtype")
         name = "-" if dtype is None else getattr(dtype, "name", dtype)
-        if dtype is not None and name not in target.spec.dtypes:
+        if dtype is not None and name not in target.dtypes:
             continue
         case = tuple(sorted((k, getattr(v, "id", None) or repr(v)) for k, v in params.items()
                             if k not in ("kit", "dtype")))
@@ -374,17 +382,16 @@ def kit(request):
     target = request.param
     if target.unavailable:
         pytest.skip(target.unavailable)
-    spec = target.spec
     params = request.node.callspec.params
     dtype = params.get("dtype")
     if dtype is not None:
         name = harness.dtype_name(dtype)
-        if name not in spec.dtypes:
-            pytest.skip(f"{name} not declared by {target.name}")
+        if name not in target.dtypes:
+            pytest.skip(f"{name} not declared by {target.declarer}")
     for marker in request.node.iter_markers(_KIT_MARKER):
         for cap in marker.args:
-            if cap not in spec.capabilities:
-                pytest.skip(f"capability {cap!r} not declared by {target.name}")
+            if cap not in target.capabilities:
+                pytest.skip(f"capability {cap!r} not declared by {target.declarer}")
     state = request.config.stash[_STATE_KEY]
     info = state.items.get(request.node.nodeid, {})
     record = Record()
@@ -392,6 +399,7 @@ def kit(request):
     case = info.get("case") or _case_key(request.node, target)
     try:
         k = Kit(target, case, record)
+        state.call_logs[target.id] = k.calls
         k.activate()
         ms.set_context(mode=ms.PYNATIVE_MODE)
     except Exception as exc:
@@ -557,12 +565,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write_line(f"{s['backend']}: {s['test']!r} ({s['source']}): {s['stale_because']}")
     _report.print_verdict(tr, state.verdict)
     path = config.getoption("mscore_report")
-    if path:
+    md_path = config.getoption("mscore_markdown")
+    if path or md_path:
         profile = "quick" if config.getoption("mscore_quick") else (
             "full" if _is_full_run(config, state) else "selection")
-        _report.write_report(path, _report.build_report(state, entries, stale, state.verdict,
-                                                        state.coverage, profile))
-        tr.write_line(f"mscore conformance report written to {path}")
+        data = _report.build_report(state, entries, stale, state.verdict, state.coverage,
+                                    profile)
+        if path:
+            _report.write_report(path, data)
+            tr.write_line(f"mscore conformance report written to {path}")
+        if md_path:
+            _report.write_text(md_path, _report.markdown(data))
+            tr.write_line(f"mscore conformance tolerance table written to {md_path}")
 
 
 class _ItemProxy:

@@ -12,7 +12,7 @@ from mscore.conformance import coverage as cov
 
 LEVEL_ORDER = ("contract", "capabilities", "ops", "errors", "grad", "layers", "amp",
                "training", "checkpoint")
-REPORT_FORMAT = "mscore-conformance-report/2"
+REPORT_FORMAT = "mscore-conformance-report/3"
 _SYMBOL = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "--",
            "xfailed": "xf", "xpassed": "XP"}
 _RANK = {"error": 6, "failed": 5, "xpassed": 4, "xfailed": 3, "passed": 2, "skipped": 1}
@@ -29,10 +29,9 @@ def test_entries(state):
             continue  # deselected or not run
         record = info.get("record")
         max_abs, max_rel = record.worst() if record is not None else (None, None)
-        tol = None
-        if record is not None and record.comparisons:
-            t = record.comparisons[-1].tolerance
-            tol = {"rtol": t.rtol, "atol": t.atol}
+        closest = record.closest() if record is not None else None
+        tol = None if closest is None else {"rtol": closest.tolerance.rtol,
+                                            "atol": closest.tolerance.atol}
         entry = {"nodeid": nodeid, "case": info["case"], "feature": info["feature"],
                  "dtype": info["dtype"], "needs": list(info.get("needs", ())),
                  "backend": info["backend"], "device": info["device"],
@@ -40,7 +39,9 @@ def test_entries(state):
                  "message": res["message"],
                  "max_abs_err": _json_float(max_abs), "max_rel_err": _json_float(max_rel),
                  "comparisons": len(record.comparisons) if record is not None else 0,
-                 "tolerance": tol}
+                 "tolerance": tol,
+                 "tolerance_ratio": None if closest is None else _json_float(closest.ratio),
+                 "closest_check": None if closest is None else closest.what}
         if info.get("expected_failure"):
             entry["expected_failure"] = info["expected_failure"]
         if res["outcome"] in ("failed", "error"):
@@ -126,12 +127,18 @@ def print_matrix(tr, backend, entries):
 def print_coverage(tr, target, table):
     """What the run certifies for one target: each declared dtype and every capability."""
     tr.section(f"mscore conformance coverage: {target.name} on {target.device}")
+    if target.spec is not None and target.spec.varies_by_device(target.device):
+        tr.write_line(f"declared for {target.device_target} (its own entry): dtypes "
+                      f"{', '.join(target.dtypes)}; capabilities "
+                      f"{', '.join(sorted(target.capabilities)) or '-'}")
     rows = [("dtype", name, row) for name, row in table["dtypes"].items()] + \
         [("capability", name, row) for name, row in table["capabilities"].items()]
     width = max([len(name) for _, name, _ in rows] + [8])
     for kind, name, row in rows:
         counts = ", ".join(f"{k} {v}" for k, v in row.items() if k != "status")
         tr.write_line(f"{kind:<10} {name:<{width}}  {row['status']:<12} {counts}")
+    if table.get("never_called"):
+        tr.write_line(f"backend methods no test called: {', '.join(table['never_called'])}")
 
 
 def print_failures(tr, entries):
@@ -172,8 +179,10 @@ def build_report(state, entries, stale, verdict, coverage, profile):
         if spec is not None:
             info.update({"version": spec.version, "plugin": spec.plugin,
                          "distribution": spec.distribution,
-                         "declared_devices": list(spec.devices), "dtypes": list(spec.dtypes),
-                         "capabilities": sorted(spec.capabilities),
+                         "declared_devices": list(spec.devices),
+                         "dtypes": list(target.dtypes),
+                         "capabilities": sorted(target.capabilities),
+                         "device_specific": spec.varies_by_device(target.device),
                          "fused_ops": _fused_ops(target)})
         info["coverage"] = coverage.get(target.id)
         backends.append(info)
@@ -196,16 +205,92 @@ def build_report(state, entries, stale, verdict, coverage, profile):
         "summary": summary,
         "backends": backends,
         "stale_expected_failures": stale,
+        "tolerance_use": tolerance_use(entries),
         "tests": entries,
     }
 
 
+def tolerance_use(entries):
+    """How close to its tolerance each feature came: one row per backend, device, feature
+    and dtype with the largest error / allowed error of its numeric checks (1 is the edge:
+    above it a check fails), the check that came closest and how many tests it covers."""
+    rows = {}
+    for e in entries:
+        ratio = e.get("tolerance_ratio")
+        if ratio is None or e["outcome"] not in _RAN_OUTCOMES:
+            continue
+        value = float(ratio)
+        key = (e["backend"], e["device"], e["feature"], e["dtype"])
+        row = rows.setdefault(key, {"backend": key[0], "device": key[1], "feature": key[2],
+                                    "dtype": key[3], "max_ratio": -1.0, "check": "",
+                                    "tests": 0})
+        row["tests"] += 1
+        if value > row["max_ratio"]:
+            row["max_ratio"], row["check"] = value, e.get("closest_check") or ""
+    out = sorted(rows.values(), key=lambda r: (r["backend"], r["device"],
+                                               _feature_rank(r["feature"]), _dtype_rank(
+                                                   r["dtype"])))
+    for row in out:
+        row["max_ratio"] = _json_float(row["max_ratio"])
+    return out
+
+
+_RAN_OUTCOMES = ("passed", "failed", "xfailed", "xpassed")
+
+
+def _feature_rank(feature):
+    level, _, name = feature.partition(".")
+    return (LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER), level,
+            name)
+
+
+def _dtype_rank(dtype):
+    return (_DTYPE_ORDER.index(dtype) if dtype in _DTYPE_ORDER else len(_DTYPE_ORDER), dtype)
+
+
+def markdown(report):
+    """The report as Markdown: the run's verdict, then per backend and device a table of the
+    features (rows) by dtype (columns) whose cells are the largest share of its tolerance a
+    numeric check used (error / allowed error; "FAIL" above 1), a project can publish."""
+    lines = ["# mscore conformance report", "",
+             f"mscore {report.get('mscore_version', '?')}, kit {report.get('suite_version')}"
+             f", profile {report.get('profile')}, {report.get('started', '')}; "
+             f"{'passed' if report.get('passed') else 'does not pass'}.", ""]
+    for reason in report.get("verdict") or []:
+        lines.append(f"- {reason}")
+    if report.get("verdict"):
+        lines.append("")
+    rows = report.get("tolerance_use") or tolerance_use(report.get("tests", []))
+    declared = {(b["name"], b["device"]): b for b in report.get("backends", [])}
+    for backend, device in sorted({(r["backend"], r["device"]) for r in rows}):
+        mine = [r for r in rows if r["backend"] == backend and r["device"] == device]
+        dtypes = sorted({r["dtype"] for r in mine}, key=_dtype_rank)
+        info = declared.get((backend, device), {})
+        lines += [f"## {backend} {info.get('version', '')} on {device}".rstrip(), "",
+                  "Largest error / allowed error of each feature's numeric checks (1.0 is "
+                  "the tolerance).", "",
+                  "| feature | " + " | ".join(dtypes) + " |",
+                  "|---|" + "---:|" * len(dtypes)]
+        cells = {(r["feature"], r["dtype"]): r["max_ratio"] for r in mine}
+        for feature in sorted({r["feature"] for r in mine}, key=_feature_rank):
+            row = [_ratio_cell(cells.get((feature, d))) for d in dtypes]
+            lines.append(f"| {feature} | " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ratio_cell(value):
+    if value is None:
+        return ""
+    value = float(value)
+    if value > 1.0:
+        return "FAIL" if value == float("inf") else f"FAIL {value:.3g}"
+    return f"{value:.2g}" if value else "0"
+
+
 def write_report(path, report):
     """Write ``report`` as JSON to ``path`` in one step (never half a file)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(report, indent=1, sort_keys=False))
-    os.replace(tmp, path)
+    write_text(path, json.dumps(report, indent=1, sort_keys=False))
 
 
 def _fused_ops(target):
@@ -229,5 +314,48 @@ def coverage_tables(state, entries):
             continue
         mine = [e for e in entries if e["backend"] == target.name and
                 e["device"] == target.device]
-        tables[target.id] = cov.target_coverage(target.spec, mine, KNOWN_CAPABILITIES)
+        tables[target.id] = cov.target_coverage(target, mine, KNOWN_CAPABILITIES,
+                                                state.call_logs.get(target.id))
     return tables
+
+
+def main(argv=None):
+    """``python -m mscore.conformance.report REPORT.json [--output PATH]``: the JSON report
+    as Markdown, on stdout or into PATH. Returns the exit status."""
+    import argparse
+    import sys
+    p = argparse.ArgumentParser(prog="python -m mscore.conformance.report",
+                                description="Render a conformance JSON report as Markdown.")
+    p.add_argument("report", help="the JSON report of 'mscore conformance'")
+    p.add_argument("--output", metavar="PATH", default=None,
+                   help="write the Markdown here (default: stdout)")
+    ns = p.parse_args(argv)
+    try:
+        data = json.loads(Path(ns.report).read_text())
+    except (OSError, ValueError) as exc:
+        print(f"{p.prog}: error: cannot read the report {ns.report!r}: {exc}",
+              file=sys.stderr)
+        return 2
+    if not isinstance(data, dict) or not str(data.get("format", "")).startswith(
+            "mscore-conformance-report/"):
+        print(f"{p.prog}: error: {ns.report!r} is not an mscore conformance report",
+              file=sys.stderr)
+        return 2
+    text = markdown(data)
+    if ns.output:
+        write_text(ns.output, text)
+    else:
+        print(text)
+    return 0
+
+
+def write_text(path, text):
+    """Write ``text`` to ``path`` in one step (never half a file)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(text + "\n")
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -30,6 +30,9 @@ def build_parser():
     p.add_argument("--report", metavar="PATH", default=None,
                    help="where to write the JSON report (default: "
                         "./conformance-report-BACKEND.json)")
+    p.add_argument("--markdown", metavar="PATH", default=None,
+                   help="also write the tolerance table (error / allowed error per feature, "
+                        "dtype and device) as Markdown to PATH")
     p.add_argument("--device", metavar="DEVICE", default=None,
                    help="CPU, GPU or GPU:N (default: every declared device usable here)")
     p.add_argument("-k", dest="keyword", metavar="EXPR", default=None,
@@ -65,6 +68,8 @@ def pytest_args(ns):
         args += ["-p", "mscore.conformance.pytest_plugin"]
     if ns.device:
         args.append(f"--mscore-device={ns.device}")
+    if ns.markdown:
+        args.append(f"--mscore-markdown={os.path.abspath(ns.markdown)}")
     if ns.keyword:
         args += ["-k", ns.keyword]
     for path in ns.xfail:

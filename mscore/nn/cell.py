@@ -15,6 +15,7 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore.nn._hooks import HookMixin, run_hooked
+from mscore.nn._shard import shard_cell
 from mscore.ops import functional as F
 
 _DEFAULT_PARAM_NAME = "Parameter"
@@ -286,6 +287,12 @@ class Cell(HookMixin):
         """MindSpore compatibility: marks the cell as used for gradients; returns self."""
         object.__setattr__(self, "requires_grad", bool(requires_grad))
         return self
+
+    def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
+        """The layout of this cell's inputs (``in_strategy``: per input, pieces per axis)
+        and of the parameters in ``parameter_plan`` over the devices, effective in
+        SEMI_AUTO_PARALLEL mode (:mod:`mscore.nn._shard`); returns self."""
+        return shard_cell(self, in_strategy, out_strategy, parameter_plan)
 
     @property
     def phase(self):

@@ -13,6 +13,7 @@ import numbers
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
+from mscore.ops import _sharding
 
 _wrap = Tensor._wrap
 
@@ -83,7 +84,24 @@ class Primitive:
         """The amp compute dtype set on this instance, or None."""
         return self._compute_dtype
 
+    def shard(self, in_strategy=None, out_strategy=None):
+        """Record how the inputs (``in_strategy``: per input, pieces per axis) and outputs
+        are cut over the devices; returns self. Effective in SEMI_AUTO_PARALLEL mode (see
+        :mod:`mscore.ops._sharding`), recorded and ignored in the others, as in MindSpore."""
+        if in_strategy is None and out_strategy is None:
+            return self
+        if in_strategy is not None:
+            self.add_prim_attr("in_strategy", _sharding.check_strategy(
+                in_strategy, "in_strategy", self.name))
+        if out_strategy is not None:
+            self.add_prim_attr("out_strategy", _sharding.check_strategy(
+                out_strategy, "out_strategy", self.name))
+        return self
+
     def __call__(self, *args, **kwargs):
+        strategy = self.attrs.get("in_strategy")
+        if strategy is not None and _sharding.strategies_apply():
+            args = _sharding.lay_out_inputs(args, strategy, f"{self.name}.shard")
         low = self._compute_dtype
         if low is None:
             return self.compute(*args, **kwargs)

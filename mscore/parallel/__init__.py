@@ -1,16 +1,18 @@
 """Parallel training helpers, as ``mindspore.parallel``: the auto-parallel context
-(:class:`ParallelMode`, ``set/get/reset_auto_parallel_context``) and
-:func:`load_distributed_checkpoint` for checkpoints saved by the ranks of a job."""
+(:class:`ParallelMode`, ``set/get/reset_auto_parallel_context``),
+:func:`load_distributed_checkpoint` and :func:`transform_checkpoints` for checkpoints saved
+by the ranks of a job."""
 from mscore.parallel._context import (  # noqa: F401
     ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context)
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "load_distributed_checkpoint"]
+           "reset_auto_parallel_context", "load_distributed_checkpoint",
+           "transform_checkpoints"]
 
 
 def __getattr__(name):
-    if name == "load_distributed_checkpoint":
-        from mscore.train.serialization import load_distributed_checkpoint
-        return load_distributed_checkpoint
+    if name in ("load_distributed_checkpoint", "transform_checkpoints"):
+        from mscore.train import serialization
+        return getattr(serialization, name)
     raise AttributeError(f"module 'mscore.parallel' has no attribute {name!r}")

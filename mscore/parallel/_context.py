@@ -3,8 +3,10 @@
 errors.
 
 mscore does data parallelism (``DATA_PARALLEL``; ``HYBRID_PARALLEL`` reduces gradients the
-same way). The model-parallel modes and options are refused with a ``ValueError`` that says
-so, rather than accepted and ignored. The context is process-wide, as MindSpore's is.
+same way), with the optimizer-state sharding of ``enable_parallel_optimizer`` (configured by
+``parallel_optimizer_config``) and gradient accumulation over ``grad_accumulation_step``
+calls. The model-parallel modes and options are refused with a ``ValueError`` that says so,
+rather than accepted and ignored. The context is process-wide, as MindSpore's is.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ class ParallelMode:
     ``STAND_ALONE``: one process. ``DATA_PARALLEL``: every process holds the whole model and
     a shard of each batch; gradients are all-reduced. ``HYBRID_PARALLEL``: as data parallel
     for the gradients (the user places the model parallelism by hand).
-    ``SEMI_AUTO_PARALLEL`` and ``AUTO_PARALLEL`` are MindSpore's automatic model
-    parallelism, which mscore does not implement.
+    ``SEMI_AUTO_PARALLEL``: the ``shard`` strategies of Primitives and Cells lay inputs and
+    parameters out over this process's devices and the compiler partitions the rest (jax:
+    GSPMD). ``AUTO_PARALLEL`` (MindSpore's strategy search) is not implemented.
     """
 
     STAND_ALONE = "stand_alone"
@@ -33,7 +36,8 @@ class ParallelMode:
 
 # Modes whose train cells all-reduce gradients (MindSpore's TrainOneStepCell rule).
 GRADIENT_REDUCING_MODES = (ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL)
-_SUPPORTED_MODES = (ParallelMode.STAND_ALONE,) + GRADIENT_REDUCING_MODES
+_SUPPORTED_MODES = (ParallelMode.STAND_ALONE,) + GRADIENT_REDUCING_MODES + (
+    ParallelMode.SEMI_AUTO_PARALLEL,)
 
 _DEFAULTS = {
     "parallel_mode": ParallelMode.STAND_ALONE,
@@ -54,8 +58,16 @@ _DEFAULTS = {
     "grad_accumulation_step": 1,
 }
 # Keys whose only supported value is the default (model parallelism, pipelines, ...).
-_DEFAULT_ONLY = ("enable_parallel_optimizer", "pipeline_stages", "grad_accumulation_step",
-                 "search_mode")
+_DEFAULT_ONLY = ("pipeline_stages", "search_mode")
+
+# parallel_optimizer_config's keys and defaults (MindSpore's; the threshold is in KB).
+_OPTIMIZER_CONFIG_DEFAULTS = {
+    "gradient_accumulation_shard": False,
+    "parallel_optimizer_threshold": 64,
+    "optimizer_weight_shard_size": -1,
+    "optimizer_level": "level1",
+}
+_optimizer_config = _state.section("parallel_optimizer_config", _OPTIMIZER_CONFIG_DEFAULTS)
 
 _values = _state.section("auto_parallel_context", _DEFAULTS)
 # keys the user set, as a dict key -> True (device_num/global_rank fall back to the job
@@ -88,8 +100,7 @@ def _check_parallel_mode(value):
                          f"{value}.")
     if value not in _SUPPORTED_MODES:
         raise ValueError(f"parallel_mode: mscore implements {', '.join(_SUPPORTED_MODES)}; "
-                         f"{value!r} (MindSpore's automatic model parallelism) is not "
-                         f"supported")
+                         f"{value!r} (MindSpore's strategy search) is not supported")
     return value
 
 
@@ -143,6 +154,73 @@ def _check_fusion_config(value):
     return out
 
 
+def _check_positive_step(value):
+    if isinstance(value, bool):
+        raise TypeError(f"For 'grad_accumulation_step', the input value must be int and must > "
+                        f"0, but got '{value}' with type 'bool'.")
+    value = _check_int("grad_accumulation_step", value)
+    if value <= 0:
+        raise ValueError(f"For 'grad_accumulation_step', the input value must be int and must > "
+                         f"0, but got '{value}' with type 'int'.")
+    return value
+
+
+def _check_config_int(name, value, minimum):
+    relation = "> 0" if minimum == 1 else ">= 0"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        kind = "bool" if isinstance(value, bool) else type(value).__name__
+        if isinstance(value, bool):
+            raise TypeError(f"For '{name}', the input value must be int and must {relation}, "
+                            f"but got '{value}' with type '{kind}'.")
+        raise TypeError(f"For '{name}', the input value must be int, but got '{kind}'")
+    if value < minimum:
+        raise ValueError(f"For '{name}', the input value must be int and must {relation}, but "
+                         f"got '{value}' with type 'int'.")
+    return int(value)
+
+
+def _check_optimizer_config(value):
+    """MindSpore's checks of ``parallel_optimizer_config``, in its order; returns the config
+    with every key (the defaults for those not given)."""
+    if not isinstance(value, dict):
+        raise _type_error("parallel_optimizer_config", dict, value)
+    unknown = [k for k in value if k not in _OPTIMIZER_CONFIG_DEFAULTS]
+    if unknown:
+        raise ValueError(f"Unknown config: {unknown[:1]}")
+    out = dict(_OPTIMIZER_CONFIG_DEFAULTS)
+    level = value.get("optimizer_level")
+    if "gradient_accumulation_shard" in value:
+        shard = value["gradient_accumulation_shard"]
+        if not isinstance(shard, bool):
+            raise TypeError(f"For 'gradient_accumulation_shard', the "
+                            f"'gradient_accumulation_shard' must be a bool, but got "
+                            f"{type(shard).__name__}.")
+        if level is not None and level != "level2":
+            raise ValueError(f"The optimizer_level is set as {level}, thus cannot set "
+                             f"grad_accumulation_shard as True.")
+        out["gradient_accumulation_shard"] = shard
+    if "parallel_optimizer_threshold" in value:
+        out["parallel_optimizer_threshold"] = _check_config_int(
+            "parallel_optimizer_threshold", value["parallel_optimizer_threshold"], 0)
+    size = value.get("optimizer_weight_shard_size", -1)
+    if size != -1 or isinstance(size, bool):
+        out["optimizer_weight_shard_size"] = _check_config_int("optimizer_weight_shard_size",
+                                                               size, 1)
+    if level is not None:
+        if level not in ("level1", "level2", "level3"):
+            raise ValueError(f"Optimizer level should in ['level1', 'level2', 'level3'], but "
+                             f"got {level}")
+        if level == "level3":
+            raise ValueError("parallel_optimizer_config: optimizer_level 'level3' (the "
+                             "weights themselves sharded, ZeRO-3) is not supported; mscore "
+                             "shards the optimizer state and master weights ('level1', "
+                             "'level2')")
+        out["optimizer_level"] = level
+        if level == "level2":
+            out["gradient_accumulation_shard"] = True
+    return out
+
+
 _CHECKS = {
     "parallel_mode": _check_parallel_mode,
     "gradients_mean": lambda v: _check_bool("gradients_mean", v),
@@ -159,7 +237,8 @@ _CHECKS = {
     "strategy_ckpt_save_file": lambda v: _check_str("strategy_ckpt_save_file", v),
     "search_mode": lambda v: _check_str("search_mode", v),
     "pipeline_stages": lambda v: _check_int("pipeline_stages", v),
-    "grad_accumulation_step": lambda v: _check_int("grad_accumulation_step", v),
+    "grad_accumulation_step": _check_positive_step,
+    "parallel_optimizer_config": _check_optimizer_config,
 }
 
 
@@ -172,8 +251,12 @@ def set_auto_parallel_context(**kwargs):
     ``gradient_fp32_sync``, ``loss_repeated_mean``, ``parameter_broadcast``, ``full_batch``,
     ``dataset_strategy`` ('data_parallel' or 'full_batch'), ``all_reduce_fusion_config``
     (parameter indices where a new all-reduce bucket starts), ``strategy_ckpt_load_file``,
-    ``strategy_ckpt_save_file``; ``enable_parallel_optimizer``, ``pipeline_stages``,
-    ``grad_accumulation_step`` and ``search_mode`` only at their defaults. An unknown key is
+    ``strategy_ckpt_save_file``, ``enable_parallel_optimizer`` (shard the optimizer state
+    and master weights over the ranks), ``parallel_optimizer_config`` (a dict:
+    ``parallel_optimizer_threshold`` in KB, ``gradient_accumulation_shard``,
+    ``optimizer_weight_shard_size``, ``optimizer_level``), ``grad_accumulation_step``
+    (update once every that many calls, on the mean of their gradients);
+    ``pipeline_stages`` and ``search_mode`` only at their defaults. An unknown key is
     ``ValueError``, a wrong type ``TypeError``, a wrong value ``ValueError`` (MindSpore's
     messages). Nothing changes unless every key is valid.
     """
@@ -188,6 +271,10 @@ def set_auto_parallel_context(**kwargs):
                              f"belongs to model parallelism, which mscore does not "
                              f"implement), got {value!r}")
         checked[key] = value
+    optimizer_config = checked.pop("parallel_optimizer_config", None)
+    if optimizer_config is not None:
+        _optimizer_config.clear()
+        _optimizer_config.update(optimizer_config)
     _values.update(checked)
     _is_set.update(dict.fromkeys(checked, True))
 
@@ -205,6 +292,8 @@ def reset_auto_parallel_context():
     ``gradients_mean`` False, ``device_num`` 1, ...)."""
     _values.clear()
     _values.update({k: (list(v) if isinstance(v, list) else v) for k, v in _DEFAULTS.items()})
+    _optimizer_config.clear()
+    _optimizer_config.update(_OPTIMIZER_CONFIG_DEFAULTS)
     _is_set.clear()
 
 
@@ -217,6 +306,23 @@ def reduces_gradients():
     """True when train cells built now all-reduce their gradients (DATA_PARALLEL or
     HYBRID_PARALLEL)."""
     return _values["parallel_mode"] in GRADIENT_REDUCING_MODES
+
+
+def shards_optimizer():
+    """True when train cells built now shard the optimizer over the ranks: a
+    gradient-reducing mode with ``enable_parallel_optimizer``."""
+    return reduces_gradients() and _values["enable_parallel_optimizer"]
+
+
+def optimizer_config():
+    """The parallel optimizer's configuration (a copy, every key present).
+    ``get_auto_parallel_context('parallel_optimizer_config')`` is refused, as in MindSpore."""
+    return dict(_optimizer_config)
+
+
+def grad_accumulation_step():
+    """How many calls of a train cell make one update (1: every call)."""
+    return _values["grad_accumulation_step"]
 
 
 def effective_device_num():

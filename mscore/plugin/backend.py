@@ -77,6 +77,12 @@ class BackendSpec:
     the backend looks usable, or the reason it is not, *without importing the array library*
     (``importlib.util.find_spec``, distribution metadata, a driver library's presence); the
     plain ``mscore backends`` uses it, so listing stays fast.
+
+    ``dtypes`` and ``capabilities`` hold on every device of ``devices``, except where
+    ``device_dtypes`` / ``device_capabilities`` (device target -> dtypes / capabilities, e.g.
+    ``{"GPU": (...)}``) replace them for one device target; :meth:`dtypes_on` and
+    :meth:`capabilities_on` give what holds on a device, and the conformance kit certifies
+    each device against its own entry.
     """
 
     name: str
@@ -89,6 +95,8 @@ class BackendSpec:
     probe: Callable | None = None
     check: Callable | None = None
     description: str = ""
+    device_dtypes: dict = field(default_factory=dict)
+    device_capabilities: dict = field(default_factory=dict)
     plugin: str = field(default="", compare=False)          # set by the registry
     distribution: str = field(default="", compare=False)    # "mscore-torch 0.1.0", likewise
 
@@ -100,6 +108,50 @@ class BackendSpec:
         self.devices = tuple(self.devices)
         self.dtypes = tuple(self.dtypes)
         self.capabilities = frozenset(self.capabilities)
+        targets = {device_target(d) for d in self.devices}
+        self.device_dtypes = {
+            key: tuple(value) for key, value in
+            self._per_device("device_dtypes", self.device_dtypes, targets).items()}
+        self.device_capabilities = {
+            key: frozenset(value) for key, value in
+            self._per_device("device_capabilities", self.device_capabilities,
+                             targets).items()}
+
+    def _per_device(self, what, table, targets):
+        if not isinstance(table, dict):
+            raise TypeError(f"BackendSpec.{what} of {self.name!r}: expected a dict of device "
+                            f"target -> names, got {type(table).__name__}")
+        out = {}
+        for key, value in table.items():
+            target = device_target(key) if isinstance(key, str) else None
+            if target not in targets:
+                raise ValueError(f"BackendSpec.{what} of {self.name!r}: {key!r} is not one "
+                                 f"of its devices {list(self.devices)}")
+            if isinstance(value, str) or not hasattr(value, "__iter__"):
+                raise TypeError(f"BackendSpec.{what}[{key!r}] of {self.name!r}: expected "
+                                f"a collection of names, got {value!r}")
+            out[target] = value
+        return out
+
+    def dtypes_on(self, device):
+        """The dtypes that hold on ``device`` ("CPU", "GPU", "GPU:1", ...)."""
+        return self.device_dtypes.get(device_target(device), self.dtypes)
+
+    def capabilities_on(self, device):
+        """The capabilities that hold on ``device``."""
+        return self.device_capabilities.get(device_target(device), self.capabilities)
+
+    def varies_by_device(self, device):
+        """True when ``device`` has its own dtype or capability entry."""
+        target = device_target(device)
+        return target in self.device_dtypes or target in self.device_capabilities
+
+
+def device_target(device):
+    """The device target of a device string: "cuda:1" / "gpu:1" / "GPU" -> "GPU", "cpu" ->
+    "CPU", "ascend" -> "Ascend" (other names are returned upper-cased)."""
+    head = str(device).strip().split(":")[0].upper()
+    return {"CUDA": "GPU", "ASCEND": "Ascend"}.get(head, head)
 
 
 class Backend:
@@ -148,6 +200,11 @@ class Backend:
     momentum_update = None
     adam_update = None
     unscale_check = None
+    # Model parallelism in one process (SEMI_AUTO_PARALLEL strategies): shard(array, parts)
+    # -> the array laid out over this process's devices, ``parts`` one int per axis (how many
+    # equal pieces along it; 1: whole), eagerly a placed array, inside a compiled program a
+    # sharding annotation the compiler partitions by (GSPMD). None: no such layout.
+    shard = None
 
     # Optional methods (OPTIONAL_METHODS), None when the backend does without; section 5 of
     # docs/backend-authors.md says more:

@@ -106,6 +106,14 @@ class Collectives:
         passes the same shape)."""
         raise NotImplementedError
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """The reduction ``op`` (one of :data:`REDUCE_OPS`) of ``array`` over the group,
+        scattered: axis 0 (a multiple of the group's size) splits into group-size equal
+        blocks and member ``i`` (in group-rank order) gets block ``i`` of the reduction.
+        Together with :meth:`all_gather` it shards a flat buffer over the group (the
+        parallel optimizer reduce-scatters gradients and all-gathers updated weights)."""
+        raise NotImplementedError
+
     def barrier(self, group=None) -> None:
         """Return when every member has called it (eager only, not inside a compiled
         program)."""

@@ -387,7 +387,7 @@ def choose_claim(name, claims, pin=None):
 
 def spec_row(spec, probe=True):
     """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes,
-    capabilities, status. ``probe=False`` runs only the spec's cheap ``check`` (no array
+    capabilities, each device's own entry (``per_device``), status. ``probe=False`` runs only the spec's cheap ``check`` (no array
     library imported); ``probe=True`` its ``probe``."""
     status, devices = "available", list(spec.devices)
     if probe and spec.probe is not None:
@@ -405,10 +405,13 @@ def spec_row(spec, probe=True):
             reason = f"check failed: {type(exc).__name__}: {exc}"
         if reason:
             status = f"unavailable: {reason}"
+    per_device = {target: {"dtypes": list(spec.dtypes_on(target)),
+                           "capabilities": sorted(spec.capabilities_on(target))}
+                  for target in sorted(set(spec.device_dtypes) | set(spec.device_capabilities))}
     return {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
             "distribution": spec.distribution, "devices": devices,
             "dtypes": list(spec.dtypes), "capabilities": sorted(spec.capabilities),
-            "status": status}
+            "per_device": per_device, "status": status}
 
 
 def entry_points():

@@ -19,6 +19,7 @@ _SUBMODULES = {
     "build_searched_strategy": "mscore.train.serialization",
     "parse_print": "mscore.train.serialization",
     "load_distributed_checkpoint": "mscore.train.serialization",
+    "transform_checkpoints": "mscore.train.serialization",
     "export": "mscore.train.serialization",
     "load": "mscore.train.serialization",
     "SummaryRecord": "mscore.train.summary",

@@ -495,9 +495,10 @@ class Model:
             as_dataset(valid_dataset, "valid_dataset")
 
     def infer_train_layout(self, train_dataset, dataset_sink_mode=True, sink_size=-1):
-        """The parameter layouts of a semi-auto/auto parallel training graph. mscore's
-        parallelism is data parallel, which has no layouts: RuntimeError in the other modes
-        (as MindSpore), NotImplementedError in those two."""
+        """The parameter layouts of a semi-auto/auto parallel training graph: RuntimeError in
+        the other modes (as MindSpore), NotImplementedError in those two (mscore's
+        semi-auto parallelism lays out what the shard strategies name and leaves the rest
+        to the compiler, which reports no layouts)."""
         _check_layout_mode("infer_train_layout")
 
     def infer_predict_layout(self, *predict_data, skip_backend_compile=False):
@@ -511,5 +512,6 @@ def _check_layout_mode(name):
     if mode not in ("semi_auto_parallel", "auto_parallel"):
         raise RuntimeError(f"Model.{name} only supports the 'semi_auto_parallel' and "
                            f"'auto_parallel' modes, but got {mode}")
-    raise NotImplementedError(f"Model.{name}: mscore has no {mode} layouts (data "
-                              f"parallelism only)")
+    raise NotImplementedError(f"Model.{name}: mscore does not infer {mode} layouts (the "
+                              f"shard strategies place what they name; the compiler "
+                              f"partitions the rest without reporting it)")

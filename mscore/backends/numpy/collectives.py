@@ -115,6 +115,27 @@ class NumpyCollectives(Collectives):
         gather(out, flat, group=None if group is None else group[0])
         return self._to_numpy(out, array.dtype)
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """Block ``i`` of axis 0 of the reduction on member ``i`` (gloo's
+        ``reduce_scatter_single``)."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        array = np.asarray(array)
+        size = self._world_size if group is None else len(group[1])
+        if array.ndim == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {array.shape} is not a "
+                             f"multiple of the group's size {size}")
+        dist = self._dist
+        ops = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX,
+               "min": dist.ReduceOp.MIN}
+        t = self._to_torch(array)
+        out = t.new_empty((t.shape[0] // size,) + tuple(t.shape[1:]))
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        scatter(out, t, op=ops[op], group=None if group is None else group[0])
+        if op == "mean":
+            out /= size
+        return self._to_numpy(out, array.dtype)
+
     def barrier(self, group=None):
         """``dist.barrier``."""
         self._dist.barrier(group=None if group is None else group[0])

@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from mscore.conformance._collectives_worker import REDUCTIONS, rank_input
+from mscore.conformance._collectives_worker import REDUCTIONS, rank_input, scatter_input
 
 pytestmark = pytest.mark.mscore_needs("collectives")
 
@@ -129,6 +129,24 @@ def test_all_gather(kit, job, dtype):
         _check(kit, job, "all_gather/scalar", np.array([0.5, 1.5]), "float32")
 
 
+def _check_scattered(kit, ranks, key, total, dtype):
+    """Rank ``r`` holds block ``r`` of ``total``'s rows."""
+    blocks = np.split(total, len(ranks))
+    for rank, res in enumerate(ranks):
+        got = res[key]
+        assert tuple(got["shape"]) == blocks[rank].shape, (key, rank, got["shape"])
+        actual = np.asarray(got["values"], np.float64).reshape(blocks[rank].shape)
+        kit.assert_close(actual, blocks[rank], dtype, f"{key} on rank {rank}")
+
+
+@pytest.mark.parametrize("dtype", ("float32", "int32"))
+@pytest.mark.parametrize("op", ("sum", "max"))
+def test_reduce_scatter(kit, job, op, dtype):
+    xs = [scatter_input(r, dtype).astype(np.float64) for r in range(WORLD)]
+    total = xs[0] + xs[1] if op == "sum" else np.maximum(*xs)
+    _check_scattered(kit, job, f"reduce_scatter/{op}/{dtype}", total, dtype)
+
+
 def test_all_reduce_coalesced(kit, job):
     """The optional coalesced all-reduce (a bucket of arrays in one collective)."""
     if "all_reduce_coalesced" not in job[0]:
@@ -155,3 +173,5 @@ def test_inside_a_compiled_step(kit, job):
     _check(kit, job, "graph/mean", (xs[0] + xs[1]) / 2, "float32")
     _check(kit, job, "graph/all_gather", np.concatenate(xs), "float32")
     _check(kit, job, "graph/broadcast", xs[1], "float32")
+    _check_scattered(kit, job, "graph/reduce_scatter",
+                     scatter_input(0, "float32") + scatter_input(1, "float32"), "float32")

@@ -68,6 +68,13 @@ def test_transfer_round_trip(kit, dtype):
     assert isinstance(back, np.ndarray), f"to_numpy returned {type(back).__name__}"
     assert back.dtype == np_dtype, f"to_numpy gave numpy dtype {back.dtype}, expected {np_dtype}"
     kit.assert_close(back, x, dtype, "to_numpy(from_numpy(x))", tol=_exact())
+    # from_numpy copies: writing into the numpy source afterwards leaves the array alone.
+    source = x.copy()
+    held = kit.backend.from_numpy(source)
+    source[...] = source[::-1, ::-1] if dtype == "bool" else source * 0 + source.flat[0]
+    kit.assert_close(kit.backend.to_numpy(held), x, dtype,
+                     "from_numpy(x) after x was overwritten (from_numpy must copy)",
+                     tol=_exact())
     # from_numpy with a dtype casts; a 0-d array keeps its shape.
     c = kit.backend.from_numpy(np.asarray(1.0), mdt.get_dtype(dtype))
     kit.assert_dtype(c, dtype, "from_numpy(1.0, dtype)")
@@ -139,9 +146,9 @@ def test_device_hooks(kit):
     assert isinstance(stats, dict), f"memory_stats returned {type(stats).__name__}"
 
 
-def test_stop_gradient(kit):
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_stop_gradient(kit, dtype):
     """stop_gradient keeps the values."""
-    dtype = kit.widest_float()
     x = kit.normal((3, 3))
     out = kit.backend.stop_gradient(kit.native(x, dtype))
     kit.assert_close(kit.backend.to_numpy(out), x.astype(mdt.get_dtype(dtype).np_dtype), dtype,

@@ -49,7 +49,7 @@ def _run(kit, dtype, what, fn, *arrays):
         out = fn(kit.backend, *natives)
     except Exception as exc:
         raise harness.ConformanceFailure(
-            f"{what}: {kit.name} declares {dtype}, but the op raised {type(exc).__name__}: "
+            f"{what}: {kit.declarer} declares {dtype}, but the op raised {type(exc).__name__}: "
             f"{exc}") from exc
     return out
 

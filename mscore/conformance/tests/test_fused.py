@@ -5,6 +5,7 @@ through ``mscore.ops``, once with the backend's fused op (when it provides one) 
 once with the core's composite from primitives, both against the numpy reference."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,13 +207,12 @@ PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
 def test_fused(kit, case, path, dtype):
     """The op matches the reference through the backend's fused op and the core composite."""
     inputs = case.make(kit)
-    if path == "fused":
-        if kit.fused(case.fused) is None:
-            pytest.skip(f"fused op {case.fused} not provided by {kit.name} (its composite "
-                        f"is checked by the 'composite' case)")
-        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (fused)",
-                  factor=case.factor)
-        return
-    with harness.without_fused(kit.backend, case.fused):
-        kit.check(case.fn, *inputs, dtype=dtype, what=f"{case.op} (composite)",
-                  factor=case.factor)
+    if path == "fused" and kit.fused(case.fused) is None:
+        pytest.skip(f"fused op {case.fused} not provided by {kit.name} (its composite is "
+                    f"checked by the 'composite' case)")
+    what = f"{case.op} ({path})"
+    with kit.declaring(dtype, f"{case.id} ({path})"), \
+            harness.without_fused(kit.backend, case.fused) if path == "composite" else \
+            contextlib.nullcontext():
+        actual, _ = kit.check(case.fn, *inputs, dtype=dtype, what=what, factor=case.factor)
+        kit.assert_result_dtypes(actual, dtype, what)

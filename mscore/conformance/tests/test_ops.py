@@ -179,6 +179,20 @@ for _name in ("add", "sub", "mul", "maximum", "minimum"):
          (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
 
 
+# Two operands of one size and different shapes: an op that pairs elements in order instead
+# of broadcasting gives the right size and the wrong shape and values.
+_OUTER = ((4, 1), (1, 4))
+for _name in ("add", "sub", "mul", "maximum", "minimum"):
+    case(_name, "outer", FLOATS, _u(-3, 3, *_OUTER),
+         (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
+case("div", "outer", FLOATS, _u(0.5, 3, *_OUTER), lambda b, x, y: b.div(x, y))
+# Operands of the result's shape: an op that writes into one of them (instead of a new array)
+# is caught by the check that the arguments keep their values.
+for _name in ("add", "sub", "mul"):
+    case(_name, "same_shape", ("float32",), _u(-3, 3, (3, 4), (3, 4)),
+         (lambda n: lambda b, x, y: getattr(b, n)(x, y))(_name))
+
+
 def _divisor_inputs(rng, dtype):
     x = rng.uniform(-3, 3, size=(3, 1, 4))
     y = rng.uniform(0.5, 2, size=(2, 4)) * rng.choice([-1.0, 1.0], size=(2, 4))
@@ -383,12 +397,19 @@ def test_primitive(kit, case, dtype):
                                                                                    ref_in)))]
     # Backend under test, in the tested dtype.
     _DT["d"] = d
+    natives = _natives(kit.backend, inputs)
     try:
-        got = _leaves(case.call(kit.backend, *_natives(kit.backend, inputs)))
+        got = _leaves(case.call(kit.backend, *natives))
     except Exception as exc:
         raise harness.ConformanceFailure(
-            f"{case.id}: {kit.name} declares {dtype}, but the op raised "
+            f"{case.id}: {kit.declarer} declares {dtype}, but the op raised "
             f"{type(exc).__name__}: {exc}") from exc
+    with kit.declaring(dtype, case.id):
+        _check_results(kit, case, dtype, natives, inputs, got, expected)
+
+
+def _check_results(kit, case, dtype, natives, inputs, got, expected):
+    kit.assert_unchanged(natives, inputs, "the op")
     want_dtype = mdt.get_dtype(case.out(dtype) if case.out else dtype)
     for i, (g, e) in enumerate(zip(got, expected)):
         what = f"{case.name}({case.variant})" if case.variant else case.name

@@ -7,8 +7,10 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.grad_reducer import train_cell_reducer
+from mscore.nn.wrap.accumulation import AccumulateGrads, ApplyAccumulated, MicroBatchSchedule
+from mscore.nn.wrap.parallel_optimizer import accumulation_plan, train_cell_update
 from mscore.ops import functional as F
+from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
 
 _wrap = Tensor._wrap
@@ -83,6 +85,10 @@ class TrainOneStepCell(Cell):
     :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters
     before the first step) and :meth:`process_grads` are the places to hook gradient
     clipping or reduction.
+
+    With ``grad_accumulation_step=k`` (auto-parallel context) a call adds its gradients to
+    ``accu_grads.<name>`` and every ``k``-th call steps the optimizer on their mean (reduced
+    across the job once, in DATA_PARALLEL mode); each call returns its own loss.
     """
 
     def __init__(self, network, optimizer, sens=None, return_grad=False):
@@ -109,15 +115,33 @@ class TrainOneStepCell(Cell):
         self.weights = tuple(params)
         self.reducer_flag = False
         self.grad_reducer = _identity
-        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        # DATA_PARALLEL: all-reduce the grads (or shard the optimizer over the ranks)
+        reducer, self.optimizer = train_cell_update(optimizer)
         if reducer is not None:
             self.reducer_flag = True
             self.grad_reducer = reducer
         self.grad = value_and_grad(self.network, None, self.weights)
+        self._accumulation = None
+        steps = _parallel.grad_accumulation_step()
+        if steps > 1:
+            if return_grad:
+                raise ValueError(f"For '{cls}', 'return_grad' cannot be used with "
+                                 f"grad_accumulation_step={steps} (a call does not update)")
+            sums, micro_reducer, update = accumulation_plan(self.weights, self.grad_reducer,
+                                                            self.optimizer)
+            self.micro_step = AccumulateGrads(self.network, self.weights, sums, self.sens,
+                                              micro_reducer)
+            self.apply_accumulated = ApplyAccumulated(sums, steps, update)
+            self._accumulation = MicroBatchSchedule(steps)
 
     def __call__(self, *inputs):
         if self.reducer_flag:  # every rank starts from rank 0's parameters
             self.grad_reducer.broadcast_once(self)
+        if self._accumulation is not None:
+            loss = self.micro_step(*inputs)
+            if self._accumulation.tick():
+                self.apply_accumulated()
+            return loss
         return super().__call__(*inputs)
 
     def process_grads(self, grads):

@@ -212,13 +212,3 @@ def agree_overflow(overflow, group=GlobalComm.WORLD_COMM_GROUP):
     flag = call("cast", overflow._data, mdt.float32)
     total = coll.all_reduce(flag, "max", management.group_handle(group))
     return Tensor._wrap(call("greater", total, call("full", (), 0.0, mdt.float32)))
-
-
-def train_cell_reducer(parameters):
-    """The reducer a train cell built now should use: a :class:`DistributedGradReducer` in
-    DATA_PARALLEL / HYBRID_PARALLEL mode (MindSpore's ``TrainOneStepCell`` rule, mean and
-    degree from the auto-parallel context), else None."""
-    if not _context.reduces_gradients():
-        return None
-    return DistributedGradReducer(parameters, _context.get_auto_parallel_context(
-        "gradients_mean"), _context.effective_device_num())

@@ -23,10 +23,12 @@ from mscore._state import in_compiled
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.grad_reducer import agree_overflow, train_cell_reducer
+from mscore.nn.wrap.grad_reducer import agree_overflow
+from mscore.nn.wrap.parallel_optimizer import train_cell_update
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.ops.multi_tensor import divide_all, unscale_and_check
+from mscore.parallel import _context as _parallel
 
 
 def _tensor_leaves(inputs):
@@ -222,6 +224,12 @@ class TrainOneStepWithLossScaleCell(Cell):
             raise TypeError(f"optimizer: expected an Optimizer, got {type(optimizer).__name__}")
         if not isinstance(max_consecutive_overflows, int) or max_consecutive_overflows <= 0:
             raise ValueError("max_consecutive_overflows: expected a positive int")
+        steps = _parallel.grad_accumulation_step()
+        if steps > 1:
+            raise NotImplementedError(
+                f"grad_accumulation_step={steps}: gradient accumulation is implemented by "
+                f"TrainOneStepCell (no loss scaling); TrainOneStepWithLossScaleCell "
+                f"(amp O2/O3 with a loss scale manager) updates on every call")
         self.network = network
         self.optimizer = optimizer
         self.weights = optimizer.parameters
@@ -245,7 +253,8 @@ class TrainOneStepWithLossScaleCell(Cell):
         self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
-        reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
+        # DATA_PARALLEL: all-reduce the grads (or shard the optimizer over the ranks)
+        reducer, self.optimizer = train_cell_update(optimizer)
         self.reducer_flag = reducer is not None
         self.grad_reducer = reducer if reducer is not None else (lambda grads: grads)
 

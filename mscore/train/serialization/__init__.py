@@ -7,7 +7,8 @@
   :func:`safetensors_to_ckpt` convert files;
 * :func:`merge_sliced_parameter`, :func:`build_searched_strategy` -- model-parallel slices
   and MindSpore's strategy files; :func:`load_distributed_checkpoint` -- the checkpoints of
-  the N ranks of a job into one network;
+  the N ranks of a job into one network; :func:`transform_checkpoints` -- re-cut for
+  another number of ranks;
 * :func:`parse_print` -- MindSpore's print files;
 * :func:`export` -- ONNX and MINDIR (traced through the op layer, on any backend);
   :func:`load` -- MindIR files (run them with ``nn.GraphCell``).
@@ -21,12 +22,14 @@ from mscore.train.serialization._convert import (  # noqa: F401
     ckpt_to_safetensors, safetensors_to_ckpt)
 from mscore.train.serialization._parallel import (  # noqa: F401
     build_searched_strategy, merge_sliced_parameter)
-from mscore.train.serialization._distributed import load_distributed_checkpoint  # noqa: F401
+from mscore.train.serialization._distributed import (  # noqa: F401
+    load_distributed_checkpoint, transform_checkpoints)
 from mscore.train.serialization._print import parse_print  # noqa: F401
 from mscore.train.serialization._export import export  # noqa: F401
 from mscore.train.serialization._mindir_load import load  # noqa: F401
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
            "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export",
-           "wait_async_save", "load", "load_distributed_checkpoint", "load_checkpoint_async",
+           "wait_async_save", "load", "load_distributed_checkpoint", "transform_checkpoints",
+           "load_checkpoint_async",
            "async_ckpt_thread_status", "ckpt_to_safetensors", "safetensors_to_ckpt"]

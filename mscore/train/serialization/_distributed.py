@@ -1,5 +1,6 @@
 """``load_distributed_checkpoint``: load into one network the checkpoints the N ranks of a
-job saved (one file per rank, in rank order).
+job saved (one file per rank, in rank order); ``transform_checkpoints``: the same files
+re-cut for another number of ranks (or none).
 
 A parameter the training strategy file lays out (``build_searched_strategy``) is merged from
 the ranks' slices with :func:`merge_sliced_parameter`; every other parameter is replicated,
@@ -14,9 +15,11 @@ import os
 import numpy as np
 
 from mscore.common.parameter import Parameter
-from mscore.train.serialization._checkpoint import load_checkpoint, load_param_into_net
-from mscore.train.serialization._parallel import build_searched_strategy, \
-    merge_sliced_parameter
+from mscore.common.tensor import Tensor
+from mscore.train.serialization._checkpoint import load_checkpoint, load_param_into_net, \
+    save_checkpoint
+from mscore.train.serialization._parallel import build_searched_strategy, device_count, \
+    merge_sliced_parameter, slice_parameter
 
 _FORMATS = ("ckpt", "safetensors")
 
@@ -147,3 +150,75 @@ def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_stra
     params = {k: v for k, v in merged.items() if isinstance(v, Parameter)}
     load_param_into_net(network, params, strict_load=strict_load)
     return merged if return_param_dict else None
+
+
+def _rank_file(directory, rank):
+    """The checkpoint of ``rank`` in ``directory/rank_R`` (the last in lexicographic order,
+    as MindSpore picks it)."""
+    folder = os.path.join(directory, f"rank_{rank}")
+    names = sorted(n for n in os.listdir(folder) if n.endswith((".ckpt", ".safetensors"))) \
+        if os.path.isdir(folder) else []
+    if not names:
+        raise ValueError(f"For 'transform_checkpoints', no checkpoint of rank {rank} in "
+                         f"{folder!r}")
+    return os.path.join(folder, names[-1])
+
+
+def _optional_strategy(path, name):
+    if path is None:
+        return None
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"For 'transform_checkpoints', '{name}' must be a str or None, but got "
+                        f"{type(path).__name__}")
+    return build_searched_strategy(path)
+
+
+def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
+                          src_strategy_file=None, dst_strategy_file=None, process_num=1,
+                          output_format="ckpt"):
+    """Re-cut the checkpoints of a job for another layout: ``src_checkpoints_dir/rank_R/``
+    holds rank R's file (the job's ranks are the devices of ``src_strategy_file``; one,
+    ``rank_0``, when it is None: whole parameters), and
+    ``dst_checkpoints_dir/rank_R/{ckpt_prefix}R.ckpt`` receives rank R's slices under
+    ``dst_strategy_file`` (one whole checkpoint when None).
+
+    Sliced parameters are merged with their source layouts, every other one must be equal on
+    every rank. ``TypeError`` for arguments of the wrong type; ``ValueError`` for a missing
+    rank file or folder, a bad strategy file, or layouts that cannot be re-cut.
+    """
+    for name, value in (("src_checkpoints_dir", src_checkpoints_dir),
+                        ("dst_checkpoints_dir", dst_checkpoints_dir),
+                        ("ckpt_prefix", ckpt_prefix)):
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"For 'transform_checkpoints', '{name}' must be a str, but got "
+                            f"{type(value).__name__}")
+    src_dir, dst_dir = os.fspath(src_checkpoints_dir), os.fspath(dst_checkpoints_dir)
+    if not os.path.isdir(src_dir) or not os.listdir(src_dir):
+        raise ValueError("For 'transform_checkpoints', the 'src_checkpoints_dir' can not be "
+                         "empty.")
+    if isinstance(process_num, bool) or not isinstance(process_num, int) or process_num < 1:
+        raise ValueError(f"For 'transform_checkpoints', 'process_num' must be a positive int, "
+                         f"but got {process_num!r}")
+    if output_format not in _FORMATS:
+        raise ValueError(f"For 'transform_checkpoints', 'output_format' must be one of "
+                         f"{_FORMATS}, but got {output_format!r}")
+    src = _optional_strategy(src_strategy_file, "src_strategy_file")
+    dst = _optional_strategy(dst_strategy_file, "dst_strategy_file")
+    files = [_rank_file(src_dir, r) for r in range(device_count(src))]
+    merged = merge_rank_checkpoints([load_checkpoint(f) for f in files], files, src)
+    for rank in range(device_count(dst)):
+        params, extra = [], {}
+        for name, value in merged.items():
+            if not isinstance(value, Parameter):
+                extra[name] = value
+                continue
+            if dst is not None and name in dst:
+                value = Parameter(Tensor(np.ascontiguousarray(slice_parameter(
+                    value.asnumpy(), dst[name], rank, name))), name=name,
+                    requires_grad=value.requires_grad)
+            params.append(value)
+        path = os.path.join(dst_dir, f"rank_{rank}", f"{os.fspath(ckpt_prefix)}{rank}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_checkpoint(params, path, append_dict=extra or None, format=output_format)

@@ -22,6 +22,11 @@ import numpy as np
 
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
+from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer
+from mscore.parallel import _context
+from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._reading import read_bounded
 
 
 class MissingLayoutError(KeyError, ValueError):
@@ -48,8 +53,7 @@ def build_searched_strategy(strategy_filename):
                         f"{type(strategy_filename).__name__}")
     if not os.path.isfile(strategy_filename):
         raise ValueError(f"strategy_filename: no such strategy file: {strategy_filename!r}")
-    with open(strategy_filename, "rb") as f:
-        data = f.read()
+    data = read_bounded(strategy_filename, "build_searched_strategy")
     if not data:
         raise ValueError(f"strategy_filename: the strategy file {strategy_filename!r} is empty")
     msg = node_strategy_pb2.ParallelStrategyMap()
@@ -59,6 +63,7 @@ def build_searched_strategy(strategy_filename):
         for item in msg.parallel_layout_item:
             if not isinstance(item.param_name, str):  # protobuf gives bytes if not UTF-8
                 raise ValueError("a param_name is not valid UTF-8 text")
+            _check_tensor_map(item.param_name, item.parallel_layouts)
             strategy[item.param_name] = item.parallel_layouts
     except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
         raise ValueError(f"build_searched_strategy: {strategy_filename!r} is not a valid "
@@ -67,6 +72,16 @@ def build_searched_strategy(strategy_filename):
         raise ValueError(f"build_searched_strategy: the strategy file {strategy_filename!r} "
                          f"has no sliced parameter")
     return strategy
+
+
+def _check_tensor_map(name, layout):
+    """A tensor_map may cut two tensor axes along one device axis only if it is -1 (whole):
+    a repeated entry describes no layout (the slices would not tile the tensor)."""
+    for tensor_map in layout.tensor_map:
+        cut = [int(d) for d in tensor_map.dim if int(d) != -1]
+        if len(cut) != len(set(cut)):
+            raise ValueError(f"the tensor_map {[int(d) for d in tensor_map.dim]} of {name!r} "
+                             f"cuts two axes along one device axis")
 
 
 def _layout_fields(layout, name):
@@ -79,6 +94,10 @@ def _layout_fields(layout, name):
     except (AttributeError, IndexError, TypeError, ValueError) as exc:
         raise ValueError(f"merge_sliced_parameter: the layout of {name!r} in strategy is "
                          f"incomplete or malformed ({type(exc).__name__}: {exc})") from None
+    try:
+        _check_tensor_map(name, layout)
+    except ValueError as exc:
+        raise ValueError(f"merge_sliced_parameter: {exc}") from None
     if not dev_matrix or any(d <= 0 for d in dev_matrix):
         raise ValueError(f"merge_sliced_parameter: the dev_matrix of {name!r} must hold "
                          f"positive sizes, got {dev_matrix}")
@@ -193,3 +212,92 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
     return Parameter(Tensor(np.ascontiguousarray(merged)), name=name,
                      requires_grad=first.requires_grad,
                      layerwise_parallel=first.layerwise_parallel)
+
+
+def sliced_layouts(cell):
+    """``{name: (whole shape, slices)}`` of the Parameters ``cell`` holds as this rank's
+    slice along axis 0 (the parallel optimizer's master shards and states)."""
+    out = {}
+    for _, sub in cell.cells_and_names():
+        if isinstance(sub, ParallelOptimizer):
+            out.update(sub.sliced_parameters())
+    return out
+
+
+def axis0_layout(layout, ndim, slices):
+    """Fill ``layout`` (a ``ParallelLayouts`` message) for a tensor of ``ndim`` axes cut
+    along axis 0 into ``slices`` equal parts over ``slices`` devices (the parallel
+    optimizer's sharding)."""
+    layout.dev_matrix.add().dim.extend([slices])
+    layout.tensor_map.add().dim.extend([0] + [-1] * (ndim - 1))
+    layout.field = 0
+    layout.opt_weight_shard_step = 1
+    layout.opt_weight_shard_size = slices
+
+
+def write_strategy_file(path, layouts):
+    """Write MindSpore's strategy file (``node_strategy.proto``) at ``path``, atomically:
+    ``layouts`` is ``{name: (whole shape, slices)}`` of parameters cut along axis 0."""
+    from mscore.train.proto import node_strategy_pb2
+    msg = node_strategy_pb2.ParallelStrategyMap()
+    msg.current_stage = 0
+    for name in sorted(layouts):
+        shape, slices = layouts[name]
+        item = msg.parallel_layout_item.add()
+        item.param_name = name
+        axis0_layout(item.parallel_layouts, len(shape), slices)
+    data = msg.SerializeToString()
+    atomic_write(path, lambda f: f.write(data))
+
+
+def save_job_strategy(cell):
+    """When ``strategy_ckpt_save_file`` is set and ``cell`` (what ``save_checkpoint``
+    saves) is a Cell holding a sharded optimizer, write its layouts there (rank 0 only:
+    every rank's are the same)."""
+    path = _context.get_auto_parallel_context("strategy_ckpt_save_file")
+    if not path or not isinstance(cell, Cell):
+        return
+    for _, sub in cell.cells_and_names():
+        if isinstance(sub, ParallelOptimizer):
+            if sub.plan.rank == 0:
+                write_strategy_file(path, sliced_layouts(cell))
+            return
+
+
+def slice_parameter(whole, layout, rank, name):
+    """Device ``rank``'s slice of the numpy array ``whole`` under ``layout`` (an even cut
+    without a field layout: the inverse of :func:`merge_sliced_parameter`)."""
+    dev_matrix, tensor_map, split_shape, field = _layout_fields(layout, name)
+    if field > 0 or split_shape:
+        raise ValueError(f"transform: the layout of {name!r} is a field or uneven cut, which "
+                         f"cannot be re-sliced here")
+    if len(tensor_map) != whole.ndim:
+        raise ValueError(f"transform: the tensor_map {tensor_map} of {name!r} needs one entry "
+                         f"per axis of its {whole.ndim}-d value")
+    k = len(dev_matrix)
+    coord = np.unravel_index(rank, dev_matrix)
+    index = []
+    for axis, m in enumerate(tensor_map):
+        if m == -1:
+            index.append(slice(None))
+            continue
+        parts = dev_matrix[k - 1 - m]
+        if whole.shape[axis] % parts:
+            raise ValueError(f"transform: axis {axis} of {name!r} ({whole.shape[axis]}) does "
+                             f"not divide into {parts} slices")
+        size = whole.shape[axis] // parts
+        j = int(coord[k - 1 - m])
+        index.append(slice(j * size, (j + 1) * size))
+    return whole[tuple(index)]
+
+
+def device_count(strategy):
+    """The number of devices a strategy's layouts span (1 for None)."""
+    if not strategy:
+        return 1
+    counts = {math.prod(int(d) for d in layout.dev_matrix[0].dim)
+              for layout in strategy.values()}
+    if len(counts) != 1:
+        raise ValueError(f"transform: the strategy's layouts span different device counts "
+                         f"{sorted(counts)}")
+    return counts.pop()

@@ -284,6 +284,22 @@ def check_net_and_inputs(net, inputs):
     for i, x in enumerate(inputs):
         if not isinstance(x, Tensor):
             raise TypeError(f"inputs[{i}]: expected a Tensor, got {type(x).__name__}")
+    check_parameter_names(net)
+
+
+def check_parameter_names(net):
+    """An exported file finds a Parameter by its name: two Parameters sharing one (or an
+    empty one) would be written as one value, and the file would compute something else."""
+    owners = {}
+    for path, param in net.parameters_and_names():
+        if not param.name:
+            raise ValueError(f"export: the Parameter at {path!r} has an empty name; give it "
+                             f"one (Parameter(..., name=...))")
+        if param.name in owners:
+            raise ValueError(f"export: the Parameters at {owners[param.name]!r} and {path!r} "
+                             f"share the name {param.name!r}; an exported file could not tell "
+                             f"them apart (rename one, as save_checkpoint requires)")
+        owners[param.name] = path
 
 
 def trace(net, inputs, graph, fused=("softmax", "log_softmax")):

@@ -90,6 +90,24 @@ class CupyCollectives(Collectives):
         self._comm.all_gather(send, out, send.size)
         return out.astype(restore) if restore is not None else out
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """NCCL reduce-scatter: block ``i`` of axis 0 of the reduction on rank ``i``."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        xp = self._xp
+        size = self._world_size
+        if array.ndim == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {array.shape} is not a "
+                             f"multiple of the group's size {size}")
+        send, restore = self._wire(array)
+        out = xp.empty((send.shape[0] // size,) + send.shape[1:], send.dtype)
+        wire_op = "max" if restore is not None and op == "sum" else \
+            ("sum" if op == "mean" else op)
+        self._comm.reduce_scatter(send, out, out.size, wire_op)
+        if op == "mean":
+            out = out / size
+        return out.astype(restore) if restore is not None else out
+
     def barrier(self, group=None):
         """``NCCLBackend.barrier``."""
         self._comm.barrier()

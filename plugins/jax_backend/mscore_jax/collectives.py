@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mscore.communication._failfast import collective_deadline
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
 from mscore_jax.core import is_tracer
 
@@ -36,6 +37,8 @@ except ImportError:  # pragma: no cover - jax < 0.7
     from jax.experimental.shard_map import shard_map as _shard_map
 
 AXIS = "mscore_dp"
+SHUTDOWN_SECONDS = 20     # the most a leaving rank waits for the others in shutdown's barrier
+HEARTBEAT_SECONDS = 20    # the most before a rank that stopped answering fails the job
 _REPLICATED = PartitionSpec()
 _ACTIVE: list = []        # the initialised JaxCollectives (one per process)
 _spmd_depth = [0]         # > 0 while a step is traced inside the job's shard_map
@@ -86,6 +89,7 @@ class JaxCollectives(Collectives):
     def __init__(self, backend):
         self._backend = backend
         self._world = None
+        self._timeout = None
         self._programs = {}
         self._make = _global_maker()
 
@@ -108,7 +112,12 @@ class JaxCollectives(Collectives):
         port = env.master_port + 1 if env.master_port_taken else env.master_port
         kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{port}",
                   "num_processes": env.world_size, "process_id": env.rank,
-                  "initialization_timeout": max(int(env.timeout), 1)}
+                  "initialization_timeout": max(int(env.timeout), 1),
+                  # a rank that leaves while the others wait in a collective must not hold
+                  # the job in shutdown's barrier for jax's default 300 s, and a dead rank is
+                  # noticed by its missing heartbeats
+                  "shutdown_timeout_seconds": _bounded(env.timeout, SHUTDOWN_SECONDS),
+                  "heartbeat_timeout_seconds": _bounded(env.timeout, HEARTBEAT_SECONDS)}
         if env.master_addr in ("127.0.0.1", "localhost", "::1"):
             # a job on this machine: the coordinator listens on loopback only (jax's default
             # is every interface)
@@ -134,6 +143,7 @@ class JaxCollectives(Collectives):
                                f"{device_target} device, the job has {env.world_size}")
         mesh = Mesh(np.array([per_process[p] for p in sorted(per_process)]), (AXIS,))
         self._world = _Group(tuple(range(env.world_size)), mesh)
+        self._timeout = max(int(env.timeout), 1)
         self.engine = f"jax.distributed/{'gloo' if device_target == 'CPU' else 'nccl'}"
         _ACTIVE[:] = [self]
 
@@ -160,8 +170,12 @@ class JaxCollectives(Collectives):
         if program is None:
             program = self._programs[(key, id(g))] = jax.jit(_spmd(
                 lambda *xs: tuple(body(*xs)), g.mesh))
-        return [o.addressable_data(0) for o in
-                program(*[self._make(a, g.sharding) for a in arrays])]
+        # jax's CPU collectives wait for a hung or departed peer forever: an eager collective
+        # completes here, within the job's timeout, or ends this process naming it
+        with collective_deadline(f"{key[0]} on rank {jax.process_index()}", self._timeout):
+            outs = program(*[self._make(a, g.sharding) for a in arrays])
+            jax.block_until_ready(outs)
+        return [o.addressable_data(0) for o in outs]
 
     def _mode(self, array, group, api):
         """"eager" for a concrete array; "probe" while :meth:`compile` looks for collectives
@@ -236,6 +250,24 @@ class JaxCollectives(Collectives):
             return jnp.concatenate([jnp.reshape(array, (-1,) + array.shape[1:])] * n)
         return body(array)
 
+    def reduce_scatter(self, array, op="sum", group=None):
+        """Block ``i`` of axis 0 of the reduction on member ``i``: ``lax.psum_scatter``
+        (tiled) for sums and means; ``max``/``min`` reduce, then take this member's block."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        size = len(self._group(group).ranks)
+        if array.ndim == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {array.shape} is not a "
+                             f"multiple of the group's size {size}")
+        body = _scatterer(op, array.dtype, array.shape[0] // size)
+        mode = self._mode(array, group, "reduce_scatter")
+        if mode == "eager":
+            return self._run(("reduce_scatter", op, str(array.dtype), array.shape[0]),
+                             lambda x: [body(x)], (array,), group)[0]
+        if mode == "probe":
+            return array[:array.shape[0] // size]
+        return body(array)
+
     def barrier(self, group=None):
         """A tiny all-reduce every member waits for."""
         if _spmd_depth[0] or _probe[0] is not None:
@@ -282,14 +314,61 @@ class JaxCollectives(Collectives):
         def to_global(x):
             return make(x, sharding)
 
+        compiled = []
+
         def run(*args):
-            out = program(*jax.tree.map(to_global, args))
+            if not compiled:  # the first call compiles: no deadline on that
+                out = program(*jax.tree.map(to_global, args))
+                compiled.append(True)
+                return jax.tree.map(_local, out)
+            with collective_deadline(f"a compiled step on rank {jax.process_index()}",
+                                     self._timeout):
+                out = jax.block_until_ready(program(*jax.tree.map(to_global, args)))
             return jax.tree.map(_local, out)
         return run
 
 
+MODEL_AXIS = "mscore_mp"
+_device_meshes: dict = {}
+
+
+def shard_over_devices(array, parts):
+    """``array`` laid out over this process's devices (GSPMD): ``parts`` gives, per axis,
+    how many pieces it is cut into; every cut axis uses the same ``k`` devices (a 1-d mesh of
+    the first ``k`` local devices). Eagerly ``jax.device_put``; traced, a sharding
+    constraint."""
+    parts = tuple(int(p) for p in parts)
+    if len(parts) != array.ndim:
+        raise ValueError(f"shard: {len(parts)} parts for a {array.ndim}-d array")
+    cut = sorted({p for p in parts if p > 1})
+    if not cut:
+        return array
+    if len(cut) > 1 or parts.count(cut[0]) > 1:
+        raise NotImplementedError(f"shard: parts {parts}: mscore cuts one axis of an input "
+                                  f"over k devices (a 1-d mesh); several cut axes are not "
+                                  f"supported")
+    k = cut[0]
+    devices = jax.local_devices()
+    if k > len(devices):
+        raise ValueError(f"shard: parts {parts} need {k} devices, this process has "
+                         f"{len(devices)} ({devices[0].platform})")
+    mesh = _device_meshes.get(k)
+    if mesh is None:
+        mesh = _device_meshes[k] = Mesh(np.array(devices[:k]), (MODEL_AXIS,))
+    spec = PartitionSpec(*[MODEL_AXIS if p > 1 else None for p in parts])
+    sharding = NamedSharding(mesh, spec)
+    if is_tracer(array):
+        return lax.with_sharding_constraint(array, sharding)
+    return jax.device_put(array, sharding)
+
+
 def _local(x):
     return x.addressable_data(0)
+
+
+def _bounded(timeout, most):
+    """``timeout`` seconds (the job's cluster timeout), at least 1 and at most ``most``."""
+    return max(1, min(int(timeout), most))
 
 
 def _host(addr):
@@ -315,6 +394,24 @@ def _broadcaster(root_index, dtype):
         picked = jnp.where(lax.axis_index(AXIS) == root_index, y, jnp.zeros_like(y))
         out = lax.psum(picked, AXIS)
         return out.astype(dtype) if work is not None else out
+    return body
+
+
+def _scatterer(op, dtype, block):
+    """The per-process body of a reduce-scatter ``op`` with blocks of ``block`` rows."""
+    if op in ("sum", "mean") and dtype != jnp.bool_:
+        if op == "mean" and not jnp.issubdtype(dtype, jnp.inexact):
+            raise ValueError(f"reduce_scatter: 'mean' needs a floating array, got {dtype}")
+
+        def body(x):
+            out = lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+            return out / lax.psum(1, AXIS) if op == "mean" else out
+        return body
+    reduce = _reducer(op, dtype)
+
+    def body(x):
+        start = lax.axis_index(AXIS) * block
+        return lax.dynamic_slice_in_dim(reduce(x), start, block, axis=0)
     return body
 
 

@@ -50,7 +50,10 @@ def probe():
 def build():
     """The backend object (imports JAX)."""
     from mscore_jax.backend import JaxBackend
-    return JaxBackend()
+    from mscore_jax.collectives import shard_over_devices
+    backend = JaxBackend()
+    backend.shard = shard_over_devices
+    return backend
 
 
 @hookimpl

@@ -22,6 +22,9 @@ _is_compiling = torch.compiler.is_compiling
 # torch 2.13 renamed the one-tensor all-gathers; older releases have only the old names.
 _all_gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 _fc_all_gather = getattr(fc, "all_gather_single", None) or fc.all_gather_tensor
+_reduce_scatter_single = getattr(dist, "reduce_scatter_single", None) or \
+    dist.reduce_scatter_tensor
+_fc_reduce_scatter = getattr(fc, "reduce_scatter_single", None) or fc.reduce_scatter_tensor
 
 
 class _Group:
@@ -126,6 +129,26 @@ class TorchCollectives(Collectives):
             return _fc_all_gather(flat, 0, self._pg(group) or dist.group.WORLD)
         out = flat.new_empty((self._size(group) * flat.shape[0],) + tuple(flat.shape[1:]))
         _all_gather_single(out, flat, group=self._pg(group))
+        return out
+
+    def reduce_scatter(self, array, op="sum", group=None):
+        """Block ``i`` of axis 0 of the reduction on member ``i``
+        (``dist.reduce_scatter_single``; the functional one when compiling)."""
+        if op not in REDUCE_OPS:
+            raise ValueError(f"reduce_scatter: op must be one of {REDUCE_OPS}, got {op!r}")
+        size = self._size(group)
+        if array.dim() == 0 or array.shape[0] % size:
+            raise ValueError(f"reduce_scatter: axis 0 of shape {tuple(array.shape)} is not a "
+                             f"multiple of the group's size {size}")
+        flat = array.contiguous()
+        if _is_compiling():
+            out = _fc_reduce_scatter(flat, _FUNCTIONAL_OPS[op], 0,
+                                     self._pg(group) or dist.group.WORLD)
+        else:
+            out = flat.new_empty((flat.shape[0] // size,) + tuple(flat.shape[1:]))
+            _reduce_scatter_single(out, flat, op=_EAGER_OPS[op], group=self._pg(group))
+        if op == "mean":
+            out = out / size
         return out
 
     def barrier(self, group=None):

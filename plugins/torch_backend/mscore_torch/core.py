@@ -10,6 +10,8 @@ import torch
 from mscore.common import dtype as mdt
 from mscore.plugin.rules import saturate_to_int
 
+from .ops import matmul_any_device
+
 _TO_TORCH = {
     mdt.float16: torch.float16, mdt.bfloat16: torch.bfloat16, mdt.float32: torch.float32,
     mdt.float64: torch.float64, mdt.int8: torch.int8, mdt.int16: torch.int16,
@@ -62,6 +64,8 @@ class TorchCore:
         self._device = device
         self.device = "CPU" if device.type == "cpu" else f"GPU:{device.index}"
         self._const.clear()
+        # CUDA has no integer GEMM: there matmul takes integer operands elsewhere.
+        self.matmul = torch.matmul if device.type == "cpu" else matmul_any_device
 
     @property
     def torch_device(self):

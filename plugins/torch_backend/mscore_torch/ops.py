@@ -15,6 +15,46 @@ _MAX_POOL = {1: tnf.max_pool1d, 2: tnf.max_pool2d, 3: tnf.max_pool3d}
 _AVG_POOL = {1: tnf.avg_pool1d, 2: tnf.avg_pool2d, 3: tnf.avg_pool3d}
 
 
+_EXACT_IN_FLOAT64 = 2 ** 53
+_INT_MATMUL_CHUNK = 1 << 24   # elements of one int64 partial-product block (128 MiB)
+
+
+def matmul_any_device(a, b):
+    """``torch.matmul``, and :func:`exact_int_matmul` for integers off the CPU ("addmm_cuda"
+    is not implemented for 'Int' and the other integer dtypes)."""
+    if a.is_floating_point() or a.dtype == torch.bool or a.device.type == "cpu":
+        return torch.matmul(a, b)
+    return exact_int_matmul(a, b)
+
+
+def exact_int_matmul(a, b):
+    """``a @ b`` for integer tensors of one dtype, exact and wrapping around in that dtype
+    (two's complement, as the CPU kernel and numpy do), on any device.
+
+    When every partial sum is below 2**53 in magnitude (int8 and uint8 always, wider types
+    with small values) one float64 GEMM computes it exactly; otherwise int64 products are
+    summed block by block over the contracted axis (int64 arithmetic wraps, and wrapping
+    commutes with the final narrowing)."""
+    k = a.shape[-1]
+    a64, b64 = a.to(torch.int64), b.to(torch.int64)
+    # The bound in float64 (int64's abs overflows at its minimum); the margin of two covers
+    # its rounding.
+    bound = float(a64.double().abs().max()) * float(b64.double().abs().max()) * k \
+        if a.numel() and b.numel() else 0.0
+    if bound < _EXACT_IN_FLOAT64 / 2:
+        out = torch.matmul(a64.to(torch.float64), b64.to(torch.float64)).to(torch.int64)
+        return out.to(a.dtype)
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    rows, cols = a.shape[-2], b.shape[-1]
+    per_k = max(1, math.prod(batch) * rows * cols)
+    step = max(1, _INT_MATMUL_CHUNK // per_k)
+    out = torch.zeros(batch + (rows, cols), dtype=torch.int64, device=a.device)
+    for start in range(0, k, step):
+        part = a64[..., :, start:start + step, None] * b64[..., None, start:start + step, :]
+        out += part.sum(dim=-2)
+    return out.to(a.dtype)
+
+
 class TorchOps:
     """The primitive op set over ``torch.Tensor``."""
 
@@ -148,7 +188,10 @@ class TorchOps:
         return out.reshape(a.shape)
 
     # -- linear algebra, convolution, pooling --------------------------------------------
-    def matmul(self, a, b): return torch.matmul(a, b)  # noqa: E704
+    def matmul(self, a, b):
+        """``torch.matmul``; on CUDA, which has no integer GEMM, integer operands go
+        through :func:`exact_int_matmul` (wrapping around like the CPU kernel)."""
+        return matmul_any_device(a, b)
 
     def conv(self, x, w, stride, padding, dilation, groups):
         """N-d cross-correlation (N = 1, 2, 3) with torch's convolution kernels."""

@@ -1,0 +1,62 @@
+"""``Cell.shard(in_strategy, out_strategy=None, parameter_plan=None)``: the layout of a
+Cell's inputs and of some of its parameters over the devices, in SEMI_AUTO_PARALLEL mode
+(see :mod:`mscore.ops._sharding`; the compiler partitions the rest by propagation).
+
+The inputs are laid out by a forward pre-hook on every call; the parameters named in
+``parameter_plan`` (``{name: pieces per axis}``; MindSpore's ``"self."`` prefix is
+accepted) are placed once, when ``shard`` is called. Outside SEMI_AUTO_PARALLEL mode the
+strategies are recorded and change nothing, as in MindSpore.
+"""
+from __future__ import annotations
+
+from mscore.ops import _sharding
+
+
+def _check_plan(parameter_plan, owner):
+    if parameter_plan is None:
+        return {}
+    if not isinstance(parameter_plan, dict):
+        raise TypeError(f"For '{owner}.shard', 'parameter_plan' must be a dict or None, but "
+                        f"got {type(parameter_plan).__name__}")
+    plan = {}
+    for name, parts in parameter_plan.items():
+        if not isinstance(name, str):
+            raise TypeError(f"For '{owner}.shard', the keys of 'parameter_plan' must be str, "
+                            f"but got {type(name).__name__}")
+        plan[name[5:] if name.startswith("self.") else name] = _sharding.check_strategy(
+            (parts,), "parameter_plan", owner)[0]
+    return plan
+
+
+def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
+    """Record the strategies on ``cell`` and, in SEMI_AUTO_PARALLEL mode, lay its planned
+    parameters out now and its inputs on every call. Returns ``cell``."""
+    owner = type(cell).__name__
+    in_strategy = _sharding.check_strategy(in_strategy, "in_strategy", owner)
+    if out_strategy is not None:
+        out_strategy = _sharding.check_strategy(out_strategy, "out_strategy", owner)
+    plan = _check_plan(parameter_plan, owner)
+    cell.__dict__["_in_strategy"] = in_strategy
+    cell.__dict__["_out_strategy"] = out_strategy
+    if not _sharding.strategies_apply():
+        return cell
+    params = {}
+    for path, p in cell.parameters_and_names():
+        params[path] = params[p.name] = p
+    for name, parts in plan.items():
+        p = params.get(name)
+        if p is None:
+            raise ValueError(f"For '{owner}.shard', 'parameter_plan' names {name!r}, which "
+                             f"is not a parameter of the cell (its parameters: "
+                             f"{sorted({q.name for q in params.values()})[:6]})")
+        p._assign(_sharding.lay_out(p, parts, f"{owner}.shard")._data)
+    handle = cell.__dict__.get("_shard_hook")
+    if handle is not None:
+        handle.remove()
+
+    def lay_out_inputs(_, args):
+        if _sharding.strategies_apply():
+            return _sharding.lay_out_inputs(args, in_strategy, f"{owner}.shard")
+        return None
+    cell.__dict__["_shard_hook"] = cell.register_forward_pre_hook(lay_out_inputs)
+    return cell
