@@ -30,8 +30,6 @@ import copy
 import threading
 import weakref
 
-import numpy as np
-
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
@@ -79,7 +77,6 @@ class _Seeds:
     """Every seed of the process.
 
     * ``global_seed``: :func:`mscore.set_seed`'s seed, or None;
-    * ``host_rng``: the numpy generator initialisers draw from (seeded by ``set_seed``);
     * ``dataset_seed``: :func:`mscore.dataset.config.set_seed`'s seed, or None (pipelines
       fall back to ``global_seed``, then to the job's seed, then to ``dataset_fallback``);
     * ``dataset_fallback``: a random per-process seed drawn on first need.
@@ -93,7 +90,6 @@ class _Seeds:
 
     def __init__(self):
         self.global_seed = None
-        self.host_rng = np.random.default_rng()
         self.dataset_seed = None
         self.dataset_fallback = None
 

@@ -144,12 +144,12 @@ def get_context(attr_key):
 
 
 def set_seed(seed):
-    """Seed parameter initialisers (host numpy) and the active backend's random stream."""
+    """Seed numpy's global random state (which parameter initialisers draw from, as in
+    MindSpore) and the active backend's random stream."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
-    seeds = _state.process.seeds
-    seeds.global_seed = seed
-    seeds.host_rng = np.random.default_rng(seed)
+    _state.process.seeds.global_seed = seed
+    np.random.seed(seed)
     _restart_random_stream()
 
 
@@ -159,8 +159,10 @@ def get_seed():
 
 
 def host_rng() -> np.random.Generator:
-    """The numpy generator initialisers draw from (identical on every backend)."""
-    return _state.process.seeds.host_rng
+    """A numpy generator for one initialiser draw, seeded from numpy's global random state
+    as MindSpore's initialisers are: ``np.random.seed`` (or :func:`set_seed`) makes the
+    draws repeat, and the values are the same on every backend."""
+    return np.random.default_rng(np.random.randint(1, 1 << 63, dtype=np.int64))
 
 
 def _restart_random_stream():

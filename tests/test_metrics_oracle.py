@@ -156,11 +156,6 @@ def _differs_roc_multiclass():
         assert thresholds[c][0] == pytest.approx(th[1] + 1, rel=1e-6)
 
 
-def _differs_get_metrics_list():
-    got = M.metrics.get_metrics(["acc", "loss"])
-    assert list(got) == ["acc", "loss"] and isinstance(got["loss"], M.Loss)
-
-
 def _differs_get_metrics_dict_of_names():
     got = M.metrics.get_metrics({"a": "loss"})
     assert list(got) == ["a"] and isinstance(got["a"], M.Loss)
@@ -176,7 +171,6 @@ DIFFERS_CHECKS = {
     "occlusion_per_dim_margin": _differs_occlusion_per_dim_margin,
     "hausdorff_update_error_still_marks_updated": _differs_hausdorff_failed_update,
     "roc_multiclass": _differs_roc_multiclass,
-    "get_metrics_list": _differs_get_metrics_list,
     "get_metrics_dict_of_names": _differs_get_metrics_dict_of_names,
 }
 

@@ -286,7 +286,7 @@ def test_collector_argument_checks(tmp_path):
         (dict(summary_dir=d, keep_default_action=1), TypeError, "keep_default_action"),
         (dict(summary_dir=d, collect_specified_data=[1]), TypeError, "collect_specified_data"),
         (dict(summary_dir=d, collect_specified_data={"nope": True}), ValueError, "nope"),
-        (dict(summary_dir=d, collect_specified_data={1: True}), TypeError, "keys"),
+        (dict(summary_dir=d, collect_specified_data={1: True}), TypeError, "For `1`"),
         (dict(summary_dir=d, collect_specified_data={"collect_metric": 1}), TypeError,
          "collect_metric"),
         (dict(summary_dir=d, collect_specified_data={"histogram_regular": 3}), TypeError,
@@ -294,8 +294,10 @@ def test_collector_argument_checks(tmp_path):
         (dict(summary_dir=d, collect_specified_data={"histogram_regular": "(["}), ValueError,
          "regular expression"),
         (dict(summary_dir=d, custom_lineage_data=[1]), TypeError, "custom_lineage_data"),
-        (dict(summary_dir=d, custom_lineage_data={1: "a"}), TypeError, "keys"),
-        (dict(summary_dir=d, custom_lineage_data={"a": [1]}), TypeError, "'a'"),
+        (dict(summary_dir=d, custom_lineage_data={1: "a"}), TypeError,
+         "custom_lineage_data -> 1"),
+        (dict(summary_dir=d, custom_lineage_data={"a": [1]}), TypeError,
+         "custom_lineage_data -> a"),
     ]:
         with pytest.raises(exc, match=word):
             SummaryCollector(**kwargs)

@@ -148,7 +148,8 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mdt.float16):
     """The network converted for mixed precision at ``amp_level`` ('O0', 'O1', 'O2', 'O3',
     'auto') computing in ``dtype`` (float16 or bfloat16). O1 changes cells in place;
     O2, O3 and auto return a wrapper whose output is float32."""
-    _check_network(network)
+    if not isinstance(network, Cell):
+        raise TypeError(f"For amp_level '{amp_level}', the network type should be Cell.")
     if not isinstance(amp_level, str) or amp_level not in AMP_LEVELS:
         raise ValueError(f"amp_level: expected one of {list(AMP_LEVELS)}, got {amp_level!r}")
     dtype = _check_low_dtype(dtype)

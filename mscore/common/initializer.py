@@ -2,9 +2,11 @@
 
 An initializer fills a numpy array in place (``init(arr)``, which calls ``_initialize(arr)``,
 the method a user's own subclass overrides, as in MindSpore). :func:`initializer` makes a
-Tensor of a shape and dtype filled that way. Random values come from the numpy generator that
-``ms.set_seed`` seeds (or from ``init.seed`` when set), then move to the active backend: the
-same seed gives the same weights on every backend.
+Tensor of a shape and dtype filled that way. As in MindSpore, each random fill takes its seed
+from numpy's global random state, so ``np.random.seed`` or ``ms.set_seed`` (which seeds it)
+make the weights repeat (``init.seed``, when set, gives the initializer its own generator);
+the values then move to the active backend: the same seed gives the same weights on every
+backend. The values themselves are not MindSpore's (its generator is native code).
 """
 from __future__ import annotations
 
@@ -42,6 +44,9 @@ def _assign(arr, values):
     """Write ``values`` into ``arr`` (any shape, 0-d included), cast to its dtype."""
     arr[...] = values
     return arr
+
+
+_assignment = _assign   # MindSpore's name, imported by its own tests
 
 
 def _fan_in_and_fan_out(shape):

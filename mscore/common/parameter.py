@@ -7,6 +7,8 @@ backend compiles a whole train step as a pure function (:func:`stateless_call`).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from mscore.common.initializer import Initializer, initializer
@@ -128,6 +130,20 @@ class Parameter(Tensor):
 
     def __reduce__(self):
         raise TypeError("Parameter objects are not picklable; use mscore.save_checkpoint")
+
+    def __deepcopy__(self, memo):
+        """A Parameter with its own copy of the data and the same name and flags (as
+        ``copy.deepcopy`` of a MindSpore Parameter)."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        new._data = self.copy()._data
+        for slot in ("name", "requires_grad", "layerwise_parallel", "parallel_optimizer",
+                     "_user_named"):
+            if hasattr(self, slot):
+                setattr(new, slot, getattr(self, slot))
+        for key, value in self.__dict__.items():
+            new.__dict__[key] = copy.deepcopy(value, memo)
+        return new
 
 
 class ParameterTuple(tuple):

@@ -12,7 +12,7 @@ batches onto the device in a background thread (``dataset_sink_mode=True``). Sou
 ``Cifar100Dataset``, ``ImageFolderDataset``, ``FakeImageDataset``, ``TextFileDataset``,
 ``CSVDataset``; samplers in :mod:`mscore.dataset.samplers`.
 """
-from mscore.dataset import config, transforms, vision  # noqa: F401
+from mscore.dataset import config, text, transforms, vision  # noqa: F401
 from mscore.dataset import engine, samplers  # noqa: F401
 from mscore.dataset.callback import DSCallback, WaitedDSCallback  # noqa: F401
 from mscore.dataset.engine import (  # noqa: F401
@@ -30,6 +30,6 @@ __all__ = ["Dataset", "MappableDataset", "NumpySlicesDataset", "GeneratorDataset
            "FakeImageDataset", "TextFileDataset", "CSVDataset", "Schema", "zip", "Sampler",
            "SequentialSampler", "RandomSampler", "DistributedSampler", "SubsetRandomSampler",
            "SubsetSampler", "WeightedRandomSampler", "PKSampler", "Shuffle", "DSCallback",
-           "WaitedDSCallback", "BatchInfo", "IterableDataset", "config", "vision",
+           "WaitedDSCallback", "BatchInfo", "IterableDataset", "config", "vision", "text",
            "transforms", "samplers", "engine", "as_dataset", "to_tensor", "read_idx",
            "write_idx"]

@@ -5,6 +5,7 @@ Hooks live in :mod:`mscore.nn._hooks`, the containers (``SequentialCell``, ``Cel
 """
 from __future__ import annotations
 
+import copy
 import re
 from collections import OrderedDict
 
@@ -375,6 +376,15 @@ class Cell(HookMixin):
     def __reduce__(self):
         raise TypeError("Cell objects are not picklable; save parameters with "
                         "mscore.save_checkpoint")
+
+    def __deepcopy__(self, memo):
+        """An independent copy: sub-cells and Parameters copied (same names, own data),
+        as ``copy.deepcopy`` of a MindSpore Cell."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            object.__setattr__(new, key, copy.deepcopy(value, memo))
+        return new
 
 
 def _cast_input(a, dtype):

@@ -61,6 +61,12 @@ def _slot(plugin, tag):
     return slot
 
 
+def store_pending(plugin, tag, value):
+    """Hold ``value`` (a Tensor) as the pending ``plugin`` summary of ``tag``, as the summary
+    operator of that plugin does; the next train-mode ``SummaryRecord.record`` writes it."""
+    _slot(plugin, tag)._assign(dispatch.call("stop_gradient", value._data))
+
+
 def consume_pending():
     """``[(plugin, tag, native array)]`` for every slot written since the last call."""
     out = []
@@ -94,7 +100,7 @@ class _SummaryOp(Primitive):
             raise TypeError(f"For '{cls}', value: expected a Tensor, got "
                             f"{type(value).__name__}")
         self.check_value(tuple(value.shape))
-        _slot(self.plugin, name)._assign(dispatch.call("stop_gradient", value._data))
+        store_pending(self.plugin, name, value)
 
     def compute(self, *args):
         return self(*args)

@@ -1,11 +1,18 @@
 """Callbacks for :class:`mscore.train.Model` (MindSpore 2.x interface).
 
 ``Callback`` and ``RunContext`` are always importable; the concrete callbacks load from their
-submodules on first use.
+submodules on first use. The private names MindSpore's own tests import from here
+(``_InternalCallbackParam``, ``_CallbackManager``, ``_CheckpointManager``,
+``_chg_ckpt_file_name_if_same_exist``) are the classes and function mscore itself uses.
 """
 import importlib
 
 from mscore.train.callback._callback import Callback, CallbackList, CallbackParam, RunContext
+from mscore.train.callback._checkpoint_manager import (  # noqa: F401
+    CheckpointManager as _CheckpointManager)
+
+_InternalCallbackParam = CallbackParam
+_CallbackManager = CallbackList
 
 _LAZY = {
     "LossMonitor": "mscore.train.callback._loss_monitor",
@@ -21,9 +28,11 @@ _LAZY = {
     "OnRequestExit": "mscore.train.callback._on_request_exit",
     "LearningRateScheduler": "mscore.train.callback._lr_scheduler",
     "SummaryCollector": "mscore.train.summary.collector",
+    "_chg_ckpt_file_name_if_same_exist": "mscore.train.callback._checkpoint",
 }
 
-__all__ = ["Callback", "RunContext", "CallbackList", "CallbackParam", *_LAZY]
+__all__ = ["Callback", "RunContext", "CallbackList", "CallbackParam",
+           *(name for name in _LAZY if not name.startswith("_"))]
 
 
 def __getattr__(name):

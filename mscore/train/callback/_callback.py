@@ -158,14 +158,13 @@ def _flatten_callbacks(callbacks):
         return [callbacks]
     if isinstance(callbacks, (list, tuple)):
         out = []
-        for i, cb in enumerate(callbacks):
+        for cb in callbacks:
             if not isinstance(cb, Callback):
-                raise TypeError(f"'callbacks' must be a Callback or a list of Callback; element "
-                                f"{i} is {type(cb).__name__}")
+                raise TypeError("When the 'callbacks' is a list, the elements in 'callbacks' "
+                                "must be Callback functions.")
             out.append(cb)
         return out
-    raise TypeError(f"'callbacks' must be a Callback or a list of Callback, got "
-                    f"{type(callbacks).__name__}")
+    raise TypeError("The 'callbacks' is not a Callback or a list of Callback.")
 
 
 class CallbackList(Callback):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._checkpoint_config import CheckpointConfig
+from mscore.train.callback._checkpoint_manager import CheckpointManager
 from mscore.train.callback._utils import step_in_epoch
 
 __all__ = ["CheckpointConfig", "ModelCheckpoint"]
@@ -16,12 +16,6 @@ __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 logger = logging.getLogger("mscore.callback")
 _BREAKPOINT = "_breakpoint.ckpt"
 _CHECKPOINT_SUFFIXES = (".ckpt", ".safetensors")
-
-
-def _parse_name(prefix, filename, suffix):
-    """``(epoch, step)`` of ``{prefix}-{epoch}_{step}{suffix}``, or None."""
-    m = re.fullmatch(re.escape(prefix) + r"-(\d+)_(\d+)" + re.escape(suffix), filename)
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def unique_prefix(directory, prefix, breakpoints=False):
@@ -54,6 +48,15 @@ def unique_prefix(directory, prefix, breakpoints=False):
             if number.isdigit():
                 suffix_num = max(suffix_num, int(number) + 1)
     return f"{prefix}_{suffix_num}" if suffix_num else prefix
+
+
+def _chg_ckpt_file_name_if_same_exist(directory, prefix, exception=False):
+    """MindSpore's name for :func:`unique_prefix` (``exception``: among the
+    ``*_breakpoint.ckpt`` files only); a callable ``prefix`` or ``directory`` is decided at
+    each step, so ``prefix`` comes back unchanged."""
+    if callable(prefix) or callable(directory):
+        return prefix
+    return unique_prefix(directory, prefix, breakpoints=exception)
 
 
 def _make_directory(path):
@@ -146,6 +149,7 @@ class ModelCheckpoint(Callback):
             self._directory = _make_directory(directory if directory is not None
                                               else os.getcwd())
         self._suffix = "." + config.format
+        self._manager = CheckpointManager(config.format)
         self._prefix = prefix
         if self._prefix_func is None and self._directory_func is None:
             self._prefix = unique_prefix(self._directory, prefix)
@@ -176,7 +180,8 @@ class ModelCheckpoint(Callback):
 
     # -- the hooks ----------------------------------------------------------------------------
     def on_train_begin(self, run_context):
-        """Remember where the run's step counter starts."""
+        """Remember where the run's step counter starts (training only: an error while
+        evaluating saves no breakpoint file)."""
         cb_params = run_context.original_args()
         self._run = cb_params
         self._step_seen = (0, 0)
@@ -188,17 +193,23 @@ class ModelCheckpoint(Callback):
         cb_params = run_context.original_args()
         self._step_seen = (cb_params.get("cur_epoch_num", 0), cb_params.get("cur_step_num", 0))
 
-    def on_train_step_end(self, run_context):
+    def step_end(self, run_context):
         """Evaluate a callable prefix/directory, then save when the policy says so."""
         cb_params = run_context.original_args()
         self._resolve_names(cb_params)
         self._save_ckpt(cb_params)
 
-    def on_train_end(self, run_context):
+    def end(self, run_context):
         """Save the last state (unless this step was just saved) and wait for async writes."""
         self._run = None
         self._save_ckpt(run_context.original_args(), force=True)
         self._wait()
+
+    def on_eval_step_end(self, run_context):
+        """Nothing: evaluation changes no parameter, so there is nothing new to save."""
+
+    def on_eval_end(self, run_context):
+        """Nothing: evaluation changes no parameter, so there is nothing new to save."""
 
     def __exit__(self, exc_type, exc, tb):
         run, self._run = self._run, None
@@ -249,23 +260,14 @@ class ModelCheckpoint(Callback):
             return False
         return force
 
-    def _existing(self):
-        found = []
-        for name in os.listdir(self._directory):
-            key = _parse_name(self._prefix, name, self._suffix)
-            if key is not None:
-                found.append((key, os.path.join(self._directory, name)))
-        found.sort()
-        return [p for _, p in found]
-
     def _rotate(self, newest):
         """Remove old files by the policy, once ``newest`` is complete on disk (never
         before: a save that dies must leave the previous checkpoint)."""
         cfg = self._config
         if cfg.keep_checkpoint_max and cfg.keep_checkpoint_max > 0:
-            older = [p for p in self._existing() if p != newest]
-            while older and len(older) + 1 > cfg.keep_checkpoint_max:
-                _remove(older.pop(0))
+            self._manager.update_ckpoint_filelist(self._directory, self._prefix)
+            while self._manager.ckpoint_num > cfg.keep_checkpoint_max:
+                self._manager.remove_oldest_ckpoint_file()
         elif cfg.keep_checkpoint_per_n_minutes and cfg.keep_checkpoint_per_n_minutes > 0:
             # as MindSpore: of the older files written in the last n minutes keep only the
             # oldest, so one file per n minutes survives (plus the newest)

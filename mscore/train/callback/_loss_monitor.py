@@ -39,7 +39,7 @@ class LossMonitor(Callback):
         cb_params = run_context.original_args()
         self._last_print_time = cb_params.get("cur_step_num", 0) or 0
 
-    def on_train_step_end(self, run_context):
+    def step_end(self, run_context):
         """Check the loss and print it when due."""
         cb_params = run_context.original_args()
         outputs = cb_params.get("net_outputs")

@@ -34,7 +34,7 @@ class LearningRateScheduler(Callback):
                             f"{type(learning_rate_function).__name__}.")
         self.learning_rate_function = learning_rate_function
 
-    def on_train_step_end(self, run_context):
+    def step_end(self, run_context):
         """Apply the function to the current learning rate."""
         cb_params = run_context.original_args()
         lr_param = fixed_lr_parameter(cb_params.get("optimizer"), "LearningRateScheduler")

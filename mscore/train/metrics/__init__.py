@@ -69,8 +69,9 @@ def get_metric_fn(name, *args, **kwargs):
 
 
 def get_metrics(metrics):
-    """``{name: Metric}`` from a set (or list/tuple) of names, or a dict of names to Metric
-    objects (or metric names); None gives None."""
+    """``{name: Metric}`` from a set of names, or a dict of names to Metric objects (or
+    metric names); None gives None. Anything else (a list, a tuple, a str) is a TypeError,
+    as in MindSpore."""
     if metrics is None:
         return None
     if isinstance(metrics, dict):
@@ -84,13 +85,13 @@ def get_metrics(metrics):
                                 f"{type(value).__name__}.")
             out[key] = value
         return out
-    if isinstance(metrics, (set, frozenset, list, tuple)):
+    if isinstance(metrics, (set, frozenset)):
         out = {}
-        for name in sorted(metrics) if isinstance(metrics, (set, frozenset)) else metrics:
+        for name in sorted(metrics):
             if not isinstance(name, str):
                 raise TypeError(f"For 'get_metrics', expected metric names (str), but got "
                                 f"{type(name).__name__}; use a dict to pass Metric objects.")
             out[name] = get_metric_fn(name)
         return out
-    raise TypeError(f"For 'get_metrics', 'metrics' must be None, a dict or a set, but got "
-                    f"{type(metrics).__name__}.")
+    raise TypeError(f"For 'get_metrics', the argument 'metrics' must be None, dict or set, "
+                    f"but got {metrics}")

@@ -64,8 +64,8 @@ class Metric(metaclass=ABCMeta):
         """Make ``update`` (when decorated with :func:`rearrange_inputs`) use the inputs at
         ``indexes`` (a list of ints), in that order; returns the metric itself."""
         if not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
-            raise ValueError(f"For 'set_indexes', 'indexes' must be a list of ints, but got "
-                             f"{indexes!r}.")
+            raise ValueError("For 'set_indexes', the argument 'indexes' must be a list and all "
+                             "its elements must be int, please check whether it is correct.")
         self._indexes = indexes
         return self
 

@@ -20,17 +20,24 @@ def _update_param(param, new, strict_load):
     """Give ``param`` the value of ``new`` (a Tensor/Parameter), checking shape and dtype."""
     new_shape, shape = tuple(new.shape), tuple(param.shape)
     if new_shape != shape:
-        raise ValueError(f"load_param_into_net: parameter {param.name!r} has shape {shape} in "
-                         f"the network but {new_shape} in parameter_dict; check that the "
-                         f"checkpoint belongs to this network")
+        raise RuntimeError(f"For 'load_param_into_net', {param.name} in the argument 'net' "
+                           f"should have the same shape as {param.name} in the argument "
+                           f"'parameter_dict'. But got its shape {shape} in the argument "
+                           f"'net' and shape {new_shape} in the argument 'parameter_dict'."
+                           f"May you need to check whether the checkpoint you loaded is "
+                           f"correct or the batch size and so on in the 'net' and "
+                           f"'parameter_dict' are same.")
     arr = np.asarray(new.asnumpy())
     if new.dtype is not param.dtype:
         pair = {new.dtype, param.dtype}
         if strict_load or not (pair <= _FLOATS or pair <= _INTS):
-            raise TypeError(f"load_param_into_net: parameter {param.name!r} has dtype "
-                            f"{param.dtype} in the network but {new.dtype} in parameter_dict"
-                            + ("" if strict_load else
-                               " (only float<->float and int<->int are converted)"))
+            raise RuntimeError(f"For 'load_param_into_net', {param.name} in the argument "
+                               f"'net' should have the same type as {param.name} in the "
+                               f"argument 'parameter_dict'. but got its type "
+                               f"{param.dtype.tensor_type} in the argument 'net' and type "
+                               f"{new.dtype.tensor_type} in the argument 'parameter_dict'."
+                               f"May you need to check whether the checkpoint you loaded is "
+                               f"correct.")
         arr = arr.astype(param.dtype.np_dtype)
     param._assign(dispatch.backend().from_numpy(arr))
 
@@ -41,8 +48,9 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
 
     Returns ``(param_not_load, ckpt_not_load)`` as MindSpore 2.x does: the network's
     parameter names that got no value, and the dict's names that were not used. A shape
-    mismatch is a ``ValueError`` naming the parameter; a dtype mismatch converts float to
-    float and int to int unless ``strict_load``, and is a ``TypeError`` otherwise. Without
+    mismatch is a ``RuntimeError`` naming the parameter (MindSpore's words); a dtype
+    mismatch converts float to float and int to int unless ``strict_load``, and is a
+    ``RuntimeError`` otherwise. Without
     ``strict_load``, names that differ by one common prefix (``"net." + name``, or the
     other way round) still match. ``remove_redundancy`` only matters for model-parallel
     files and is accepted.

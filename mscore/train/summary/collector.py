@@ -12,6 +12,7 @@ import numpy as np
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback import Callback
+from mscore.train.summary._checks import check_positive, check_value_type
 from mscore.train.summary.graph import network_graph
 from mscore.train.summary.record import (SummaryRecord, _describe_network,
                                          check_export_options, check_max_file_size,
@@ -137,10 +138,8 @@ class SummaryCollector(Callback):
         self._collect_tensor_freq = collect_tensor_freq
         check_max_file_size(max_file_size, "SummaryCollector")
         self._max_file_size = max_file_size
-        self._export_options = check_export_options(export_options, "SummaryCollector")
-        if not isinstance(keep_default_action, bool):
-            raise TypeError(f"For 'SummaryCollector', keep_default_action: expected a bool, got "
-                            f"{type(keep_default_action).__name__}")
+        self._export_options = check_export_options(export_options)
+        check_value_type("keep_default_action", keep_default_action, [bool])
         self._collect_specified_data = self._process_specified_data(collect_specified_data,
                                                                     keep_default_action)
         _check_landscape(self._collect_specified_data.get("collect_landscape"))
@@ -162,44 +161,33 @@ class SummaryCollector(Callback):
     @staticmethod
     def _process_summary_dir(summary_dir):
         if not isinstance(summary_dir, str):
-            raise TypeError(f"For 'SummaryCollector', summary_dir: expected a str, got "
-                            f"{type(summary_dir).__name__}")
+            raise TypeError("The summary_dir is invalid, the type should be string.")
         if not summary_dir.strip():
-            raise ValueError("For 'SummaryCollector', summary_dir: expected a non-empty path")
+            raise ValueError("The summary_dir is invalid, it should be non-blank.")
         return make_directory(summary_dir.strip(), "summary_dir", "SummaryCollector")
 
     @staticmethod
     def _check_positive(name, value, allow_none=False):
         if allow_none and value is None:
             return
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"For 'SummaryCollector', {name}: expected an int"
-                            f"{' or None' if allow_none else ''}, got {type(value).__name__}")
-        if value <= 0:
-            raise ValueError(f"For 'SummaryCollector', {name}: expected a value greater than 0,"
-                             f" got {value}")
+        check_value_type(name, value, [int])
+        check_positive(name, value, "SummaryCollector")
 
     def _process_specified_data(self, specified, keep_default_action):
         defaults = self._DEFAULT_SPECIFIED_DATA
         if specified is None:
             return dict(defaults) if keep_default_action else {}
-        if not isinstance(specified, dict):
-            raise TypeError(f"For 'SummaryCollector', collect_specified_data: expected a dict "
-                            f"or None, got {type(specified).__name__}")
+        check_value_type("collect_specified_data", specified, [dict, type(None)])
         for key in specified:
-            if not isinstance(key, str):
-                raise TypeError(f"For 'SummaryCollector', the keys of collect_specified_data "
-                                f"must be str, got {type(key).__name__}")
-        unexpected = sorted(set(specified) - set(defaults))
+            check_value_type(str(key), key, [str])
+        unexpected = set(specified) - set(defaults)
         if unexpected:
-            raise ValueError(f"For 'SummaryCollector', collect_specified_data: the keys "
-                             f"{unexpected} are unsupported, expected keys from "
-                             f"{list(defaults)}")
+            raise ValueError(f"For \"SummaryCollector\", the keys {unexpected} of "
+                             f"`collect_specified_data` are unsupported, expect the follow "
+                             f"keys: {list(defaults)}")
         if "histogram_regular" in specified:
-            regular = specified["histogram_regular"]
-            if regular is not None and not isinstance(regular, str):
-                raise TypeError(f"For 'SummaryCollector', histogram_regular: expected a str or "
-                                f"None, got {type(regular).__name__}")
+            regular = check_value_type("histogram_regular", specified["histogram_regular"],
+                                       [str, type(None)])
             if isinstance(regular, str):
                 try:
                     re.compile(regular)
@@ -207,10 +195,8 @@ class SummaryCollector(Callback):
                     raise ValueError(f"For 'SummaryCollector', histogram_regular: {regular!r} "
                                      f"is not a valid regular expression: {exc}") from exc
         for key, value in specified.items():
-            if key not in ("histogram_regular", "collect_landscape") and \
-                    not isinstance(value, bool):
-                raise TypeError(f"For 'SummaryCollector', collect_specified_data[{key!r}]: "
-                                f"expected a bool, got {type(value).__name__}")
+            if key not in ("histogram_regular", "collect_landscape"):
+                check_value_type(key, value, [bool])
         if keep_default_action:
             result = dict(defaults)
             result.update(specified)
@@ -221,16 +207,11 @@ class SummaryCollector(Callback):
     def _check_custom_lineage_data(data):
         if data is None:
             return None
-        if not isinstance(data, dict):
-            raise TypeError(f"For 'SummaryCollector', custom_lineage_data: expected a dict or "
-                            f"None, got {type(data).__name__}")
+        check_value_type("custom_lineage_data", data, [dict, type(None)])
         for key, value in data.items():
-            if not isinstance(key, str):
-                raise TypeError(f"For 'SummaryCollector', custom_lineage_data: keys must be "
-                                f"str, got {type(key).__name__}")
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise TypeError(f"For 'SummaryCollector', custom_lineage_data[{key!r}]: "
-                                f"expected an int, float or str, got {type(value).__name__}")
+            check_value_type(f"custom_lineage_data -> {key}", key, [str])
+            check_value_type(f"the value of custom_lineage_data -> {key}", value,
+                             [int, str, float])
         return dict(data)
 
     # -- life cycle ------------------------------------------------------------------------
@@ -266,32 +247,9 @@ class SummaryCollector(Callback):
             record.close()
 
     # -- callback methods ----------------------------------------------------------------
-    def on_train_begin(self, run_context):
-        """Check the callback list and open the summary files."""
-        self.begin(run_context)
-
-    def on_train_step_end(self, run_context):
-        """Collect when the step is due."""
-        self.step_end(run_context)
-
-    def on_train_epoch_end(self, run_context):
-        """Flush the files."""
-        self.epoch_end(run_context)
-
-    def on_train_end(self, run_context):
-        """Write the train lineage."""
-        self.end(run_context)
-
-    def on_eval_begin(self, run_context):
-        """Switch the record to eval mode."""
-        self.begin(run_context)
-
-    def on_eval_end(self, run_context):
-        """Write the eval lineage (the metrics)."""
-        self.end(run_context)
-
     def begin(self, run_context):
-        """Legacy name of :meth:`on_train_begin` / :meth:`on_eval_begin`."""
+        """Check the callback list and open the summary files (train or eval mode); the
+        base class's ``on_train_begin`` / ``on_eval_begin`` call it."""
         cb_params = run_context.original_args()
         self._check_callbacks(cb_params)
         mode = _arg(cb_params, "mode", "train")
@@ -304,7 +262,7 @@ class SummaryCollector(Callback):
         self._dataset_sink_mode = bool(_arg(cb_params, "dataset_sink_mode", False))
 
     def step_end(self, run_context):
-        """Legacy name of :meth:`on_train_step_end`."""
+        """Collect when the training step is due (called by ``on_train_step_end``)."""
         cb_params = run_context.original_args()
         if _arg(cb_params, "mode", "train") != "train":
             return
@@ -339,7 +297,7 @@ class SummaryCollector(Callback):
             self._collect_at_step_end(cb_params, step, lambda plugin: plugin != "tensor")
 
     def epoch_end(self, run_context):
-        """Legacy name of :meth:`on_train_epoch_end`: in ``Model.fit``, record the metrics of
+        """In ``Model.fit``, record the metrics of
         this epoch's evaluation as ``eval/<metric>/auto`` scalars; flush the files."""
         if self._record is None:
             return
@@ -362,7 +320,7 @@ class SummaryCollector(Callback):
         self._record.flush()
 
     def end(self, run_context):
-        """Legacy name of :meth:`on_train_end` / :meth:`on_eval_end`."""
+        """Write the train lineage, or after evaluation the eval lineage (the metrics)."""
         cb_params = run_context.original_args()
         if self._record is None:
             return

@@ -10,6 +10,7 @@ import warnings
 
 from mscore.common.tensor import Tensor
 from mscore.train.summary import summary_ops as _ops
+from mscore.train.summary._checks import check_positive, check_value_type
 from mscore.train.summary.writer import EventWriter, SummaryWriteError
 
 logger = logging.getLogger("mscore.summary")
@@ -39,8 +40,8 @@ def _record_max_file_size(value):
     if value is None:
         return None
     if not isinstance(value, int):
-        raise TypeError(f"For 'SummaryRecord', max_file_size: expected an int or None, got "
-                        f"{type(value).__name__}")
+        raise TypeError(f"For 'SummaryRecord', the 'max_file_size' should be int type, but got "
+                        f"type {type(value)}")
     if value < 0:
         logger.warning("SummaryRecord: max_file_size should be greater than 0, got %d; "
                        "files are not limited", value)
@@ -51,35 +52,28 @@ def check_max_file_size(value, owner):
     """None or a positive int (TypeError / ValueError otherwise)."""
     if value is None:
         return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"For '{owner}', max_file_size: expected an int or None, got "
-                        f"{type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"For '{owner}', max_file_size: expected a positive int, got {value}")
+    check_value_type("max_file_size", value, [int])
+    check_positive("max_file_size", value, owner)
 
 
-def check_export_options(export_options, owner):
-    """None or a dict of ``{"tensor_format": "npy" | None}`` (MindSpore's rules)."""
+def check_export_options(export_options):
+    """None or a dict of ``{"tensor_format": "npy" | None}`` (MindSpore's rules and words,
+    the same from SummaryRecord and SummaryCollector)."""
     if export_options is None:
         return None
-    if not isinstance(export_options, dict):
-        raise TypeError(f"For '{owner}', export_options: expected a dict or None, got "
-                        f"{type(export_options).__name__}")
+    check_value_type("export_options", export_options, [dict, type(None)])
     for key, value in export_options.items():
-        if not isinstance(key, str):
-            raise TypeError(f"For '{owner}', export_options: keys must be str, got "
-                            f"{type(key).__name__}")
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"For '{owner}', export_options[{key!r}]: expected a str or None, "
-                            f"got {type(value).__name__}")
-    unknown = sorted(set(export_options) - set(_EXPORT_FORMATS))
+        check_value_type("export_option", key, [str])
+        check_value_type("export_format", value, [str, type(None)])
+    unknown = set(export_options) - set(_EXPORT_FORMATS)
     if unknown:
-        raise ValueError(f"For '{owner}', export_options: the keys {unknown} are unsupported, "
-                         f"expected keys from {list(_EXPORT_FORMATS)}")
+        raise ValueError(f"For \"SummaryRecord\", the keys {unknown} of \"export_options\" are "
+                         f"unsupported, expect the follow keys: {list(_EXPORT_FORMATS)}")
     for key, value in export_options.items():
         if value not in _EXPORT_FORMATS[key]:
-            raise ValueError(f"For '{owner}', export_options[{key!r}]: {value!r} is "
-                             f"unsupported, expected one of {list(_EXPORT_FORMATS[key])}")
+            raise ValueError(f"For \"SummaryRecord\", the export_format {{{value!r}}} of "
+                             f"\"export_options\" are unsupported for {key}, expect the follow "
+                             f"values: {list(_EXPORT_FORMATS[key])}")
     return dict(export_options)
 
 
@@ -180,15 +174,12 @@ class SummaryRecord:
         if isinstance(log_dir, str) and log_dir.strip():   # each rank of a job: LOG_DIR/rank_R
             log_dir = rank_subdirectory(log_dir)
         log_path = make_directory(log_dir, "log_dir", "SummaryRecord")
-        if max_file_size is not None and not isinstance(max_file_size, int):
-            raise TypeError(f"For 'SummaryRecord', max_file_size: expected an int or None, got "
-                            f"{type(max_file_size).__name__}")
-        _check_affixes(file_prefix, file_suffix)
         max_file_size = _record_max_file_size(max_file_size)
+        _check_affixes(file_prefix, file_suffix)
         if not isinstance(raise_exception, bool):
             raise TypeError(f"For 'SummaryRecord', raise_exception: expected a bool, got "
                             f"{type(raise_exception).__name__}")
-        export_options = check_export_options(export_options, "SummaryRecord")
+        export_options = check_export_options(export_options)
         self.network = network
         self._mode = "train"
         self._data_pool = {}            # (plugin, tag) -> numpy value, newest wins
@@ -257,8 +248,8 @@ class SummaryRecord:
         tag before :meth:`record` replaces the first (with a warning)."""
         if plugin in _VALUE_PLUGINS:
             if not isinstance(name, str) or not name:
-                raise ValueError(f"For 'SummaryRecord.add_value', name: expected a non-empty "
-                                 f"str, got {name!r}")
+                raise ValueError(f"For \"SummaryRecord\", the parameter \"name\" type should "
+                                 f"be str, but got {type(name)}.")
             self._add_array(plugin, name, _to_numpy(plugin, name, value))
         elif plugin in _LINEAGE_PLUGINS:
             if not isinstance(value, dict):

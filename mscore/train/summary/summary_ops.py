@@ -2,4 +2,4 @@
 and its tests use (they live in the ops layer, :mod:`mscore.ops.summary`)."""
 from mscore.ops.summary import (  # noqa: F401
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary, consume_pending,
-    discard_pending)
+    discard_pending, store_pending)
