@@ -19,7 +19,7 @@ __all__ = []
 # Functions that are the Tensor method of the same name, with the tensor first.
 _METHOD_FUNCTIONS = """
 abs add addbmm addcdiv addmm addmv all allclose amax amin any argmax argmin argsort baddbmm
-bincount bmm broadcast_to ceil chunk clamp clone cos cosh count_nonzero cross cummax cummin
+bincount bmm broadcast_to ceil chunk exp2 clamp clone cos cosh count_nonzero cross cummax cummin
 cumprod cumsum diag diff div divide dot eq erf erfc exp expm1 flatten flip float_power floor
 floor_divide fmod frac gather greater greater_equal gt index_add index_select isclose
 isfinite isinf isnan isneginf kthvalue le lerp less less_equal log log10 log1p log2

@@ -53,8 +53,8 @@ _UNARY = {
     "cbrt": (lambda x: ops.mul(ops.sign(x), ops.pow(ops.abs(x), 1.0 / 3.0)), float_input),
 }
 for _name, (_op, _prep) in _UNARY.items():
-    _make(_name, _op, f"``{_name}`` of ``x``, elementwise (``dtype`` casts the result).",
-          ("x",), _prep)
+    _make(_name, _op, f"``{_name}`` of the input, elementwise (``dtype`` casts the result).",
+          ("a",) if _name in ("negative", "positive") else ("x",), _prep)
 
 _BINARY = {
     "add": ops.add, "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div,

@@ -112,6 +112,7 @@ _UNARY = {
     "sinc": (elt.sinc, "Normalised sinc, elementwise."),
     "positive": (elt.positive, "The tensor itself (unary plus)."),
     "exp": (ops.exp, "Exponential, elementwise."),
+    "exp2": (elt.exp2, "``2 ** x``, elementwise."),
     "log": (ops.log, "Natural logarithm, elementwise."),
     "sqrt": (ops.sqrt, "Square root, elementwise."),
     "square": (ops.square, "Square, elementwise."),
@@ -466,7 +467,7 @@ def _extreme(self, reduce, arg, args, kwargs, name):
         keepdim = args[1] if len(args) > 1 else kwargs.pop("keepdim", False)
         if kwargs:
             raise TypeError(f"{name}: unexpected arguments {sorted(kwargs)}")
-        return reduce(self, dim, keepdim), arg(self, dim, keepdim)
+        return reduce(self, dim, keepdim), ops.cast(arg(self, dim, keepdim), mdt.int64)
     axis = kwargs.pop("axis", args[0] if args else None)
     keepdims = kwargs.pop("keepdims", args[1] if len(args) > 1 else False)
     initial, where = kwargs.pop("initial", None), kwargs.pop("where", None)
@@ -474,7 +475,8 @@ def _extreme(self, reduce, arg, args, kwargs, name):
     if kwargs:
         raise TypeError(f"{name}: unexpected arguments {sorted(kwargs)}")
     values = reduce(self, axis, keepdims, initial=initial, where=where)
-    return (values, arg(self, axis, keepdims)) if return_indices else values
+    return (values, ops.cast(arg(self, axis, keepdims), mdt.int64)) if return_indices \
+        else values
 
 
 @method
