@@ -305,9 +305,6 @@ DATASET_BASIC = frozenset({"GeneratorDataset", "NumpySlicesDataset", "MnistDatas
 # Tensor methods (the pseudo-module ``mindspore.Tensor``), ``mindspore.numpy`` and ``mint``.
 _NEW_API = r"mindspore\.(Tensor|numpy|mint(\.nn(\.functional)?|\.optim)?)"
 ABSENT += (
-    (_NEW_API, r"^(a(rc)?(sin|cos|tan)h?|a(rc)?tan2)$",
-     "inverse trigonometric functions: the backend contract has no such primitive (they are "
-     "not composable from it exactly)"),
     (_NEW_API, r"^(bitwise_\w+|invert|ldexp|nextafter|gcd|lcm)$",
      "bitwise and bit-level integer functions: the backend contract has no bitwise "
      "primitive"),

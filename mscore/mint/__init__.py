@@ -8,6 +8,8 @@ share one implementation. Names left out are listed with their reasons in
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from mscore.common import dtype as mdt
@@ -18,7 +20,8 @@ __all__ = []
 
 # Functions that are the Tensor method of the same name, with the tensor first.
 _METHOD_FUNCTIONS = """
-abs add addbmm addcdiv addmm addmv all allclose amax amin any argmax argmin argsort baddbmm
+abs acos acosh add addbmm addcdiv arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+asinh atan atan2 atanh addmm addmv all allclose amax amin any argmax argmin argsort baddbmm
 bincount bmm broadcast_to ceil chunk exp2 clamp clone cos cosh count_nonzero cross cummax cummin
 cumprod cumsum diag diff div divide dot eq erf erfc exp expm1 flatten flip float_power floor
 floor_divide fmod frac gather greater greater_equal gt index_add index_select isclose
@@ -32,8 +35,14 @@ topk trace transpose tril triu unbind unique_consecutive unsqueeze var xlogy
 """
 
 
+# MindSpore's name of the tensor argument where it is not ``input``.
+_FIRST_PARAMETER = {"arcsin": "x", "isnan": "tensor", "split": "tensor",
+                    "searchsorted": "sorted_sequence"}
+
+
 def _method_function(name):
     method = getattr(Tensor, name)
+    first = _FIRST_PARAMETER.get(name, "input")
 
     def fn(input, *args, **kwargs):  # noqa: A002
         if not isinstance(input, Tensor):
@@ -42,7 +51,11 @@ def _method_function(name):
         return method(input, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
-    fn.__doc__ = f"``input.{name}(...)`` (:meth:`mscore.Tensor.{name}`)."
+    fn.__doc__ = f"``{first}.{name}(...)`` (:meth:`mscore.Tensor.{name}`)."
+    P = inspect.Parameter  # noqa: N806
+    fn.__signature__ = inspect.Signature([P(first, P.POSITIONAL_OR_KEYWORD),
+                                          P("args", P.VAR_POSITIONAL),
+                                          P("kwargs", P.VAR_KEYWORD)])
     return fn
 
 
@@ -104,8 +117,9 @@ def dstack(tensors):
 
 
 @_export
-def meshgrid(*tensors, indexing="ij"):
-    """Coordinate grids of 1-d tensors (``indexing`` 'ij' or 'xy')."""
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 1-d tensors (``indexing`` 'ij', the default, or 'xy')."""
+    indexing = indexing or "ij"
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
     shape = tuple(t.shape[0] for t in tensors)
@@ -181,31 +195,31 @@ def eye(n, m=None, dtype=None):
 
 
 @_export
-def rand(*size, dtype=None):
+def rand(*size, generator=None, dtype=None, device=None):
     """Uniform draws in ``[0, 1)``."""
     return ops.rand(_size(size), dtype=dtype)
 
 
 @_export
-def randn(*size, dtype=None):
+def randn(*size, generator=None, dtype=None, device=None):
     """Standard normal draws."""
     return ops.randn(_size(size), dtype=dtype)
 
 
 @_export
-def rand_like(input, *, dtype=None):  # noqa: A002
+def rand_like(input, *, dtype=None, device=None):  # noqa: A002
     """Uniform draws in ``[0, 1)`` shaped like ``input``."""
     return ops.rand(input.shape, dtype=dtype or input.dtype)
 
 
 @_export
-def randn_like(input, *, dtype=None):  # noqa: A002
+def randn_like(input, *, dtype=None, device=None):  # noqa: A002
     """Standard normal draws shaped like ``input``."""
     return ops.randn(input.shape, dtype=dtype or input.dtype)
 
 
 @_export
-def randint(*args, size=None, dtype=None):
+def randint(*args, generator=None, dtype=None, device=None, size=None):
     """``randint(high, size)`` or ``randint(low, high, size)``: integers drawn from
     ``[low, high)`` (int64 unless ``dtype``)."""
     if size is None:
@@ -218,22 +232,23 @@ def randint(*args, size=None, dtype=None):
 
 
 @_export
-def randint_like(input, low, high=None, *, dtype=None):  # noqa: A002
-    """Integers drawn from ``[low, high)`` shaped like ``input``."""
-    if high is None:
-        low, high = 0, low
+def randint_like(*args, dtype=None, device=None):
+    """``randint_like(input, high)`` or ``randint_like(input, low, high)``: integers drawn
+    from ``[low, high)`` shaped like ``input``."""
+    input, *bounds = args  # noqa: A001
+    low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     return randint(low, high, size=input.shape, dtype=dtype or input.dtype)
 
 
 @_export
-def randperm(n, *, dtype=mdt.int64):
+def randperm(n, *, generator=None, dtype=mdt.int64):
     """A random permutation of ``0 .. n-1``."""
     keys = ops.rand((int(n),)).asnumpy()
     return Tensor(np.argsort(keys, kind="stable").astype(mdt.as_dtype(dtype).np_dtype))
 
 
 @_export
-def normal(mean=0.0, std=1.0, *, size=None, generator=None):
+def normal(mean=0.0, std=1.0, size=None, generator=None):
     """Normal draws with ``mean`` and ``std`` (tensors broadcast; ``size`` for numbers)."""
     if size is None:
         shape = np.broadcast_shapes(*[t.shape for t in (mean, std) if isinstance(t, Tensor)])

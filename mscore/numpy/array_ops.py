@@ -6,6 +6,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.ops import array_extra_func
 from mscore.numpy._convert import asarray
 
 __all__ = [
@@ -266,8 +267,7 @@ def searchsorted(a, v, side="left", sorter=None):
 
 def unique(x, return_inverse=False):
     """The distinct values, sorted (with the inverse indices on request)."""
-    out = ops.unique_values(asarray(x), return_inverse=return_inverse)
-    return out
+    return array_extra_func.unique_values(asarray(x), return_inverse=return_inverse)
 
 
 def size(a, axis=None):
@@ -278,16 +278,38 @@ def size(a, axis=None):
 
 def pad(arr, pad_width, mode="constant", stat_length=None, constant_values=0,
         end_values=0, reflect_type="even", **kwargs):
-    """``arr`` padded by ``pad_width`` (``mode='constant'`` only; the others are
-    ``NotImplementedError``)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported; use 'constant'")
+    """``arr`` padded by ``pad_width``: ``mode`` 'constant', 'edge', 'reflect' or 'wrap'
+    (the others are ``NotImplementedError``)."""
+    modes = {"constant": "constant", "edge": "replicate", "reflect": "reflect",
+             "wrap": "circular"}
+    if mode not in modes:
+        raise NotImplementedError(f"pad: mode={mode!r} is not supported; use one of "
+                                  f"{sorted(modes)}")
     arr = asarray(arr)
     widths = np.broadcast_to(np.asarray(pad_width), (arr.ndim, 2)).tolist()
     flat = []
     for before, after in reversed(widths):
         flat += [int(before), int(after)]
+    if mode != "constant":
+        return _pad_by_index(arr, widths, mode)
     return ops.pad(arr, tuple(flat), value=constant_values)
+
+
+def _pad_by_index(arr, widths, mode):
+    """Non-constant padding as a gather of source positions per axis (NumPy's rules)."""
+    for ax, (before, after) in enumerate(widths):
+        n = arr.shape[ax]
+        pos = np.arange(-int(before), n + int(after))
+        if mode == "edge":
+            pos = np.clip(pos, 0, n - 1)
+        elif mode == "wrap":
+            pos = np.mod(pos, n)
+        else:  # reflect: mirror without repeating the edge
+            period = 2 * (n - 1) if n > 1 else 1
+            pos = np.abs(np.mod(pos, period))
+            pos = np.where(pos >= n, period - pos, pos)
+        arr = ops.gather(arr, Tensor(pos.astype(np.int64)), ax)
+    return arr
 
 
 def choose(a, choices, mode="clip"):

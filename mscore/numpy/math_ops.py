@@ -50,11 +50,15 @@ _UNARY = {
     "cosh": (ops.cosh, float_input), "tanh": (ops.tanh, float_input),
     "deg2rad": (ops.deg2rad, float_input), "radians": (ops.deg2rad, float_input),
     "rad2deg": (ops.rad2deg, float_input), "signbit": (ops.signbit, asarray),
+    "arcsin": (ops.asin, float_input), "arccos": (ops.acos, float_input),
+    "arctan": (ops.atan, float_input), "arcsinh": (ops.asinh, float_input),
+    "arccosh": (ops.acosh, float_input), "arctanh": (ops.atanh, float_input),
     "cbrt": (lambda x: ops.mul(ops.sign(x), ops.pow(ops.abs(x), 1.0 / 3.0)), float_input),
 }
 for _name, (_op, _prep) in _UNARY.items():
     _make(_name, _op, f"``{_name}`` of the input, elementwise (``dtype`` casts the result).",
-          ("a",) if _name in ("negative", "positive") else ("x",), _prep)
+          ("a",) if _name in ("negative", "positive") else
+          ("input",) if _name == "arccos" else ("x",), _prep)
 
 _BINARY = {
     "add": ops.add, "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div,
@@ -62,13 +66,13 @@ _BINARY = {
     "mod": ops.remainder, "fmod": ops.fmod, "power": ops.pow, "float_power": ops.float_power,
     "maximum": ops.maximum, "minimum": ops.minimum, "hypot": ops.hypot,
     "logaddexp": ops.logaddexp, "logaddexp2": ops.logaddexp2, "copysign": ops.copysign,
-    "heaviside": ops.heaviside, "matmul": ops.matmul,
+    "heaviside": ops.heaviside, "matmul": ops.matmul, "arctan2": ops.atan2,
 }
 
 
 def _division_input(name):
     return float_input if name in ("divide", "true_divide", "hypot", "logaddexp",
-                                   "logaddexp2", "float_power") else asarray
+                                   "logaddexp2", "float_power", "arctan2") else asarray
 
 
 for _name, _op in _BINARY.items():
@@ -79,7 +83,8 @@ for _name, _op in _BINARY.items():
 @_export
 def divmod(x1, x2, dtype=None):  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
-    return (globals()["floor_divide"](x1, x2, dtype), globals()["remainder"](x1, x2, dtype))
+    return (globals()["floor_divide"](x1, x2, dtype=dtype),
+            globals()["remainder"](x1, x2, dtype=dtype))
 
 
 # -- reductions -----------------------------------------------------------------------------

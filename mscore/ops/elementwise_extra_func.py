@@ -18,7 +18,8 @@ __all__ = [
     "float_power", "logaddexp2", "sinc", "signbit", "isneginf", "isposinf", "isreal",
     "nan_to_num", "addcdiv", "addmm", "addbmm", "baddbmm", "addmv", "addr", "inner", "dot",
     "mv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin",
-    "is_floating_point", "is_complex",
+    "is_floating_point", "is_complex", "atan", "arctan", "atan2", "arctan2", "asin",
+    "arcsin", "acos", "arccos", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
 ]
 
 
@@ -336,3 +337,131 @@ def is_floating_point(input):  # noqa: A002
 def is_complex(input):  # noqa: A002
     """False: mscore has no complex dtypes."""
     return False
+
+
+# -- inverse trigonometric and hyperbolic functions ----------------------------------------
+# The backend contract has no inverse trigonometric primitive: arctan is Cephes' single
+# precision rational approximation (range reduced to |x| <= tan(pi/8); error ~1 ulp of
+# float32), the others follow from it and from log/sqrt. Every branch's input is made safe
+# before ``where`` picks, so no branch computes inf/NaN whose gradient would leak.
+_TAN_3PI_8 = 2.414213562373095
+_TAN_PI_8 = 0.4142135623730950
+
+
+def _odd(x, positive_part):
+    """``f(x)`` of an odd function from ``f`` on ``x >= 0``: ``-f(-x)`` for negative ``x``.
+    Mirrored with ``where`` (not ``sign * f(abs)``), so the gradient at 0 is ``f'(0)``."""
+    negative = ops.less(x, 0.0)
+    t = ops.where(negative, ops.neg(x), x)
+    out = positive_part(t)
+    return ops.where(negative, ops.neg(out), out)
+
+
+def _atan_positive(a):
+    """Arctangent of ``a >= 0`` (Cephes' reduction and polynomial)."""
+    big = ops.greater(a, _TAN_3PI_8)
+    mid = ops.logical_and(ops.greater(a, _TAN_PI_8), ops.logical_not(big))
+    a_big = ops.where(big, a, ops.ones_like(a))
+    reduced = ops.where(big, ops.neg(ops.reciprocal(a_big)),
+                        ops.where(mid, ops.div(ops.sub(a, 1.0), ops.add(a, 1.0)), a))
+    offset = ops.where(big, ops.full_like(a, math.pi / 2),
+                       ops.where(mid, ops.full_like(a, math.pi / 4), ops.zeros_like(a)))
+    z = ops.mul(reduced, reduced)
+    poly = ops.sub(ops.mul(ops.add(ops.mul(ops.sub(ops.mul(z, 8.05374449538e-2),
+                                                   1.38776856032e-1), z),
+                                   1.99777106478e-1), z), 3.33329491539e-1)
+    return ops.add(offset, ops.add(ops.mul(ops.mul(poly, z), reduced), reduced))
+
+
+def atan(input):  # noqa: A002
+    """Arctangent, elementwise (radians in ``(-pi/2, pi/2)``)."""
+    return _odd(_float(input), _atan_positive)
+
+
+def arctan(input):  # noqa: A002
+    """NumPy's name of :func:`atan`."""
+    return atan(input)
+
+
+def atan2(input, other):  # noqa: A002
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right
+    quadrant, in ``[-pi, pi]``."""
+    y, x = _float(input), _float(other, "other")
+    y, x = ops.broadcast_to(y, _broadcast(y, x)), ops.broadcast_to(x, _broadcast(y, x))
+    x_zero = ops.equal(x, 0.0)
+    base = atan(ops.div(y, ops.where(x_zero, ops.ones_like(x), x)))
+    half_pi = ops.mul(ops.where(ops.less(y, 0.0), ops.full_like(y, -1.0),
+                                ops.where(ops.greater(y, 0.0), ops.ones_like(y),
+                                          ops.zeros_like(y))), math.pi / 2)
+    shift = ops.where(ops.less(y, 0.0), ops.full_like(y, -math.pi), ops.full_like(y, math.pi))
+    out = ops.where(ops.less(x, 0.0), ops.add(base, shift), base)
+    return ops.where(x_zero, half_pi, out)
+
+
+def _broadcast(a, b):
+    return tuple(np.broadcast_shapes(a.shape, b.shape))
+
+
+def arctan2(x1, x2):
+    """NumPy's name of :func:`atan2`."""
+    return atan2(x1, x2)
+
+
+def _unit_root(x):
+    """``sqrt(1 - x**2)``, kept at 0 (not NaN) at |x| = 1 and beyond."""
+    return ops.sqrt(ops.maximum(ops.sub(1.0, ops.mul(x, x)), 0.0))
+
+
+def asin(input):  # noqa: A002
+    """Arcsine, elementwise (NaN outside [-1, 1])."""
+    x = _float(input)
+    out = atan2(x, _unit_root(x))
+    return ops.where(ops.greater(ops.abs(x), 1.0), ops.full_like(x, math.nan), out)
+
+
+def arcsin(x):
+    """NumPy's name of :func:`asin`."""
+    return asin(x)
+
+
+def acos(input):  # noqa: A002
+    """Arccosine, elementwise (NaN outside [-1, 1])."""
+    return ops.sub(math.pi / 2, asin(input))
+
+
+def arccos(input):  # noqa: A002
+    """NumPy's name of :func:`acos`."""
+    return acos(input)
+
+
+def asinh(input):  # noqa: A002
+    """Inverse hyperbolic sine: ``sign(x) * log(|x| + sqrt(x**2 + 1))``."""
+    return _odd(_float(input),
+                lambda t: ops.log(ops.add(t, ops.sqrt(ops.add(ops.mul(t, t), 1.0)))))
+
+
+def arcsinh(input):  # noqa: A002
+    """NumPy's name of :func:`asinh`."""
+    return asinh(input)
+
+
+def acosh(input):  # noqa: A002
+    """Inverse hyperbolic cosine: ``log(x + sqrt(x**2 - 1))`` (NaN below 1)."""
+    x = _float(input)
+    return ops.log(ops.add(x, ops.sqrt(ops.sub(ops.mul(x, x), 1.0))))
+
+
+def arccosh(input):  # noqa: A002
+    """NumPy's name of :func:`acosh`."""
+    return acosh(input)
+
+
+def atanh(input):  # noqa: A002
+    """Inverse hyperbolic tangent: ``log((1 + x) / (1 - x)) / 2``."""
+    x = _float(input)
+    return ops.mul(ops.log(ops.div(ops.add(1.0, x), ops.sub(1.0, x))), 0.5)
+
+
+def arctanh(input):  # noqa: A002
+    """NumPy's name of :func:`atanh`."""
+    return atanh(input)

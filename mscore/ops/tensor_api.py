@@ -113,6 +113,18 @@ _UNARY = {
     "positive": (elt.positive, "The tensor itself (unary plus)."),
     "exp": (ops.exp, "Exponential, elementwise."),
     "exp2": (elt.exp2, "``2 ** x``, elementwise."),
+    "atan": (elt.atan, "Arctangent, elementwise."),
+    "arctan": (elt.atan, "Arctangent, elementwise."),
+    "asin": (elt.asin, "Arcsine, elementwise."),
+    "arcsin": (elt.asin, "Arcsine, elementwise."),
+    "acos": (elt.acos, "Arccosine, elementwise."),
+    "arccos": (elt.acos, "Arccosine, elementwise."),
+    "asinh": (elt.asinh, "Inverse hyperbolic sine, elementwise."),
+    "arcsinh": (elt.asinh, "Inverse hyperbolic sine, elementwise."),
+    "acosh": (elt.acosh, "Inverse hyperbolic cosine, elementwise."),
+    "arccosh": (elt.acosh, "Inverse hyperbolic cosine, elementwise."),
+    "atanh": (elt.atanh, "Inverse hyperbolic tangent, elementwise."),
+    "arctanh": (elt.atanh, "Inverse hyperbolic tangent, elementwise."),
     "log": (ops.log, "Natural logarithm, elementwise."),
     "sqrt": (ops.sqrt, "Square root, elementwise."),
     "square": (ops.square, "Square, elementwise."),
@@ -193,7 +205,6 @@ _BINARY = {
     "multiply": (ops.mul, "Product, elementwise (broadcast).", "value"),
     "true_divide": (ops.div, "True division, elementwise."),
     "floor_divide": (ops.floor_divide, "Division rounded down, elementwise."),
-    "remainder": (ops.remainder, "Remainder with the divisor's sign, elementwise."),
     "fmod": (elt.fmod, "Remainder with the dividend's sign, elementwise."),
     "pow": (ops.pow, "``self ** exponent``, elementwise.", "exponent"),
     "float_power": (elt.float_power, "``self ** other`` in floating point."),
@@ -219,6 +230,8 @@ _BINARY = {
     "logaddexp": (ops.logaddexp, "``log(exp(self) + exp(other))``, stably."),
     "logaddexp2": (elt.logaddexp2, "``log2(2**self + 2**other)``, stably."),
     "hypot": (elt.hypot, "``sqrt(self**2 + other**2)``."),
+    "atan2": (elt.atan2, "Angle of the point ``(other, self)``, elementwise."),
+    "arctan2": (elt.atan2, "Angle of the point ``(other, self)``, elementwise."),
     "xlogy": (elt.xlogy, "``self * log(other)``, 0 where self is 0."),
     "xdivy": (elt.xdivy, "``self / y``, 0 where self is 0.", "y"),
     "copysign": (elt.copysign, "``|self|`` with ``other``'s sign."),
@@ -311,6 +324,13 @@ def remainder_(self, other):
 def pow_(self, exponent):
     """In place: ``self ** exponent``; returns the tensor."""
     return store(self, ops.pow(self, exponent))
+
+
+@method
+def remainder(self, other=None, *, divisor=None):
+    """Remainder with the divisor's sign, elementwise (``divisor`` is the other overload's
+    name)."""
+    return ops.remainder(self, _alias(other, "other", "divisor", divisor, None))
 
 
 @method
@@ -619,15 +639,15 @@ def cumprod(self, dim, dtype=None):
 
 
 @method
-def cummax(self, axis):
+def cummax(self, axis=None, *, dim=None):
     """``(values, indices)`` of the running maximum along ``axis``."""
-    return arr.cummax(self, axis)
+    return arr.cummax(self, _alias(axis, "axis", "dim", dim, None))
 
 
 @method
-def cummin(self, axis):
+def cummin(self, axis=None, *, dim=None):
     """``(values, indices)`` of the running minimum along ``axis``."""
-    return arr.cummin(self, axis)
+    return arr.cummin(self, _alias(axis, "axis", "dim", dim, None))
 
 
 @method

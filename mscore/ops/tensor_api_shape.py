@@ -3,6 +3,7 @@ conversion, each a thin binding to the functional op in :mod:`mscore.ops` (see
 :mod:`mscore.ops.tensor_api`, which attaches them)."""
 from __future__ import annotations
 
+import builtins
 import numbers
 
 import numpy as np
@@ -102,7 +103,7 @@ def reshape(self, *shape):
 def view(self, *shape):
     """``view(*shape)``: :meth:`reshape`; ``view(dtype)``: the same bytes read as
     ``dtype``."""
-    if len(shape) == 1 and isinstance(shape[0], (mdt.DType, str, type)) and \
+    if len(shape) == 1 and isinstance(shape[0], (mdt.DType, str, builtins.type)) and \
             not isinstance(shape[0], (tuple, list)):
         target = mdt.as_dtype(shape[0])
         return Tensor(np.ascontiguousarray(self.asnumpy()).view(target.np_dtype))
@@ -139,8 +140,9 @@ def expand(self, *size):
 
 
 @method
-def expand_as(self, other):
-    """Broadcast to ``other``'s shape."""
+def expand_as(self, other=None, *, x=None):
+    """Broadcast to ``other``'s shape (``x`` is the other overload's name)."""
+    other = other if x is None else x
     return ops.broadcast_to(self, other.shape)
 
 
@@ -335,9 +337,12 @@ def unfold(self, kernel_size, dilation=1, padding=0, stride=1):
 
 # -- selection ----------------------------------------------------------------------------------
 @method
-def gather(self, dim, index, *, batch_dims=0):
+def gather(self, dim=None, index=None, *, batch_dims=0, input_indices=None, axis=None):
     """``gather(dim, index)``: entries picked along ``dim`` (``gather_elements``);
     ``gather(input_indices, axis, batch_dims=0)``: slices along ``axis``."""
+    if input_indices is not None or axis is not None:
+        return ops.gather(self, dim if input_indices is None else input_indices,
+                          index if axis is None else axis, batch_dims)
     if isinstance(dim, Tensor) or not isinstance(dim, numbers.Integral):
         return ops.gather(self, dim, index, batch_dims)
     return ops.gather_elements(self, dim, index)
@@ -401,8 +406,17 @@ def masked_scatter_(self, mask, source):
 
 
 @method
-def scatter(self, dim, index, src):
-    """``src`` written along ``dim`` at ``index``."""
+def scatter(self, dim=None, index=None, src=None, *, axis=None, value=None, reduce=None):
+    """``src`` (or the number ``value``) written along ``dim`` at ``index``; ``reduce``
+    'add' adds instead."""
+    dim = dim if axis is None else axis
+    src = src if value is None else value
+    if reduce == "add":
+        if not isinstance(src, Tensor):
+            src = ops.full(index.shape, src, self.dtype)
+        return arr.scatter_add_dim(self, dim, index, src)
+    if reduce is not None:
+        raise ValueError(f"reduce: expected None or 'add', got {reduce!r}")
     return arr.scatter(self, dim, index, src)
 
 
@@ -425,12 +439,12 @@ def scatter_add_(self, dim, index, src):
 
 
 @method
-def index_add(self, indices, y, axis, use_lock=True, check_index_bound=True):
+def index_add(self, indices, y, axis, use_lock=True, check_index_bound=True, *, alpha=1):
     """``index_add(indices, y, axis)``: slices of ``y`` added along ``axis`` at
-    ``indices``; ``index_add(dim, index, source, *, alpha=1)`` likewise."""
+    ``indices``; ``index_add(dim, index, source, *, alpha=1)``: ``alpha * source``."""
     if isinstance(indices, numbers.Integral):  # the (dim, index, source) overload
         indices, y, axis = y, axis, indices
-    return arr.index_add(self, indices, y, axis)
+    return arr.index_add(self, indices, y if alpha == 1 else ops.mul(y, alpha), axis)
 
 
 @method
@@ -564,6 +578,13 @@ def new_tensor(self, data, *, dtype=None):
 def clone(self):
     """A copy with its own storage."""
     return self.copy()
+
+
+@method
+def init_data(self, slice_index=None, shape=None, opt_shard_group=None):
+    """The tensor itself: values are materialised when the tensor is made (MindSpore's lazy
+    initialisation and sharded slices do not apply)."""
+    return self
 
 
 @method

@@ -59,6 +59,11 @@ MODULE_ORDER = (
 )
 KINDS = ("class", "function", "method")
 TENSOR = "mindspore.Tensor"  # the reference's pseudo-module of Tensor's methods
+# Examples (mostly of mint) that call MindSpore's implementation modules instead of the
+# public name they document (``ops.function.math_func.amax_ext``, ``ops.auto_generate``):
+# they measure MindSpore's internals, not the public API, and are left out.
+INTERNAL_PATH = re.compile(r"\bops\.(function|auto_generate|functional_overload)\.|"
+                           r"\bops\.\w+_ext\(")
 
 # MindSpore's docstrings use LeNet5 and create_dataset without defining them (they point to
 # the LeNet5 and MNIST helpers of MindSpore's tutorials). A program that uses one and does
@@ -153,7 +158,8 @@ def candidates(reference, modules=MODULE_ORDER):
     """``(records, excluded)``: one record per distinct program, and the counts of names
     left out, by cause."""
     excluded = {"absent by the coverage rules": 0, "ops outside the training subset": 0,
-                "not a class or function": 0, "no examples": 0}
+                "not a class or function": 0, "no examples": 0,
+                "calls MindSpore's internal op modules": 0}
     by_source = {}
     absent = absent_names()
     for module in modules:
@@ -178,6 +184,9 @@ def candidates(reference, modules=MODULE_ORDER):
             source = program_of(getattr(obj, "__doc__", None) or "")
             if source is None:
                 excluded["no examples"] += 1
+                continue
+            if INTERNAL_PATH.search(source):
+                excluded["calls MindSpore's internal op modules"] += 1
                 continue
             if source in by_source:
                 by_source[source]["also"].append(f"{module}.{name}")
