@@ -22,7 +22,7 @@ __all__ = []
 _METHOD_FUNCTIONS = """
 abs acos acosh add addbmm addcdiv arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
 asinh atan atan2 atanh addmm addmv all allclose amax amin any argmax argmin argsort baddbmm
-bincount bmm broadcast_to ceil chunk exp2 clamp clone cos cosh count_nonzero cross cummax cummin
+bincount bmm broadcast_to ceil chunk exp2 gcd clamp clone cos cosh count_nonzero cross cummax cummin
 cumprod cumsum diag diff div divide dot eq erf erfc exp expm1 flatten flip float_power floor
 floor_divide fmod frac gather greater greater_equal gt index_add index_select isclose
 isfinite isinf isnan isneginf kthvalue le lerp less less_equal log log10 log1p log2

@@ -9,6 +9,7 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore import ops
+from mscore.ops import integer_random_func
 from mscore.numpy._convert import asarray, float_input, with_dtype
 
 __all__ = []
@@ -53,6 +54,8 @@ _UNARY = {
     "arcsin": (ops.asin, float_input), "arccos": (ops.acos, float_input),
     "arctan": (ops.atan, float_input), "arcsinh": (ops.asinh, float_input),
     "arccosh": (ops.acosh, float_input), "arctanh": (ops.atanh, float_input),
+    "invert": (integer_random_func.bitwise_not, asarray),
+    "bitwise_not": (integer_random_func.bitwise_not, asarray),
     "cbrt": (lambda x: ops.mul(ops.sign(x), ops.pow(ops.abs(x), 1.0 / 3.0)), float_input),
 }
 for _name, (_op, _prep) in _UNARY.items():
@@ -67,6 +70,8 @@ _BINARY = {
     "maximum": ops.maximum, "minimum": ops.minimum, "hypot": ops.hypot,
     "logaddexp": ops.logaddexp, "logaddexp2": ops.logaddexp2, "copysign": ops.copysign,
     "heaviside": ops.heaviside, "matmul": ops.matmul, "arctan2": ops.atan2,
+    "bitwise_and": ops.bitwise_and, "bitwise_or": ops.bitwise_or,
+    "bitwise_xor": ops.bitwise_xor,
 }
 
 
@@ -338,15 +343,33 @@ def count_nonzero(x, axis=None, keepdims=False):
 @_export
 def gcd(x1, x2, dtype=None):
     """Greatest common divisor, elementwise (integers; computed on the host)."""
-
-    return with_dtype(asarray(np.gcd(asarray(x1).asnumpy(), asarray(x2).asnumpy())), dtype)
+    return with_dtype(ops.gcd(asarray(x1), asarray(x2)), dtype)
 
 
 @_export
 def lcm(x1, x2, dtype=None):
     """Least common multiple, elementwise (integers; computed on the host)."""
+    return with_dtype(ops.lcm(asarray(x1), asarray(x2)), dtype)
 
-    return with_dtype(asarray(np.lcm(asarray(x1).asnumpy(), asarray(x2).asnumpy())), dtype)
+
+@_export
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
+    """Covariance matrix of the variables (rows when ``rowvar``) over the observations."""
+    x = float_input(m)
+    if x.ndim == 1:
+        x = ops.reshape(x, (1, -1))
+    if not rowvar:
+        x = ops.transpose(x, (1, 0))
+    if y is not None:
+        other = float_input(y)
+        other = ops.reshape(other, (1, -1)) if other.ndim == 1 else other
+        x = ops.concat((x, other if rowvar else ops.transpose(other, (1, 0))), 0)
+    correction = ddof if ddof is not None else (0 if bias else 1)
+    out = ops.cov(x, correction=correction,
+                  fweights=None if fweights is None else asarray(fweights),
+                  aweights=None if aweights is None else float_input(aweights))
+    return with_dtype(out, dtype)
 
 
 @_export

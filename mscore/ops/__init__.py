@@ -37,4 +37,5 @@ from mscore.ops.loss_func import *  # noqa: E402,F401,F403
 from mscore.ops.ctc_func import ctc_loss  # noqa: E402,F401
 from mscore.ops.elementwise_extra_func import *  # noqa: E402,F401,F403
 from mscore.ops.array_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.integer_random_func import *  # noqa: E402,F401,F403
 from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E402,E702
