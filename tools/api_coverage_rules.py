@@ -338,11 +338,10 @@ ABSENT += (
     (r"mindspore\.mint", r"^(batch_norm_elemt|batch_norm_gather_stats_with_counts|"
                          r"batch_norm_stats|conv_tbc|npu_gelu|distributed|addr_)$",
      "Ascend kernels and MindSpore's distributed sub-namespace"),
-    (r"mindspore\.mint\.nn", r"^(AdaptiveMaxPool2d|Hardshrink|Hardsigmoid|Hardswish|layer)$",
-     "not provided yet in mint.nn (the mscore.nn layers of the same names exist)"),
-    (r"mindspore\.mint\.nn\.functional", r"^(adaptive_max_pool2d|avg_pool1d|grid_sample|"
-                                         r"sigmoid_)$",
-     "not provided yet in mint.nn.functional (mscore.ops has the pooling functions)"),
+    (r"mindspore\.mint\.nn", r"^layer$",
+     "the implementation submodule of mint.nn (its classes are exported by mint.nn)"),
+    (r"mindspore\.mint\.nn\.functional", r"^grid_sample$",
+     "grid sampling: not provided yet (no mscore.ops counterpart)"),
     (r"mindspore\.mint\.optim", r"^(adam|adamw|fused_adamw|sgd)$",
      "the implementation submodules of mint.optim (their classes are exported by "
      "mint.optim)"),

@@ -12,7 +12,12 @@ __all__ = [
     "ELU", "Hardtanh", "LogSigmoid", "Softmax", "LogSoftmax", "Threshold", "PixelShuffle",
     "L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "SoftMarginLoss", "CosineEmbeddingLoss", "AdaptiveAvgPool2d", "AvgPool2d", "GroupNorm",
-    "BatchNorm1d", "BatchNorm2d", "Conv2d", "functional", "F",
+    "BatchNorm1d", "BatchNorm2d", "Conv2d", "functional", "F", "Hardshrink", "Hardsigmoid",
+    "Hardswish", "Mish", "SELU", "PReLU", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d",
+    "AvgPool1d", "Unfold", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
 ]
 
 
@@ -307,3 +312,154 @@ class Conv2d(_nn.Conv2d):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode,
                          0 if isinstance(padding, str) else padding, dilation, groups,
                          has_bias=bias)
+
+
+class Hardshrink(_Activation):
+    """0 where ``|x| <= lambd``, else ``x``."""
+    fn = staticmethod(functional.hardshrink)
+
+    def __init__(self, lambd=0.5):
+        super().__init__(lambd=lambd)
+
+
+class Hardsigmoid(_Activation):
+    """``relu6(x + 3) / 6``."""
+    fn = staticmethod(functional.hardsigmoid)
+
+    def __init__(self):
+        super().__init__()
+
+
+class Hardswish(_Activation):
+    """``x * relu6(x + 3) / 6``."""
+    fn = staticmethod(functional.hardswish)
+
+    def __init__(self):
+        super().__init__()
+
+
+class Mish(_Activation):
+    """``x * tanh(softplus(x))``."""
+    fn = staticmethod(functional.mish)
+
+    def __init__(self, auto_prefix=True, flags=None):
+        super().__init__()
+
+
+class SELU(_Activation):
+    """Scaled exponential linear unit."""
+    fn = staticmethod(functional.selu)
+
+    def __init__(self, auto_prefix=True, flags=None):
+        super().__init__()
+
+
+class PReLU(_nn.PReLU):
+    """``x`` where positive, ``weight * x`` elsewhere, with ``num_parameters`` learned
+    slopes starting at ``init``."""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+        super().__init__(num_parameters, init)
+
+
+class AdaptiveMaxPool2d(_Activation):
+    """2-d max pooling to ``output_size``."""
+    fn = staticmethod(functional.adaptive_max_pool2d)
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size=output_size, return_indices=return_indices)
+
+
+class AdaptiveAvgPool1d(_Activation):
+    """1-d average pooling to ``output_size``."""
+    fn = staticmethod(functional.adaptive_avg_pool1d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class AvgPool1d(_Activation):
+    """1-d average pooling."""
+    fn = staticmethod(functional.avg_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding,
+                         ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+
+
+class Unfold(_Activation):
+    """Sliding blocks of (N, C, H, W) as columns (im2col)."""
+    fn = staticmethod(functional.unfold)
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size=kernel_size, dilation=dilation, padding=padding,
+                         stride=stride)
+
+
+class Upsample(_Activation):
+    """Resampling to ``size`` or by ``scale_factor``."""
+    fn = staticmethod(functional.interpolate)
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__(size=size, scale_factor=scale_factor, mode=mode,
+                         align_corners=align_corners,
+                         recompute_scale_factor=recompute_scale_factor)
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour 2-d resampling."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear 2-d resampling with aligned corners."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", True)
+
+
+class _Pad(_nn.Cell):
+    """Padding of the last ``dims`` axes by ``padding`` (an int: every side)."""
+
+    dims = 1
+    mode = "constant"
+
+    def __init__(self, padding, value=None):
+        super().__init__()
+        if isinstance(padding, int):
+            padding = (padding,) * (2 * self.dims)
+        if len(padding) != 2 * self.dims:
+            raise ValueError(f"{type(self).__name__}: expected an int or {2 * self.dims} "
+                             f"paddings, got {padding!r}")
+        self.padding, self.value = tuple(padding), value
+
+    def construct(self, input):  # noqa: A002
+        return functional.pad(input, self.padding, self.mode,
+                              self.value if self.mode == "constant" else None)
+
+
+def _pad_class(name, dims, mode, with_value):
+    doc = f"{mode.capitalize()} padding of the last {dims} axes."
+    if with_value:
+        def __init__(self, padding, value):
+            _Pad.__init__(self, padding, value)
+    elif mode == "constant":
+        def __init__(self, padding):
+            _Pad.__init__(self, padding, 0.0)
+    else:
+        def __init__(self, padding):
+            _Pad.__init__(self, padding)
+    cls = type(name, (_Pad,), {"dims": dims, "mode": mode, "__init__": __init__,
+                               "__doc__": doc, "__module__": __name__})
+    globals()[name] = cls
+
+
+for _d in (1, 2, 3):
+    _pad_class(f"ZeroPad{_d}d", _d, "constant", False)
+    _pad_class(f"ConstantPad{_d}d", _d, "constant", True)
+    _pad_class(f"ReflectionPad{_d}d", _d, "reflect", False)
+    _pad_class(f"ReplicationPad{_d}d", _d, "replicate", False)

@@ -12,7 +12,9 @@ __all__ = [
     "pad", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
-    "soft_margin_loss", "threshold", "pixel_shuffle", "flatten",
+    "soft_margin_loss", "threshold", "pixel_shuffle", "flatten", "sigmoid_",
+    "adaptive_max_pool2d", "adaptive_avg_pool1d", "avg_pool1d", "hardshrink", "hardsigmoid",
+    "hardswish", "mish", "selu", "unfold", "upsample",
 ]
 
 
@@ -173,9 +175,14 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
                 align_corners=None, recompute_scale_factor=None):
-    """Resampled to ``size`` or by ``scale_factor``."""
-    return ops.interpolate(input, size, scale_factor, mode, align_corners,
-                           recompute_scale_factor)
+    """Resampled to ``size`` or by ``scale_factor`` (the output size ``floor(in *
+    scale_factor)`` per spatial axis, as PyTorch)."""
+    if size is None and scale_factor is not None:
+        spatial = input.shape[2:]
+        factors = scale_factor if isinstance(scale_factor, (tuple, list)) else \
+            (scale_factor,) * len(spatial)
+        size = tuple(int(s * f) for s, f in zip(spatial, factors))
+    return ops.interpolate(input, size, None, mode, align_corners)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa
@@ -240,3 +247,65 @@ def pixel_shuffle(input, upscale_factor):  # noqa: A002
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
     """Axes ``start_dim`` .. ``end_dim`` merged."""
     return ops.flatten(input, start_dim=start_dim, end_dim=end_dim)
+
+
+def sigmoid_(input):  # noqa: A002
+    """In place: logistic sigmoid; returns ``input``."""
+    return input.copy_(ops.sigmoid(input))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    """2-d max pooling to ``output_size``."""
+    return ops.adaptive_max_pool2d(input, output_size, return_indices)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """1-d average pooling to ``output_size``."""
+    return ops.adaptive_avg_pool1d(input, output_size)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True):
+    """1-d average pooling of (N, C, L) as a 2-d pooling of height 1."""
+    k = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
+    st = k if stride is None else (stride if isinstance(stride, int) else stride[0])
+    pd = padding if isinstance(padding, int) else padding[0]
+    out = ops.avg_pool2d(ops.expand_dims(input, 2), (1, k), (1, st), (0, pd), ceil_mode,
+                         count_include_pad, 0)
+    return ops.squeeze(out, 2)
+
+
+def hardshrink(input, lambd=0.5):  # noqa: A002
+    """0 where ``|x| <= lambd``, else ``x``."""
+    return ops.hardshrink(input, lambd)
+
+
+def hardsigmoid(input):  # noqa: A002
+    """``relu6(x + 3) / 6``."""
+    return ops.hardsigmoid(input)
+
+
+def hardswish(input):  # noqa: A002
+    """``x * relu6(x + 3) / 6``."""
+    return ops.hardswish(input)
+
+
+def mish(input):  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    return ops.mish(input)
+
+
+def selu(input):  # noqa: A002
+    """Scaled exponential linear unit."""
+    return ops.selu(input)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Sliding blocks of (N, C, H, W) as columns (im2col)."""
+    return ops.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+             align_corners=None):
+    """Resampled to ``size`` or by ``scale_factor``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
