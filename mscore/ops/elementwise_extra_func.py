@@ -402,9 +402,9 @@ def _broadcast(a, b):
     return tuple(np.broadcast_shapes(a.shape, b.shape))
 
 
-def arctan2(x1, x2):
+def arctan2(input, other):  # noqa: A002
     """NumPy's name of :func:`atan2`."""
-    return atan2(x1, x2)
+    return atan2(input, other)
 
 
 def _unit_root(x):
