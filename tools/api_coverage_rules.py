@@ -340,9 +340,6 @@ ABSENT += (
      "the implementation submodule of mint.nn (its classes are exported by mint.nn)"),
     (r"mindspore\.mint\.nn\.functional", r"^grid_sample$",
      "grid sampling: not provided yet (no mscore.ops counterpart)"),
-    (r"mindspore\.mint\.optim", r"^(adam|adamw|fused_adamw|sgd)$",
-     "the implementation submodules of mint.optim (their classes are exported by "
-     "mint.optim)"),
 )
 
 

@@ -318,6 +318,7 @@ def main(argv=None):
             print(f"[{i + 1}/{len(records)} {time.time() - start:.0f}s] {status} "
                   f"{rec['module']}.{rec['name']}", flush=True)
     kept = [r for r in records if r["ms_exit"] == 0]
+    ran = len(kept)
     if args.modules and os.path.exists(args.out):
         kept, excluded, failed = merged(args.out, args.modules, kept, excluded, failed)
     doc = {
@@ -334,7 +335,8 @@ def main(argv=None):
         json.dump(doc, f, indent=1, sort_keys=False)
         f.write("\n")
     os.replace(args.out + ".tmp", args.out)
-    print(f"{len(kept)} of {len(records)} programs ran in MindSpore; excluded names: "
+    print(f"{ran} of {len(records)} programs ran in MindSpore ({len(kept)} in the corpus); "
+          f"excluded names: "
           f"{excluded}; wrote {args.out}")
 
 
