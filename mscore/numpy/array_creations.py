@@ -73,8 +73,8 @@ def empty(shape, dtype=mdt.float32):
 
 def full(shape, fill_value, dtype=None):
     """``fill_value`` everywhere in ``shape`` (its dtype inferred as ``array`` does)."""
-    if isinstance(fill_value, Tensor):
-        return ops.broadcast_to(with_dtype(fill_value, dtype), _shape(shape))
+    if isinstance(fill_value, (Tensor, list, tuple, np.ndarray)):
+        return ops.broadcast_to(_asarray(fill_value, dtype), _shape(shape))
     dt = mdt.as_dtype(dtype) if dtype is not None else _asarray(fill_value).dtype
     return ops.full(_shape(shape), fill_value, dtype=dt)
 

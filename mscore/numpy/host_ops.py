@@ -242,6 +242,8 @@ def result_type(*arrays_and_dtypes):
             dt = mdt.int32
         elif isinstance(item, float):
             dt = mdt.float32
+        elif isinstance(item, str):
+            dt = mdt.from_numpy_dtype(np.dtype(item))
         else:
             dt = mdt.as_dtype(item)
         out = dt if out is None else mdt.promote(out, dt)

@@ -26,7 +26,7 @@ __all__ = [
     "repeat_interleave", "tensor_split", "hsplit", "vsplit", "dsplit", "diag", "ravel",
     "scatter", "tensor_scatter_elements", "index_add", "index_fill",
     "aminmax", "searchsorted", "bincount", "logcumsumexp", "cummax", "cummin", "rot90",
-    "fliplr", "flipud",
+    "fliplr", "flipud", "hstack", "vstack",
     "cross",
 ]
 
@@ -612,3 +612,15 @@ def cross(input, other, dim=None):  # noqa: A002
     return ops.concat((ops.sub(ops.mul(a[1], b[2]), ops.mul(a[2], b[1])),
                        ops.sub(ops.mul(a[2], b[0]), ops.mul(a[0], b[2])),
                        ops.sub(ops.mul(a[0], b[1]), ops.mul(a[1], b[0]))), ax)
+
+
+def hstack(tensors):
+    """Joined along axis 1 (axis 0 for 1-d tensors)."""
+    tensors = [_tensor(t, "tensors") for t in tensors]
+    return ops.concat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(inputs):
+    """Joined along axis 0 (1-d tensors as rows)."""
+    rows = [ops.reshape(t, (1, -1)) if _tensor(t, "inputs").ndim < 2 else t for t in inputs]
+    return ops.concat(rows, 0)

@@ -337,7 +337,7 @@ def unfold(self, kernel_size, dilation=1, padding=0, stride=1):
 
 # -- selection ----------------------------------------------------------------------------------
 @method
-def gather(self, dim=None, index=None, *, batch_dims=0, input_indices=None, axis=None):
+def gather(self, dim=None, index=None, batch_dims=0, *, input_indices=None, axis=None):
     """``gather(dim, index)``: entries picked along ``dim`` (``gather_elements``);
     ``gather(input_indices, axis, batch_dims=0)``: slices along ``axis``."""
     if input_indices is not None or axis is not None:
