@@ -87,6 +87,24 @@ def test_cases_without_a_mindspore_cpu_kernel_match_numpy(backend):
     np.testing.assert_array_equal(mint.arange(0, 5, 2).asnumpy(), [0, 2, 4])
     values, idx = mint.topk(t, 1)
     np.testing.assert_array_equal(idx.asnumpy().ravel(), x.argmax(1))
+    np.testing.assert_allclose(t.quantile(0.3, 1).asnumpy(), np.quantile(x, 0.3, axis=1),
+                               rtol=1e-6)
+    b = x > 2
+    np.testing.assert_allclose(mint.where(ms.Tensor(b), t, 0.0).asnumpy(), np.where(b, x, 0))
+    np.testing.assert_allclose(mint.nn.ZeroPad2d((1, 0, 0, 1))(t.reshape(1, 1, 2, 3))
+                               .asnumpy()[0, 0], np.pad(x, ((0, 1), (1, 0))))
+    np.testing.assert_allclose(mint.nn.ReflectionPad1d(1)(t.reshape(1, 2, 3)).asnumpy()[0],
+                               np.pad(x, ((0, 0), (1, 1)), mode="reflect"))
+    np.testing.assert_allclose(mint.atan2(t, t + 1).asnumpy(), np.arctan2(x, x + 1),
+                               rtol=1e-6, atol=1e-6)
+    # mnp.unique is NumPy's sorted unique (MindSpore documents it so; its PyNative CPU
+    # kernel, which the docs exclude, returns first-occurrence order instead)
+    values, inverse = mnp.unique(mnp.array([5, 5, 4, 1, 4]), return_inverse=True)
+    np.testing.assert_array_equal(values.asnumpy(), [1, 4, 5])
+    np.testing.assert_array_equal(inverse.asnumpy(), [2, 2, 1, 0, 1])
+    std, mean = mint.std_mean(t, 1)
+    np.testing.assert_allclose(std.asnumpy(), x.std(1, ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(mean.asnumpy(), x.mean(1), rtol=1e-6)
 
 
 def test_in_place_methods_update_and_return_the_tensor(backend):
@@ -102,6 +120,26 @@ def test_in_place_methods_update_and_return_the_tensor(backend):
     assert t.dtype == ms.float32
     i = ms.Tensor(np.array([1, 2], np.int32))
     assert i.add_(1.7) is i and i.dtype == ms.int32  # the tensor keeps its dtype
+
+
+@pytest.mark.parametrize("name,fn,derivative", [
+    ("atan", lambda t: t.atan(), lambda v: 1 / (1 + v ** 2)),
+    ("asin", lambda t: t.asin(), lambda v: 1 / np.sqrt(1 - v ** 2)),
+    ("acos", lambda t: t.acos(), lambda v: -1 / np.sqrt(1 - v ** 2)),
+    ("asinh", lambda t: t.asinh(), lambda v: 1 / np.sqrt(v ** 2 + 1)),
+    ("atanh", lambda t: t.atanh(), lambda v: 1 / (1 - v ** 2)),
+])
+def test_inverse_trigonometric_gradients(backend, name, fn, derivative):
+    v = np.array([0.0, 0.5, -0.3, 0.9], np.float32)  # 0 included: the mirrored branch
+    grad = ms.grad(lambda a: fn(a).sum())(ms.Tensor(v))
+    np.testing.assert_allclose(grad.asnumpy(), derivative(v.astype(np.float64)), rtol=2e-5,
+                               atol=1e-6, err_msg=name)
+
+
+def test_arctan_is_accurate_to_float32(backend):
+    v = np.linspace(-60, 60, 4001).astype(np.float32)
+    np.testing.assert_allclose(ms.Tensor(v).atan().asnumpy(), np.arctan(v.astype(np.float64)),
+                               rtol=0, atol=3e-7)
 
 
 def test_in_place_method_is_differentiable_like_its_op(backend):

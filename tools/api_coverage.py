@@ -348,7 +348,12 @@ def render(reference, results):
     lines.append(f"| **total** | {tot['names']} | {tot['training']} | {tot['match']} | "
                  f"{tot['mismatch']} | {tot['planned']} | {tot['absent']} | "
                  f"{tot['missing']} |")
-    lines += ["", "The ops modules (`mindspore.ops`, `.operations`, `.functional`, "
+    lines += ["", "`mindspore.Tensor` is not a module: its rows are the public methods and "
+              "properties of MindSpore's `Tensor` (`x.add`, `x.swapaxes`, `x.add_` ...), "
+              "compared with mscore's `Tensor`; a method matches when one of MindSpore's "
+              "documented overloads binds the same way (a C++-bound method's overloads are "
+              "parsed from its docstring).", ""]
+    lines += ["The ops modules (`mindspore.ops`, `.operations`, `.functional`, "
               "`.composite`) count only their training-side subset (the operations training "
               "code uses; `tools/api_coverage_rules.py`, `TRAINING_OPS`) as expected; the "
               "rest is listed by category at the end of each of those sections.", ""]

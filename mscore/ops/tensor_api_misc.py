@@ -148,7 +148,7 @@ def histc(self, bins=100, min=0, max=0):  # noqa: A002
 @method
 def cov(self, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the rows (variables) over the columns (observations)."""
-    return irf.cov(self, correction, fweights, aweights)
+    return irf.cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
 
 @method
