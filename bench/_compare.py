@@ -328,7 +328,7 @@ def jax_comparisons(workload, args, batches, out, lr, momentum):
     import jax.numpy as jnp
     import mscore as ms
     from mscore import dispatch
-    from mscore.common import graph
+    from mscore.compile import graph
 
     ms.set_context(backend="jax", device_target=args.device, mode=ms.GRAPH_MODE)
     backend = dispatch.backend()

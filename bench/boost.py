@@ -159,7 +159,7 @@ class Run:
         step that traced a program is not timed either (a freezing group's first step),
         unless the backend traces on every call (a GRAPH_MODE that runs the program
         eagerly, as torch's default does)."""
-        from mscore.common import graph
+        from mscore.compile import graph
         warm_up = not self.losses
         traced, seconds, steps = 0, 0.0, 0
         for x, y in batches:

@@ -1,6 +1,6 @@
 """Backend calls per train step: a counting wrapper around the active backend.
 
-:class:`CountingBackend` stands in for the active backend (``mscore.context._active``) and
+:class:`CountingBackend` stands in for the active backend (``mscore._state.process.backend``) and
 counts every call the core makes through it, by op name. The array-module backends (numpy,
 and CuPy, which shares their code) launch about one kernel per counted array op, so on them
 the count is the kernel count the issue's "110 kernels per step against 35" refers to; on
@@ -96,14 +96,14 @@ def summarize(counts):
 @contextlib.contextmanager
 def counting():
     """Count the calls into the active backend inside the block (yields the counter)."""
-    from mscore import context
+    from mscore import _state, context
     inner = context.current_backend()
     counter = CountingBackend(inner)
-    context._active = counter
+    _state.process.backend = counter
     try:
         yield counter
     finally:
-        context._active = inner
+        _state.process.backend = inner
 
 
 def mlp():

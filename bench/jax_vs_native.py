@@ -10,7 +10,7 @@ under ``jax.jit`` with donated parameters and optimizer state.
 The script first checks that both sides compute the same losses, then warms both up, then
 times interleaved blocks of steps (the order alternates every round) and reports the median
 time per step, the ratio mscore/native, the absolute difference per step, and how many times
-mscore traced the step (``mscore.common.graph.trace_count``: all during warm-up, none while
+mscore traced the step (``mscore.compile.graph.trace_count``: all during warm-up, none while
 timing). Absolute times are only meaningful on an otherwise idle machine (or a GPU).
 
     python bench/jax_vs_native.py                  # all models, CPU
@@ -177,7 +177,7 @@ def run_model(kind, args, out=sys.stdout):
     import jax
     import mscore as ms
     from mscore import nn
-    from mscore.common import graph
+    from mscore.compile import graph
 
     ms.set_context(backend="jax", device_target=args.device, mode=ms.GRAPH_MODE)
     from mscore import dispatch
@@ -271,8 +271,8 @@ def main(argv=None):
           f"({jax.devices()[0].device_kind}); {args.rounds} interleaved rounds, median "
           f"per step; precision={args.precision}")
     results = [run_model(k, args) for k in kinds]
-    from mscore.common import graph
-    print(f"mscore.common.graph.trace_count = {graph.trace_count} (one trace per model)")
+    from mscore.compile import graph
+    print(f"mscore.compile.graph.trace_count = {graph.trace_count} (one trace per model)")
     return results
 
 

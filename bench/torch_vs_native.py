@@ -231,7 +231,7 @@ def main(argv=None):
     for group, fns in variants.items():
         med, ratio = time_group(fns, sync, args)
         if "mscore GRAPH_MODE" in fns:
-            from mscore.common import graph
+            from mscore.compile import graph
             print(f"[{group}] GRAPH_MODE programs traced so far: {graph.trace_count}")
         native = med["native"]
         print(f"[{group}] native: {native * 1e3:.3f} ms/step")

@@ -20,12 +20,12 @@ from mscore.common.tensor import Tensor, tensor  # noqa: F401
 from mscore.common.parameter import Parameter, ParameterTuple  # noqa: F401
 from mscore.common import initializer as _initializer_module  # noqa: F401
 from mscore.common.initializer import initializer  # noqa: F401
-from mscore.common.api import (  # noqa: F401
-    constexpr, jit, jit_class, lazy_inline, mutable, no_inline, recompute)
 from mscore import ops  # noqa: F401
 from mscore.ops.grad import get_grad, grad, value_and_grad, vjp  # noqa: F401
-from mscore.ops.math_func import from_numpy, is_tensor  # noqa: F401
+from mscore.ops.creation import from_numpy, is_tensor  # noqa: F401
 from mscore import nn  # noqa: F401
+from mscore.compile import (  # noqa: F401  (installs GRAPH_MODE into Cell)
+    constexpr, jit, jit_class, lazy_inline, mutable, no_inline, recompute)
 from mscore.parallel._context import (  # noqa: F401
     ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context)

@@ -7,15 +7,17 @@ active when they were made, so select the backend before building a network.
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
+from mscore import _state
+from mscore._state import GRAPH_MODE, PYNATIVE_MODE
+from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError, get_registry
 from mscore.parallel._context import (  # noqa: F401  (mindspore.context has them)
     ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context)
 
-GRAPH_MODE = 0
-PYNATIVE_MODE = 1
 # MindSpore's JIT syntax support levels (``set_context(jit_syntax_level=...)``).
 STRICT = 0
 COMPATIBLE = 1
@@ -23,26 +25,23 @@ LAX = 2
 _DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
 ENV_SOURCE = "MSCORE_BACKEND environment variable"
 
-_context = {"backend": None, "device_target": "CPU", "device_id": 0, "mode": PYNATIVE_MODE,
-            "print_file_path": ""}
-_active = None          # the Backend instance ops dispatch to
-_seed = None
-_host_rng = np.random.default_rng()
+_context = _state.process.context     # the set_context keys (the same dict, reset in place)
 
 
 def current_backend():
     """The active :class:`~mscore.plugin.backend.Backend` (selected on first use)."""
-    if _active is None:
+    active = _state.process.backend
+    if active is None:
         if _context["backend"] is None and os.environ.get("MSCORE_BACKEND"):
             _activate_from_environment(os.environ["MSCORE_BACKEND"])
         else:
             _activate(_context["backend"] or "numpy")
-    return _active
+        active = _state.process.backend
+    return active
 
 
 def _activate_from_environment(name):
     """Activate the backend ``MSCORE_BACKEND`` names; its errors name the variable."""
-    from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
     try:
         _activate(name)
     except UnknownBackendError as exc:
@@ -52,14 +51,12 @@ def _activate_from_environment(name):
 
 
 def _activate(name):
-    global _active
-    from mscore.plugin.registry import get_registry
     backend = get_registry().get(name)
     backend.set_device(_context["device_target"], _context["device_id"])
     _context["backend"] = name
-    _active = backend
-    if _seed is not None:
-        _reset_device_rng(_seed)
+    _state.process.backend = backend
+    if _state.process.seeds.global_seed is not None:
+        _restart_random_stream()
 
 
 def set_context(**kwargs):
@@ -99,7 +96,6 @@ def set_context(**kwargs):
             raise ValueError(f"device_id: expected a non-negative int, got {device_id!r}")
     if "backend" in kwargs:
         name = kwargs["backend"]
-        from mscore.plugin.registry import get_registry
         get_registry().spec(name)  # validates the name before anything changes
     device_changed = "device_target" in kwargs or "device_id" in kwargs
     old = dict(_context)
@@ -107,8 +103,8 @@ def set_context(**kwargs):
     try:
         if "backend" in kwargs:
             _activate(kwargs["backend"])
-        elif device_changed and _active is not None:
-            _active.set_device(_context["device_target"], _context["device_id"])
+        elif device_changed and _state.process.backend is not None:
+            _state.process.backend.set_device(_context["device_target"], _context["device_id"])
     except Exception:
         _context.update(old)
         raise
@@ -124,7 +120,6 @@ def _print_file_path(path):
     if os.path.isdir(full):
         raise OSError(f"print_file_path: expected a file path, but {path!r} is a directory")
     if os.path.exists(full):
-        import time
         stamped = f"{full}.{int(time.time())}"
         if os.path.exists(stamped):
             raise ValueError(f"print_file_path: {path!r} exists and so does {stamped!r}")
@@ -140,35 +135,40 @@ def get_context(attr_key):
         raise TypeError(f"attr_key: expected a str, got {type(key).__name__}")
     if key == "backend":
         return current_backend().name
+    if key == "deterministic":
+        return "ON" if _state.process.deterministic else "OFF"
     if key not in _context:
-        raise ValueError(f"get_context: unknown key {key!r}; supported: {sorted(_context)}")
+        raise ValueError(f"get_context: unknown key {key!r}; supported: "
+                         f"{sorted([*_context, 'deterministic'])}")
     return _context[key]
 
 
 def set_seed(seed):
     """Seed parameter initialisers (host numpy) and the active backend's random stream."""
-    global _seed, _host_rng
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
-    _seed = seed
-    _host_rng = np.random.default_rng(seed)
-    if _active is not None:
-        _reset_device_rng(seed)
+    seeds = _state.process.seeds
+    seeds.global_seed = seed
+    seeds.host_rng = np.random.default_rng(seed)
+    _restart_random_stream()
 
 
 def get_seed():
     """The seed last given to :func:`set_seed`, or None."""
-    return _seed
+    return _state.process.seeds.global_seed
 
 
 def host_rng() -> np.random.Generator:
     """The numpy generator initialisers draw from (identical on every backend)."""
-    return _host_rng
+    return _state.process.seeds.host_rng
 
 
-def _reset_device_rng(seed):
-    from mscore.ops.random import reset_global_state
-    reset_global_state(seed)
+def _restart_random_stream():
+    """Drop the global random stream: the next draw starts it afresh from the global seed
+    (:mod:`mscore.ops.random` makes it, reading the seed from :mod:`mscore._state`)."""
+    stream = _state.process.random_stream
+    stream["param"] = None
+    stream["backend"] = None
 
 
 # -- MindSpore 2.x device helpers --------------------------------------------------------------
@@ -194,20 +194,18 @@ def synchronize():
     current_backend().synchronize()
 
 
-_deterministic = [False]
-
-
 def set_deterministic(deterministic):
     """Ask for bit-identical results run to run. ``True`` needs a backend that declares the
     ``deterministic`` capability (the built-in numpy backend does); otherwise it is
-    ``NotImplementedError`` naming the backend, since mscore cannot make it so."""
+    ``NotImplementedError`` naming the backend, since mscore cannot make it so.
+    ``get_context("deterministic")`` reads the flag back as ``"ON"`` or ``"OFF"``."""
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic: expected a bool, got {type(deterministic).__name__}")
     backend = current_backend()
     if deterministic and "deterministic" not in backend.capabilities:
         raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
                                   f"not declare the 'deterministic' capability")
-    _deterministic[0] = deterministic
+    _state.process.deterministic = deterministic
 
 
 # -- MindSpore 2.x generator functions (one global stream here) -------------------------------
@@ -221,7 +219,8 @@ def manual_seed(seed):
 
 def initial_seed():
     """The seed the global stream was last seeded with (0 before any seeding)."""
-    return 0 if _seed is None else _seed
+    seed_value = _state.process.seeds.global_seed
+    return 0 if seed_value is None else seed_value
 
 
 def seed():

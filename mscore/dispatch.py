@@ -7,9 +7,22 @@ rules, layers) goes through here, so swapping the backend swaps every computatio
 from __future__ import annotations
 
 from mscore import context as _context
-from mscore._per_thread import state as _thread
+from mscore._state import process as _process
+from mscore._state import thread as _thread
 from mscore.autodiff import tracer as _tracer
 from mscore.autodiff.tracer import Tracer as _Tracer
+from mscore.plugin.mismatch import foreign_array_error
+
+# name -> the reference autodiff's fused op of that name (or None); installed by
+# mscore.autodiff.reference, the layer above that opens reference traces.
+_reference_fused = None
+
+
+def set_reference_fused(lookup):
+    """Install ``lookup(name)``, which :func:`fused` answers with while this thread traces
+    for the reference autodiff (called once by :mod:`mscore.autodiff.reference`)."""
+    global _reference_fused
+    _reference_fused = lookup
 
 
 def autocast_policy():
@@ -21,12 +34,12 @@ def autocast_policy():
 
 def backend():
     """The active backend object."""
-    return _context._active or _context.current_backend()
+    return _process.backend or _context.current_backend()
 
 
 def call(name, *args, **attrs):
     """Run primitive ``name`` of the active backend on native arrays (or tracers)."""
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     thread = _thread
     policy = thread.autocast_policy
     if policy is not None:
@@ -44,7 +57,7 @@ def shape(a):
     """The shape of a native array or tracer."""
     if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op
         a = a.value
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     try:
         return b.shape(a)
     except Exception as exc:
@@ -56,7 +69,7 @@ def dtype(a):
     """The mscore dtype of a native array or tracer."""
     if isinstance(a, _Tracer):
         a = a.value
-    b = _context._active or _context.current_backend()
+    b = _process.backend or _context.current_backend()
     try:
         return b.dtype(a)
     except Exception as exc:
@@ -67,7 +80,6 @@ def dtype(a):
 def _raise_if_foreign(b, op, values, exc):
     """After backend ``b`` failed on ``values``: if one is another backend's array (a network
     built before ``set_context(backend=...)``), raise the RuntimeError saying so instead."""
-    from mscore.plugin.mismatch import foreign_array_error
     error = foreign_array_error(b, op, values)
     if error is not None:
         raise error from exc
@@ -83,6 +95,5 @@ def fused(name):
     if thread.autocast_policy is not None:
         return None
     if thread.tracing_depth and b.value_and_grad is None:
-        from mscore.autodiff.fused import reference_op
-        return reference_op(name)
+        return _reference_fused(name)
     return getattr(b, name, None)

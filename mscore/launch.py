@@ -20,32 +20,31 @@ engine (torch.distributed's store, jax.distributed's coordinator) at the master 
 Output: with ``--join=True`` (mscore's default) every worker's output reaches the console
 prefixed ``[rank N]`` (``--tail_worker_log=0,1`` picks the ranks shown) and, with
 ``--log_dir``, is also written to ``DIR/worker_N.log`` (``--worker_log_name`` changes
-"worker"). When a worker fails, the others are stopped (SIGTERM to their process groups, SIGKILL
-after a grace period), and ``mscore run`` exits with the failing worker's status, naming its
-rank and printing its last lines. Workers also die with the launcher (Linux), so none is left
-behind. ``--join=False`` starts the workers with their output in log files and returns at
-once, as msrun does.
+"worker"). When a worker fails, the others are stopped (SIGTERM to their process groups,
+SIGKILL after a grace period), and ``mscore run`` exits with the status of the worker that
+left the job first, naming its rank and printing its last lines. Workers and their children
+also die with the launcher, even when it is SIGKILLed (Linux; :mod:`mscore.supervisor`), so
+none is left behind. Before any worker starts, the script must exist and, on rank 0's
+machine, the master port must be free; more workers than CPU cores is warned about.
+``--join=False`` starts the workers with their output in log files and returns at once, as
+msrun does.
 """
 from __future__ import annotations
 
 import argparse
 import ast
-import collections
 import os
 import platform
-import signal
+import shutil
 import socket
-import subprocess
 import sys
-import threading
-import time
+import tempfile
 
 from mscore.commands import ArgumentParser, CommandError, command
+from mscore.communication._failfast import EVENTS_ENV
+from mscore.supervisor import PREFIX as _PREFIX, start_workers, supervise
 
-TAIL_LINES = 20          # lines of a failed worker's output repeated in the report
-GRACE_SECONDS = 3.0      # between SIGTERM and SIGKILL when stopping workers
-POLL_SECONDS = 0.05
-_PREFIX = "mscore run: "
+_LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 
 def _bool(text):
@@ -170,154 +169,59 @@ def _local_ip(master_addr):
         return "127.0.0.1"
 
 
-def _die_with_parent():
-    """In the child before exec: SIGKILL it when the launcher dies (Linux prctl)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def check_script(script):
+    """The script must exist before any worker starts (``python``/``python3``/``pytest``
+    are commands, not files)."""
+    if script in ("python", "python3", "pytest"):
+        return
+    if not os.path.isfile(script):
+        what = "is a directory" if os.path.isdir(script) else "does not exist"
+        raise LaunchError(f"the script {script!r} {what}; no worker was started")
 
 
-class Worker:
-    """One worker process, its output pump and the tail of its output."""
-
-    def __init__(self, rank, proc, log, show, console_lock):
-        self.rank = rank
-        self.proc = proc
-        self.tail = collections.deque(maxlen=TAIL_LINES)
-        self._log = log
-        self._show = show
-        self._lock = console_lock
-        self._pump = None
-
-    def start_output(self):
-        """Start copying the worker's output (after every worker is spawned: forking while
-        threads run is unsafe with a ``preexec_fn``)."""
-        if self.proc.stdout is not None:
-            self._pump = threading.Thread(target=self._copy, name=f"mscore-run-rank{self.rank}",
-                                          daemon=True)
-            self._pump.start()
-
-    def _copy(self):
-        prefix = f"[rank {self.rank}] "
-        for raw in iter(self.proc.stdout.readline, b""):
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            self.tail.append(line)
-            if self._log is not None:
-                self._log.write(raw)
-                self._log.flush()
-            if self._show:
-                with self._lock:
-                    sys.stdout.write(prefix + line + "\n")
-                    sys.stdout.flush()
-
-    def finish_output(self, timeout=2.0):
-        """Wait for the rest of the output (bounded: a child may hold the pipe open)."""
-        if self._pump is not None:
-            self._pump.join(timeout)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def signal_group(self, sig):
-        """Send ``sig`` to the worker's process group (itself and its children)."""
+def check_master_port(args):
+    """On the machine of rank 0 (a local master address), the master port must be free:
+    rank 0's engine listens there (jax.distributed's coordinator may crash otherwise)."""
+    if max(args.node_rank, 0) != 0 or args.master_addr not in _LOCAL_ADDRESSES:
+        return
+    family = socket.AF_INET6 if ":" in args.master_addr else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
         try:
-            os.killpg(self.proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+            probe.bind((args.master_addr, args.master_port))
+        except OSError as exc:
+            raise LaunchError(f"--master_port {args.master_port} on {args.master_addr} is in "
+                              f"use ({exc.strerror}); another job or program holds it: pick "
+                              f"a free port with --master_port; no worker was started") \
+                from None
 
 
-def _start(args, ranks, join):
+def warn_oversubscription(local_workers, cores=None):
+    """A line on stderr when more workers start than this machine has CPU cores."""
+    cores = cores or os.cpu_count() or 1
+    if local_workers > cores:
+        sys.stderr.write(f"{_PREFIX}warning: starting {local_workers} workers on a machine "
+                         f"with {cores} CPU core(s); they will compete for the cores (set "
+                         f"--worker_num and --local_worker_num, default 8)\n")
+        sys.stderr.flush()
+
+
+def _start(args, ranks, join, notes_folder):
     node_rank = max(args.node_rank, 0)
     if args.log_dir or not join:
         os.makedirs(args.log_dir or os.getcwd(), exist_ok=True)
     show = tailed_ranks(args.tail_worker_log, ranks) if join else set()
     cmd = worker_command(args.task_script, args.task_script_args)
-    lock = threading.Lock()
-    workers = []
-    linux = platform.system() == "Linux"
+    specs = []
     for local_rank, rank in enumerate(ranks):
         env = worker_env(os.environ, rank, local_rank, args, node_rank)
+        if notes_folder is not None:
+            env[EVENTS_ENV] = notes_folder
         log = open(log_file_name(args, rank), "wb") if (args.log_dir or not join) else None
-        try:
-            proc = subprocess.Popen(
-                cmd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if join else log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if (join and linux) else None)
-        except OSError as exc:
-            for w in workers:
-                w.signal_group(signal.SIGKILL)
-            raise LaunchError(f"cannot start {' '.join(cmd)!r}: {exc}") from exc
-        if not join:
-            log.close()
-            log = None
-        workers.append(Worker(rank, proc, log, rank in show, lock))
-    for w in workers:
-        w.start_output()
-    return workers
-
-
-def stop_workers(workers, grace=GRACE_SECONDS):
-    """SIGTERM every worker's process group, SIGKILL what is left after ``grace`` seconds."""
-    for w in workers:
-        if w.proc.poll() is None:
-            w.signal_group(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(w.proc.poll() is None for w in workers):
-        time.sleep(POLL_SECONDS)
-    for w in workers:
-        w.signal_group(signal.SIGKILL)   # stragglers, and any children left in the group
-        try:
-            w.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _exit_status(code):
-    return 128 - code if code < 0 else code
-
-
-def _report_failure(worker, code):
-    how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
-    lines = [f"{_PREFIX}worker rank {worker.rank} (pid {worker.proc.pid}) {how}; the other "
-             f"workers were stopped."]
-    if worker.tail:
-        lines.append(f"{_PREFIX}last lines of rank {worker.rank}:")
-        lines.extend("    " + line for line in worker.tail)
-    sys.stderr.write("\n".join(lines) + "\n")
-    sys.stderr.flush()
-
-
-def supervise(workers):
-    """Wait for the workers; on the first failure stop the rest. Returns the exit status."""
-    stop = []
-
-    def on_signal(signum, frame):
-        stop.append(signum)
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        specs.append((rank, env, log, rank in show))
     try:
-        while True:
-            if stop:
-                stop_workers(workers)
-                sys.stderr.write(f"{_PREFIX}stopped the workers on signal {stop[0]}\n")
-                return 128 + stop[0]
-            codes = [w.proc.poll() for w in workers]
-            failed = [(w, c) for w, c in zip(workers, codes) if c not in (None, 0)]
-            if failed:
-                worker, code = failed[0]
-                stop_workers(workers)
-                worker.finish_output()
-                _report_failure(worker, code)
-                return _exit_status(code)
-            if all(c == 0 for c in codes):
-                stop_workers(workers, grace=0.0)   # nothing left behind by the workers
-                return 0
-            time.sleep(POLL_SECONDS)
-    finally:
-        for w in workers:
-            w.finish_output()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        return start_workers(cmd, specs, join, platform.system() == "Linux")
+    except OSError as exc:
+        raise LaunchError(f"cannot start {' '.join(cmd)!r}: {exc}") from exc
 
 
 @command("mscore run")
@@ -327,7 +231,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         ranks = check_args(args)
-        workers = _start(args, ranks, args.join)
+        check_script(args.task_script)
+        check_master_port(args)
+        warn_oversubscription(len(ranks))
+        notes = tempfile.mkdtemp(prefix="mscore-run-") if args.join else None
+        try:
+            workers, watchdog = _start(args, ranks, args.join, notes)
+        except LaunchError:
+            if notes is not None:
+                shutil.rmtree(notes, ignore_errors=True)
+            raise
     except LaunchError as exc:
         raise CommandError(str(exc)) from None
     if not args.join:
@@ -335,7 +248,10 @@ def main(argv=None):
             print(f"{_PREFIX}started rank {w.rank} (pid {w.proc.pid}), output in "
                   f"{log_file_name(args, w.rank)}")
         return 0
-    return supervise(workers)
+    try:
+        return supervise(workers, watchdog, notes)
+    finally:
+        shutil.rmtree(notes, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -600,3 +600,32 @@ def test_graph_mode_reads_the_overflow_streak_every_interval(backend, monkeypatc
             step(x, y)  # call 6 reads it: past the limit
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_only_the_scaler_keeps_the_scale_finite():
+    # MindSpore 2.10: DynamicLossScaler grows the scale only while the product stays finite;
+    # DynamicLossScaleUpdateCell and DynamicLossScaleManager grow it to inf (the next step
+    # overflows and halves it). Checked with the oracle at these values.
+    from mscore.nn.wrap.loss_scale import DynamicLossScaleUpdateCell
+    top = float(2.0 ** 127)
+    cell = DynamicLossScaleUpdateCell(top, 2, 1)
+    scale = ms.Parameter(ms.Tensor(top, ms.float32), name="scale", requires_grad=False)
+    scaler = amp.DynamicLossScaler(top, 2, 1)
+    manager = amp.DynamicLossScaleManager(2.0 ** 1023, 2, 1)
+    for _ in range(2):
+        cell(scale, ms.Tensor(False))
+        scaler.adjust(ms.Tensor(True))
+        manager.update_loss_scale(False)
+    assert float(scale.asnumpy()) == np.inf
+    assert manager.get_loss_scale() == np.inf
+    assert float(scaler.scale_value.asnumpy()) == top
+
+
+def test_manager_raises_once_overflows_exceed_its_limit():
+    manager = amp.DynamicLossScaleManager(4.0, 2, 10)
+    assert manager.bad_step_max == 1000
+    for _ in range(manager.bad_step_max):   # MindSpore tolerates bad_step_max in a row
+        manager.update_loss_scale(True)
+    assert manager.get_loss_scale() == 1.0
+    with pytest.raises(RuntimeError, match="1001 consecutive"):
+        manager.update_loss_scale(True)

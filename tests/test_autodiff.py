@@ -2,7 +2,7 @@
 differences in float64 on the numpy backend.
 
 Each case differentiates ``f(primals) = sum(op(primals, ...) * c)`` with a fixed random
-cotangent ``c`` through :func:`mscore.autodiff.reference_value_and_grad` (which records the
+cotangent ``c`` through :func:`mscore.autodiff.reference.reference_value_and_grad` (which records the
 primitive and applies its rule) and compares every gradient element with
 ``(f(p + h e_i) - f(p - h e_i)) / 2h``.
 """
@@ -13,7 +13,7 @@ import pytest
 
 import mscore as ms
 from mscore import dispatch
-from mscore.autodiff import reference_value_and_grad
+from mscore.autodiff.reference import reference_value_and_grad
 from mscore.autodiff.rules import VJP_RULES
 
 F64 = ms.float64

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import boost, nn
 from mscore.boost import adasum as adasum_module
 
@@ -41,10 +42,10 @@ def recorded(name):
 
 @pytest.fixture(autouse=True)
 def _fresh():
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    token = boost.boost._active.set(None)
     yield
-    boost.boost._active.reset(token)
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import boost, nn
 
 from _helpers import available_backends, use_backend
@@ -41,10 +42,10 @@ def names():
 def _fresh():
     """numpy, PYNATIVE, and no AutoBoost made yet (the generator resets MindSpore's
     singleton before each case likewise)."""
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    token = boost.boost._active.set(None)
     yield
-    boost.boost._active.reset(token)
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
 
 
@@ -85,7 +86,7 @@ def test_networks_on_every_backend(backend):
         pytest.skip(f"{backend}'s eager ops are slow here (MSCORE_SLOW_TESTS=1 runs them); "
                     f"its compiled O1 step is checked in test_boost.py")
     for name in BACKEND_CASES + TRAINING_CASES:
-        boost.boost._active.set(None)
+        _state.boost_active.set(None)
         check_case(ORACLE, name, names())
 
 
@@ -96,7 +97,7 @@ def test_every_case_on_every_backend(backend):
     for name in SAME:
         if name in NOT_ON.get(backend, {}):
             continue
-        boost.boost._active.set(None)
+        _state.boost_active.set(None)
         check_case(ORACLE, name, names())
 
 
@@ -110,5 +111,5 @@ def test_compiled_steps_match(backend):
     use_backend(backend)
     ms.set_context(mode=ms.GRAPH_MODE)
     for name in GRAPH_CASES:
-        boost.boost._active.set(None)
+        _state.boost_active.set(None)
         check_case(ORACLE, name, names())

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import nn
 from mscore.communication import _env, management
 from mscore.communication.management import GlobalComm
@@ -372,8 +373,8 @@ def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys, monkeypatch):
     ms.set_auto_parallel_context(dataset_strategy="full_batch")
     assert NumpySlicesDataset({"x": np.arange(10)}, shuffle=False).get_dataset_size() == 10
     from mscore.dataset import config
-    monkeypatch.setitem(config._state, "seed", None)
-    monkeypatch.setattr(ms.context, "_seed", None)
+    monkeypatch.setattr(_state.process.seeds, "dataset_seed", None)
+    monkeypatch.setattr(_state.process.seeds, "global_seed", None)
     assert config.get_seed() == 1234      # the seed rank 0 drew for the job
     ckpt = ModelCheckpoint("net", str(tmp_path))
     assert ckpt.directory == str(tmp_path / "rank_1")

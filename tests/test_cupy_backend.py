@@ -14,6 +14,7 @@ Three parts:
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 import types
 from importlib import metadata
@@ -136,19 +137,28 @@ def test_unavailable_here_is_reported_and_selecting_it_fails_clearly():
 
 
 @without_gpu
-def test_cli_lists_cupy_unavailable(capsys, monkeypatch):
+def test_cli_lists_cupy_unavailable(capsys):
     if "cupy" not in get_registry().names():
         pytest.skip("mscore-cupy is not pip-installed: pip install -e plugins/cupy_backend")
     import json
 
     from mscore import cli
-    registry = get_registry()
-    # Only the rows under test: probing the other plugins imports their libraries (slow).
-    monkeypatch.setattr(registry, "names", lambda: ["cupy", "numpy"])
     assert cli.main(["backends", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["backends"]}
-    assert rows["cupy"]["status"].startswith("unavailable: no CUDA device:")
+    # Listing runs the plugin's cheap check only: CuPy is not imported.
+    assert rows["cupy"]["status"] == "unavailable: " + cupy_plugin.check()
     assert rows["numpy"]["status"] == "available"
+    assert cli.main(["backends"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cupy "))
+    assert "unavailable: " in line and len(line) <= 120, line
+
+
+@without_gpu
+def test_the_probe_gives_the_full_reason_and_the_check_a_short_one():
+    available, reason, _ = cupy_plugin.probe()
+    assert not available and reason.startswith("no CUDA device:")
+    if importlib.util.find_spec("cupy") is None:
+        assert cupy_plugin.check() == "CuPy is not installed"
 
 
 def _run_kit(*args):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import dataset as ds
 from mscore.dataset import (GeneratorDataset, MnistDataset, NumpySlicesDataset, read_idx,
                             transforms, vision, write_idx)
@@ -16,7 +17,7 @@ def _numpy_backend():
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)
     yield
-    ds.config._state["seed"] = None
+    _state.reset()
 
 
 def _rows(dataset):

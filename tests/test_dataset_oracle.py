@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import dataset as ds
 from mscore.dataset import transforms, vision
 
@@ -23,10 +24,10 @@ RTOL, ATOL = 1e-5, 1e-6
 
 @pytest.fixture(autouse=True)
 def _fresh_config():
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ds.config._reset()
     yield
-    ds.config._reset()
+    _state.reset()
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import dataset as ds
 from mscore import nn
 from mscore.dataset import transforms, vision
@@ -17,10 +18,10 @@ from _helpers import available_backends, use_backend
 
 @pytest.fixture(autouse=True)
 def _fresh_config():
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ds.config._reset()
     yield
-    ds.config._reset()
+    _state.reset()
     ms.set_context(backend="numpy")
 
 

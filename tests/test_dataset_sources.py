@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import dataset as ds
 
 
 @pytest.fixture(autouse=True)
 def _fresh_config():
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ds.config._reset()
     yield
-    ds.config._reset()
+    _state.reset()
 
 
 def _rows(d):

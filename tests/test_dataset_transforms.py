@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 
 import mscore as ms
+from mscore import _state
 from mscore import dataset as ds
 from mscore.dataset import transforms, vision
 
 
 @pytest.fixture(autouse=True)
 def _fresh_config():
+    _state.reset()
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ds.config._reset()
     yield
-    ds.config._reset()
+    _state.reset()
 
 
 IMG = (np.arange(8 * 10 * 3).reshape(8, 10, 3) * 7 % 256).astype(np.uint8)
@@ -87,12 +88,11 @@ def test_random_apply_choice_order_frequencies():
     assert len(orders) == 6
 
 
-def test_eager_random_ops_repeat_with_a_seed_and_vary_without(monkeypatch):
+def test_eager_random_ops_repeat_with_a_seed_and_vary_without():
     ds.config.set_seed(5)
     op = vision.RandomHorizontalFlip(0.5)
     assert len({op(IMG).tobytes() for _ in range(8)}) == 1   # MindSpore: a new stream per call
-    ds.config._reset()
-    monkeypatch.setattr(ms.context, "_seed", None)
+    _state.reset()
     assert not ds.config.seed_is_set()
     assert len({op(IMG).tobytes() for _ in range(40)}) == 2
 

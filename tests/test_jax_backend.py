@@ -18,7 +18,7 @@ import jax.numpy as jnp  # noqa: E402
 import mscore as ms  # noqa: E402
 from mscore import nn, ops  # noqa: E402
 from mscore.common import dtype as mdt  # noqa: E402
-from mscore.common import graph  # noqa: E402
+from mscore.compile import graph  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -582,8 +582,8 @@ def test_graph_traces_once_per_signature():
 
 
 def _donate_every_size(monkeypatch):
-    from mscore_jax import backend as jax_backend
-    monkeypatch.setattr(jax_backend, "DONATE_MIN_SIZE", 0)
+    from mscore_jax import compile as jax_compile
+    monkeypatch.setattr(jax_compile, "DONATE_MIN_SIZE", 0)
 
 
 def test_graph_donates_state_but_protects_shared_arrays(monkeypatch):

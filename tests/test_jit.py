@@ -7,8 +7,8 @@ import pytest
 
 import mscore as ms
 from mscore import nn, ops
-from mscore.common import graph
-from mscore.common.api import jit as api_jit, reachable_state
+from mscore.compile import graph
+from mscore.compile.api import jit as api_jit, reachable_state
 
 from _helpers import available_backends, use_backend
 

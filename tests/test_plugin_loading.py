@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin import hookspecs
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.registry import BackendNameCollision, PluginLoadError, Registry
@@ -74,7 +74,7 @@ def test_broken_plugins_are_reported_and_others_work(broken_site, run_py):
     assert "mscore_dependency_that_does_not_exist" in failures["test_import_error"]
     assert "test_bad_hook" in failures, failures
     reason = failures["test_bad_hook"]
-    assert "mscore_all_finite_impl" in reason and "stream" in reason, reason
+    assert "mscore_backend_override" in reason and "stream" in reason, reason
     # Each failure was also a warning naming the plugin.
     assert any("test_import_error" in w for w in res["warnings"]), res["warnings"]
     assert any("test_bad_hook" in w for w in res["warnings"]), res["warnings"]
@@ -104,9 +104,10 @@ def test_mscore_backends_lists_the_failures(broken_site, run_py):
 
 STRICT_PROBE = r"""
 import mscore as ms                      # importing stays fine: plugins load on first use
-from mscore.plugin.registry import PluginLoadError
+from mscore.plugin.registry import PluginLoadError, get_registry
+print("NUMPY", float(ms.Tensor([1.0]).asnumpy()[0]))   # numpy never imports the others
 try:
-    ms.Tensor([1.0]).asnumpy()
+    get_registry().names()               # listing every backend imports every plugin
 except PluginLoadError as exc:
     print("STRICT " + str(exc))
 else:
@@ -117,12 +118,49 @@ else:
 def test_strict_mode_turns_failures_into_errors(broken_site, run_py):
     proc = run_py(["-c", STRICT_PROBE], broken_site, MSCORE_STRICT_PLUGINS="1")
     assert proc.returncode == 0, proc.stderr
+    assert "NUMPY 1.0" in proc.stdout, proc.stdout
     assert "STRICT" in proc.stdout, proc.stdout
     line = proc.stdout.strip().splitlines()[-1]
     assert "test_import_error" in line or "test_bad_hook" in line, line
     # Without strict mode the same program works.
     proc = run_py(["-c", STRICT_PROBE], broken_site)
     assert "NOT STRICT" in proc.stdout, proc.stdout + proc.stderr
+
+
+# -- plugins that abort or hang at import --------------------------------------------------
+DEADLY = ("abort_plugin", "hang_plugin")
+
+NUMPY_ONLY = r"""
+import numpy as np
+import mscore as ms
+from mscore import nn
+net = nn.Dense(3, 2)
+out = net(ms.Tensor(np.ones((4, 3), np.float32)))
+print("SHAPE", out.shape)
+"""
+
+
+@pytest.fixture(scope="module")
+def deadly_site(pip_target):
+    return pip_target(*(PLUGINS / d for d in DEADLY))
+
+
+def test_a_plugin_that_aborts_or_hangs_spares_numpy_programs(deadly_site, run_py):
+    proc = run_py(["-c", NUMPY_ONLY], deadly_site, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "SHAPE (4, 2)" in proc.stdout, proc.stdout
+
+
+def test_mscore_backends_names_the_plugin_that_aborted_or_hung(deadly_site, run_py):
+    args = ["-m", "mscore.cli", "backends", "--json", "--timeout", "10"]
+    proc = run_py(args, deadly_site, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    failures = {f["plugin"]: f["reason"] for f in data["failures"]}
+    assert "SIGABRT" in failures.get("test_abort", ""), failures
+    assert "did not finish within 10 s" in failures.get("test_hang", ""), failures
+    names = [b["name"] for b in data["backends"]]
+    assert "numpy" in names and "test_abort" not in names and "test_hang" not in names
 
 
 # -- in-process checks of the registry's validation (no installation needed) -------------------
@@ -137,7 +175,7 @@ class _Plugin:
 
 class _BadSignature:
     @hookspecs.hookimpl
-    def mscore_compile_impl(self, backend_name, options):
+    def mscore_backend_override(self, backend_name, method, options):
         return None
 
 
@@ -256,6 +294,93 @@ def test_a_taken_plugin_name_is_reported(monkeypatch):
     with pytest.warns(RuntimeWarning, match="already used by dist-a 1.0"):
         reg.register_plugin(_Plugin([BackendSpec("two", "1", _numpy_factory)]), "p")
     assert reg.names() == ["one"]
+
+
+# -- the hooks: what each one changes -------------------------------------------------------
+class _Override:
+    """Overrides one method of one backend with a callable."""
+
+    def __init__(self, backend_name, method, fn):
+        self.target, self.fn = (backend_name, method), fn
+
+    @hookspecs.hookimpl(tryfirst=True)
+    def mscore_backend_override(self, backend_name, method):
+        return self.fn if (backend_name, method) == self.target else None
+
+
+def _numpy_registry(*plugins):
+    from mscore.backends.numpy import plugin as numpy_plugin
+    reg = _fresh_registry()
+    reg.register_plugin(numpy_plugin, "numpy", distribution="mscore 0.1.0")
+    for i, plugin in enumerate(plugins):
+        reg.register_plugin(plugin, f"override{i}")
+    return reg
+
+
+def test_a_second_plugin_overrides_one_method_of_a_backend():
+    with_inf = [np.array([1.0, np.inf], np.float32)]
+    assert _numpy_registry().get("numpy").all_finite(with_inf) is False
+    reg = _numpy_registry(_Override("numpy", "all_finite", lambda arrays: "overridden"))
+    backend = reg.get("numpy")
+    assert backend.all_finite(with_inf) == "overridden"
+    a = np.array([[1.0, 2.0]], np.float32)
+    assert backend.matmul(a, a.T).tolist() == [[5.0]]          # other methods unchanged
+    # An override for another backend name changes nothing here.
+    other = _numpy_registry(_Override("torch", "all_finite", lambda arrays: "overridden"))
+    assert other.get("numpy").all_finite(with_inf) is False
+
+
+def test_the_first_override_answer_wins():
+    first = _Override("numpy", "matmul", lambda a, b: "first")
+    second = _Override("numpy", "matmul", lambda a, b: "second")
+    # pluggy calls the implementations registered last first (both are tryfirst).
+    assert _numpy_registry(first, second).get("numpy").matmul(None, None) == "second"
+
+
+class _CastLists:
+    @hookspecs.hookimpl
+    def mscore_amp_cast_lists(self, backend_name):
+        return {"white": ["Conv1d"]} if backend_name == "numpy" else None
+
+
+def test_amp_cast_list_additions_come_from_the_hook():
+    assert _numpy_registry().amp_cast_list_additions("numpy") == {"white": [], "black": []}
+    reg = _numpy_registry(_CastLists())
+    assert reg.amp_cast_list_additions("numpy") == {"white": ["Conv1d"], "black": []}
+    assert reg.amp_cast_list_additions("torch") == {"white": [], "black": []}
+
+
+class _Collectives:
+    @hookspecs.hookimpl(tryfirst=True)
+    def mscore_collectives_impl(self, backend_name):
+        return _Collectives if backend_name == "numpy" else None
+
+
+def test_a_collectives_factory_comes_from_the_hook():
+    from mscore.backends.numpy.collectives import NumpyCollectives
+    assert _numpy_registry().collectives_factory("numpy") is NumpyCollectives
+    assert _numpy_registry(_Collectives()).collectives_factory("numpy") is _Collectives
+
+
+class _Misspelt:
+    @hookspecs.hookimpl
+    def mscore_backend_overide(self, backend_name, method):
+        return None
+
+
+def test_a_misspelt_hook_is_a_failure_naming_it(monkeypatch):
+    monkeypatch.delenv("MSCORE_STRICT_PLUGINS", raising=False)
+    reg = _fresh_registry()
+    with pytest.warns(RuntimeWarning, match="mscore_backend_overide"):
+        reg.register_plugin(_Misspelt(), "typo")
+    assert [f.plugin for f in reg.failures] == ["typo"]
+    assert "unknown hook 'mscore_backend_overide'" in reg.failures[0].reason
+    assert reg.pm.get_plugin("typo") is None
+    reg.register_plugin(_Plugin([BackendSpec("good", "1", _numpy_factory)]), "good")
+    assert reg.names() == ["good"]                              # the others still load
+    monkeypatch.setenv("MSCORE_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginLoadError, match="mscore_backend_overide"):
+        _fresh_registry().register_plugin(_Misspelt(), "typo")
 
 
 class _DeclaresItself(ArrayModuleBackend):

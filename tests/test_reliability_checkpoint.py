@@ -141,18 +141,19 @@ def test_temporaries_have_visible_names_that_say_what_they_are(tmp_path, monkeyp
     assert len(seen) == 1
     name = seen[0]
     assert not name.startswith(".")
-    assert name.startswith("m.ckpt.mscore-partial.") and name.endswith(".tmp")
-    assert f".{os.getpid()}." in name
+    assert name.startswith("mscore-partial.") and name.endswith(".tmp")
+    assert f".{os.getpid()}." in name and len(name) < 48
 
 
 def test_the_next_save_removes_temporaries_of_dead_processes_only(tmp_path):
-    from mscore.train.serialization._atomic import _host, temporary_prefix
-    host = _host()
-    dead = tmp_path / (temporary_prefix("old.ckpt", _dead_pid()) + "abc123.tmp")
-    live = tmp_path / (temporary_prefix("run.ckpt", os.getppid()) + "def456.tmp")
-    other_host = tmp_path / (temporary_prefix("old.ckpt", _dead_pid(), host + "x") + "g7.tmp")
+    from mscore.train.serialization._atomic import _old_host, temporary_prefix
+    dead = tmp_path / (temporary_prefix(_dead_pid()) + "abc123.tmp")
+    live = tmp_path / (temporary_prefix(os.getppid()) + "def456.tmp")
+    other_host = tmp_path / (temporary_prefix(_dead_pid(), "0123abcd") + "g7.tmp")
+    # the older form, with the target's name and the host's name, is cleaned up alike
+    dead_old = tmp_path / f"old.ckpt.mscore-partial.{_old_host()}.{_dead_pid()}.x1.tmp"
     unrelated = tmp_path / "notes.tmp"
-    for f in (dead, live, other_host, unrelated):
+    for f in (dead, live, other_host, dead_old, unrelated):
         f.write_bytes(b"\x00" * 64)
     save_checkpoint({"w": ms.Tensor(np.ones(3, np.float32))}, str(tmp_path / "new.ckpt"))
     assert sorted(os.listdir(tmp_path)) == sorted(
@@ -180,7 +181,7 @@ def test_a_killed_save_leaves_a_visible_temporary_that_the_next_save_removes(tmp
                           timeout=120)
     assert proc.returncode == -9, proc.stderr
     left = os.listdir(tmp_path)
-    assert len(left) == 1 and left[0].startswith("k.ckpt.mscore-partial.")
+    assert len(left) == 1 and left[0].startswith("mscore-partial.")
     save_checkpoint({"w": ms.Tensor(np.ones(4, np.float32))}, target)
     assert os.listdir(tmp_path) == ["k.ckpt"]
 
@@ -297,3 +298,35 @@ def test_a_metadata_entry_never_replaces_a_tensor(tmp_path):
     save_file({"w": np.ones(2, np.float32)}, str(path), metadata={"mscore:str:w": "text"})
     with pytest.raises(ValueError, match="clash.safetensors.*'w'"):
         load_checkpoint(str(path), format="safetensors")
+
+
+def test_longest_file_names_save_and_errors_name_the_users_path(tmp_path):
+    w = {"w": ms.Tensor(np.ones(3, np.float32))}
+    longest = tmp_path / ("n" * 250 + ".ckpt")  # 255 bytes, the usual file-name limit
+    save_checkpoint(w, str(longest))
+    assert os.listdir(tmp_path) == [longest.name]
+    np.testing.assert_array_equal(ms.load_checkpoint(str(longest))["w"].asnumpy(), np.ones(3))
+    too_long = str(tmp_path / ("n" * 251 + ".ckpt"))
+    with pytest.raises(OSError) as info:
+        save_checkpoint(w, too_long)
+    assert info.value.filename == too_long and "mscore-partial" not in str(info.value)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write anywhere")
+        with pytest.raises(OSError) as info:
+            save_checkpoint(w, str(locked / "m.ckpt"))
+        assert info.value.filename == str(locked / "m.ckpt")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_model_checkpoint_refuses_a_nul_or_over_long_prefix_at_once(tmp_path):
+    from mscore.train.callback import ModelCheckpoint
+    with pytest.raises(ValueError, match="NUL"):
+        ModelCheckpoint(prefix="net\0x", directory=str(tmp_path))
+    with pytest.raises(ValueError, match="at most 200"):
+        ModelCheckpoint(prefix="p" * 201, directory=str(tmp_path))
+    ModelCheckpoint(prefix="p" * 200, directory=str(tmp_path))

@@ -444,7 +444,7 @@ def test_process_killed_mid_save_never_leaves_a_broken_file(tmp_path):
     assert list(loaded) == ["w"]
     np.testing.assert_array_equal(loaded["w"].asnumpy(), np.full(1000, 1.0, np.float32))
     leftovers = [n for n in os.listdir(tmp_path) if n != "k.ckpt"]
-    assert all(n.startswith("k.ckpt.mscore-partial.") and n.endswith(".tmp") for n in leftovers)
+    assert all(n.startswith("mscore-partial.") and n.endswith(".tmp") for n in leftovers)
 
 
 def test_async_save_snapshots_values_and_later_saves_wait(tmp_path, monkeypatch):

@@ -855,7 +855,7 @@ def test_graph_mode_train_step_is_one_torch_compile_graph(monkeypatch):
     """With compilation forced, a whole TrainOneStepCell step (forward, torch.func gradients,
     optimizer) becomes one dynamo graph, traced once, with PYNATIVE's losses."""
     from mscore import nn
-    from mscore.common import graph
+    from mscore.compile import graph
 
     def losses(mode):
         ms.set_context(backend="torch", mode=mode)

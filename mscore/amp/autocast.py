@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.autodiff.tracer import unwrap
 from mscore.common import dtype as mdt
 

@@ -20,7 +20,12 @@ from __future__ import annotations
 
 from mscore import context
 from mscore.common import dtype as mdt
+from mscore.boost.boost import boost_for_training
+from mscore.boost.boost_cell_wrapper import (
+    BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell)
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.cell_wrapper import TrainOneStepCell, WithLossCell
+from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
 from mscore.ops import functional as F
 from mscore.amp.convert import auto_mixed_precision
 from mscore.amp.loss_scale import DynamicLossScaleManager, LossScaleManager
@@ -93,9 +98,6 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     ``mscore.boost`` counterparts for ``boost_level`` 'O1'/'O2', after
     ``AutoBoost(boost_level)`` rewrote the network and optimizer (unless they already are).
     """
-    from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
-    import mscore.nn as nn
-
     if not isinstance(network, Cell):
         raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
     if not isinstance(optimizer, Cell) or not hasattr(optimizer, "parameters"):
@@ -109,7 +111,6 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
         raise ValueError(f"boost_level: expected 'O0', 'O1' or 'O2', got {boost_level!r}")
     validate_build_kwargs(kwargs)
     if boost_level != "O0":   # less BN, gradient freezing, AdaSum: see mscore.boost
-        from mscore.boost.boost import boost_for_training
         network, optimizer = boost_for_training(network, optimizer, boost_level)
     level = resolve_auto_level(level)
     config = _level_config(level)
@@ -135,11 +136,10 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
         if cast_type is not mdt.float32:
             network = _WithFloat32Loss(network, loss_fn)
         else:
-            network = nn.WithLossCell(network, loss_fn)
+            network = WithLossCell(network, loss_fn)
 
-    step_cell, scaled_cell = nn.TrainOneStepCell, TrainOneStepWithLossScaleCell
+    step_cell, scaled_cell = TrainOneStepCell, TrainOneStepWithLossScaleCell
     if boost_level != "O0":
-        from mscore.boost import BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell
         step_cell, scaled_cell = BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell
     if manager is None:
         return step_cell(network, optimizer)

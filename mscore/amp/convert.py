@@ -18,6 +18,7 @@ from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
 from mscore.ops import primitives as P
 from mscore.ops.primitives import cast_floating
+from mscore.amp.autocast import autocast
 from mscore.amp.lists import CastList, default_policy
 
 AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
@@ -62,7 +63,6 @@ class _AutocastCell(_OutputCast):
         object.__setattr__(self, "_low_dtype", low_dtype)
 
     def construct(self, *args, **kwargs):
-        from mscore.amp.autocast import autocast
         with autocast(self._low_dtype):
             out = self._cells["_backbone"](*args, **kwargs)
         return cast_floating(out, mdt.float32)

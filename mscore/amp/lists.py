@@ -9,13 +9,10 @@ apply only while that backend is active.
 """
 from __future__ import annotations
 
+from mscore import dispatch, nn
 from mscore.nn.cell import Cell
+from mscore.plugin.registry import get_registry
 from mscore.ops import primitives as P
-
-
-def _nn():
-    import mscore.nn as nn
-    return nn
 
 
 class CastList:
@@ -72,7 +69,6 @@ class CastList:
 
 
 def _builtin_white():
-    nn = _nn()
     return [nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose,
             nn.Conv3dTranspose, nn.Dense, nn.LSTMCell, nn.RNNCell, nn.GRUCell,
             P.Conv2D, P.Conv3D, P.Conv2DTranspose, P.Conv3DTranspose, P.MatMul,
@@ -80,7 +76,6 @@ def _builtin_white():
 
 
 def _builtin_black():
-    nn = _nn()
     return [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm]
 
 
@@ -96,8 +91,6 @@ def get_black_list():
 
 def default_policy(role):
     """The built-in list for ``role`` plus what the active backend's plugins recommend."""
-    from mscore import dispatch
-    from mscore.plugin.registry import get_registry
     base = _builtin_white() if role == "white" else _builtin_black()
     extra = get_registry().amp_cast_list_additions(dispatch.backend().name)[role]
     return CastList(base + list(extra), role)

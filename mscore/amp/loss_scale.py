@@ -1,18 +1,21 @@
 """Loss scaling: functional scalers, managers for ``Model``/``build_train_network``, and the
 overflow check.
 
-``DynamicLossScaleManager`` and ``DynamicLossScaler`` follow one rule: on overflow the scale
-becomes ``max(scale / factor, 1)``; after ``scale_window`` consecutive finite steps it is
-multiplied by ``factor``.
+``DynamicLossScaleManager`` (on the host) and ``DynamicLossScaler`` (with Tensors) apply
+:class:`~mscore.nn.wrap.loss_scale.DynamicLossScaleRule`, as the update cell does: on overflow
+the scale becomes ``max(scale / factor, 1)``; ``scale_window`` iterations after the last
+overflow or increase it is multiplied by ``factor``.
 """
 from __future__ import annotations
 
 import numbers
 
-from mscore import dispatch
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.nn.wrap.loss_scale import (
+    HOST_OPS, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaleRule, DynamicLossScaleUpdateCell,
+    FixedLossScaleUpdateCell, all_finite, check_overflow_streak)
 from mscore.ops import functional as F
 
 
@@ -22,54 +25,6 @@ def _check_scale(value, name):
     if not value >= 1:
         raise ValueError(f"{name}: must be >= 1, got {value}")
     return float(value)
-
-
-def _check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"{name}: must be a positive int, got {value}")
-    return value
-
-
-def _check_factor(value, name="scale_factor"):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
-    if not value > 1:
-        raise ValueError(f"{name}: must be > 1, got {value}")
-    return value
-
-
-def _tensor_leaves(inputs):
-    if isinstance(inputs, Tensor):
-        return [inputs]
-    if isinstance(inputs, (list, tuple)):
-        out = []
-        for x in inputs:
-            out.extend(_tensor_leaves(x))
-        return out
-    raise TypeError(f"inputs: expected Tensors or (nested) tuples/lists of Tensors, got "
-                    f"{type(inputs).__name__}")
-
-
-def all_finite(inputs, status=None):
-    """A bool Tensor: True when no Tensor in ``inputs`` holds inf or nan.
-
-    Eagerly this is the backend's fused check with one host synchronisation; inside a
-    compiled program it is a device-side reduction, so the step stays one program.
-    """
-    from mscore.common import graph
-    leaves = _tensor_leaves(inputs)
-    if not leaves:
-        return Tensor(True)
-    if graph.in_compiled():
-        ok = None
-        for t in leaves:
-            part = dispatch.call("all", dispatch.call("isfinite", t._data), axis=None,
-                                 keepdims=False)
-            ok = part if ok is None else dispatch.call("logical_and", ok, part)
-        return Tensor._wrap(ok)
-    return Tensor(bool(dispatch.backend().all_finite([t._data for t in leaves])))
 
 
 def init_status():
@@ -134,29 +89,33 @@ class StaticLossScaler(LossScaler):
 class DynamicLossScaler(LossScaler):
     """``DynamicLossScaler(scale_value, scale_factor, scale_window)``: divide by
     ``scale_factor`` on overflow (not below 1), multiply after ``scale_window`` consecutive
-    finite steps (if the product stays finite)."""
+    finite steps (if the product stays finite): :class:`DynamicLossScaleRule` on Tensors."""
 
     def __init__(self, scale_value, scale_factor, scale_window):
         value = _check_scale(scale_value, "scale_value")
-        self.scale_factor = _check_factor(scale_factor)
-        self.scale_window = _check_positive_int(scale_window, "scale_window")
+        self._rule = DynamicLossScaleRule(scale_factor, scale_window, keep_finite=True)
+        self.scale_factor = scale_factor
+        self.scale_window = scale_window
         self.scale_value = Parameter(Tensor(value, mdt.float32), name="scale_value",
                                      requires_grad=False)
-        self.counter = Parameter(Tensor(0, mdt.int32), name="counter", requires_grad=False)
+        self.iteration = Parameter(Tensor(1, mdt.int32), name="iteration",
+                                   requires_grad=False)
+        self.last_change = Parameter(Tensor(0, mdt.int32), name="last_change",
+                                     requires_grad=False)
+
+    @property
+    def counter(self):
+        """The finite steps since the last overflow or increase (an int32 Tensor)."""
+        return F.sub(F.sub(self.iteration, self.last_change), 1)
 
     def adjust(self, grads_finite):
         """Apply the rule for one step; ``grads_finite`` is a bool Tensor or bool."""
         finite = grads_finite if isinstance(grads_finite, Tensor) else Tensor(bool(grads_finite))
-        scale = self.scale_value
-        grown = F.mul(scale, float(self.scale_factor))
-        at_window = F.equal(self.counter, self.scale_window - 1)
-        on_good = F.where(F.logical_and(at_window, F.isfinite(grown)), grown, scale)
-        on_bad = F.maximum(F.div(scale, float(self.scale_factor)), 1.0)
-        new_scale = F.where(finite, on_good, on_bad)
-        next_count = F.mul(F.remainder(F.add(self.counter, 1), self.scale_window),
-                           F.cast(finite, mdt.int32))
-        self.scale_value.assign_value(new_scale)
-        self.counter.assign_value(next_count)
+        scale, last, iteration = self._rule.update(F, self.scale_value, self.iteration,
+                                                   self.last_change, F.logical_not(finite))
+        self.scale_value.assign_value(scale)
+        self.last_change.assign_value(last)
+        self.iteration.assign_value(iteration)
         return True
 
 
@@ -207,25 +166,25 @@ class FixedLossScaleManager(LossScaleManager):
         """``FixedLossScaleUpdateCell`` when overflowing steps are dropped, else None."""
         if not self._drop_overflow_update:
             return None
-        from mscore.nn.wrap.loss_scale import FixedLossScaleUpdateCell
         return FixedLossScaleUpdateCell(self._loss_scale)
 
 
 class DynamicLossScaleManager(LossScaleManager):
-    """``DynamicLossScaleManager(init_loss_scale=2**24, scale_factor=2, scale_window=2000)``.
-
-    Iterations count from 1; an overflow sets ``scale = max(scale / factor, 1)``; when
-    ``scale_window`` iterations passed since the last overflow (or increase) without one,
-    ``scale *= factor``.
+    """``DynamicLossScaleManager(init_loss_scale=2**24, scale_factor=2, scale_window=2000)``:
+    :class:`DynamicLossScaleRule` on the host (iterations count from 1; an overflow sets
+    ``scale = max(scale / factor, 1)``; when ``scale_window`` iterations passed since the last
+    overflow (or increase) without one, ``scale *= factor``). More than ``bad_step_max``
+    overflows in a row are a RuntimeError.
     """
 
     def __init__(self, init_loss_scale=2 ** 24, scale_factor=2, scale_window=2000):
         self.loss_scale = _check_scale(init_loss_scale, "init_loss_scale")
-        self.scale_factor = _check_factor(scale_factor)
-        self.scale_window = _check_positive_int(scale_window, "scale_window")
+        self._rule = DynamicLossScaleRule(scale_factor, scale_window)
+        self.scale_factor = scale_factor
+        self.scale_window = scale_window
         self.cur_iter = 1
         self.last_overflow_iter = 0
-        self.bad_step_max = 1000
+        self.bad_step_max = MAX_CONSECUTIVE_OVERFLOWS
         self.bad_step = 0
 
     def get_loss_scale(self):
@@ -236,23 +195,15 @@ class DynamicLossScaleManager(LossScaleManager):
 
     def update_loss_scale(self, overflow):
         """Apply the rule for one iteration (``overflow``: bool)."""
-        if overflow:
-            self.loss_scale = max(self.loss_scale / self.scale_factor, 1.0)
-            self.last_overflow_iter = self.cur_iter
-            self.bad_step += 1
-            if self.bad_step > self.bad_step_max:
-                raise RuntimeError(f"Dynamic loss scale: {self.bad_step} consecutive "
-                                   f"overflows (loss scale {self.loss_scale}); the training "
-                                   f"diverges")
-        else:
-            self.bad_step = 0
-            if self.cur_iter - self.last_overflow_iter >= self.scale_window:
-                self.loss_scale *= self.scale_factor
-                self.last_overflow_iter = self.cur_iter
-        self.cur_iter += 1
+        overflow = bool(overflow)
+        self.loss_scale, self.last_overflow_iter, self.cur_iter = self._rule.update(
+            HOST_OPS, self.loss_scale, self.cur_iter, self.last_overflow_iter, overflow)
+        self.bad_step = self.bad_step + 1 if overflow else 0
+        # MindSpore raises once the streak exceeds bad_step_max.
+        check_overflow_streak(self.bad_step, self.loss_scale, "DynamicLossScaleManager",
+                              self.bad_step_max + 1)
 
     def get_update_cell(self):
         """A ``DynamicLossScaleUpdateCell`` with this manager's settings."""
-        from mscore.nn.wrap.loss_scale import DynamicLossScaleUpdateCell
         return DynamicLossScaleUpdateCell(self.loss_scale, self.scale_factor,
                                           self.scale_window)

@@ -16,17 +16,11 @@ MindSpore's do.
 """
 from __future__ import annotations
 
-import threading
+import weakref
 
-from .tracer import Node, Tracer, unwrap
-
-
-class _Sessions(threading.local):
-    def __init__(self):
-        self.stack = []
-
-
-_sessions = _Sessions()
+from mscore import dispatch
+from mscore._state import thread as _thread
+from mscore.autodiff.tracer import Node, Tracer, unwrap
 
 
 class hook_session:  # noqa: N801  (used as a context manager, like a function)
@@ -38,11 +32,11 @@ class hook_session:  # noqa: N801  (used as a context manager, like a function)
         self.calls = []
 
     def __enter__(self):
-        _sessions.stack.append(self)
+        _thread.hook_sessions.append(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        _sessions.stack.remove(self)
+        _thread.hook_sessions.remove(self)
         if exc_type is None:
             for call in reversed(self.calls):
                 call.finish()
@@ -51,14 +45,13 @@ class hook_session:  # noqa: N801  (used as a context manager, like a function)
 
 def current_session():
     """The innermost open :class:`hook_session` of this thread, or None."""
-    stack = _sessions.stack
+    stack = _thread.hook_sessions
     return stack[-1] if stack else None
 
 
 def grad_boundary(arrays, vjp):
     """``arrays`` (a list of native arrays or tracers) unchanged, as a new list whose
     backward pass calls ``vjp(cotangents, needed) -> input cotangents``."""
-    from mscore import dispatch
     backend = dispatch.backend()
     if backend.value_and_grad is None:
         return _reference_boundary(arrays, vjp)
@@ -84,10 +77,8 @@ class _Group:
 
 
 def _reference_boundary(arrays, vjp):
-    from mscore._per_thread import state as thread
-    if not thread.tracing_depth:
+    if not _thread.tracing_depth:
         return list(arrays)
-    import weakref
     group = _Group(arrays, vjp)
     out, index = [], None
     for slot, (parent, value) in enumerate(zip(group.parents, group.values)):
@@ -104,7 +95,6 @@ def _reference_boundary(arrays, vjp):
 def group_cotangents(node, grads):
     """For the backward walk: pop the cotangents of every output of ``node``'s boundary and,
     when any arrived, run its ``vjp``; returns ``[(parent tracer, cotangent)]``."""
-    from mscore import dispatch
     group = node.attrs["group"]
     if group.done:
         return []

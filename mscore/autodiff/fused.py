@@ -13,8 +13,8 @@ the general forms the core's composites also use (weights, N-d and probability t
 convolution plus bias). :func:`composite_gradients` turns them off, so tests can compare them
 with the composite's own gradient.
 
-Half-precision inputs of the normalisations are normalised in float32 (as the layers' own
-composites and fused GPU kernels do); the output keeps the input's dtype.
+The normalisations' forwards are :mod:`mscore.fused_reference`'s (one forward, one
+half-precision rule, shared with the functional ops and the conformance kit).
 """
 from __future__ import annotations
 
@@ -22,11 +22,15 @@ import contextlib
 import contextvars
 import math
 
+from mscore import fused_reference
+from mscore.common.dtype import int64
 from mscore.dispatch import call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
+from mscore.fused_reference import cached_constant, const, max_shifted
+from mscore.fused_reference import cast_to as _to
 
-from .rules import conv_input_grad, conv_weight_grad, unbroadcast, wanted
+from .rules import conv_input_grad, conv_weight_grad, unbroadcast
 from .tracer import record_fused, unwrap
 
 _enabled = contextvars.ContextVar("mscore_fused_gradients", default=True)
@@ -52,49 +56,9 @@ def reference_op(name):
 
 
 # -- helpers ------------------------------------------------------------------------------------
-_CONSTANTS = {}
-_MAX_CONSTANTS = 256
-
-
-def const(value, dt):
-    """A 0-d array of ``value`` in ``dt``, made once per backend and device.
-
-    Cached only for backends that do not compile: a compiling backend may be tracing, and a
-    traced constant must not outlive its trace.
-    """
-    from mscore import dispatch
-    b = dispatch.backend()
-    key = (b.name, b.device, value, dt.name)
-    c = _CONSTANTS.get(key)
-    if c is None:
-        c = call("full", (), value, dt)
-        if b.compile is None and len(_CONSTANTS) < _MAX_CONSTANTS:
-            _CONSTANTS[key] = c
-    return c
-
-
 def _index_range(n):
     """``arange(n)`` as int64 (cached like :func:`const`)."""
-    from mscore import dispatch
-    from mscore.common.dtype import int64
-    b = dispatch.backend()
-    key = (b.name, b.device, "arange", n)
-    r = _CONSTANTS.get(key)
-    if r is None:
-        r = call("arange", 0, n, 1, int64)
-        if b.compile is None and len(_CONSTANTS) < _MAX_CONSTANTS:
-            _CONSTANTS[key] = r
-    return r
-
-
-def _to(a, dt):
-    return a if a is None or dtype_of(a) is dt else call("cast", a, dt)
-
-
-def _work_dtype(dt):
-    """float32 for half-precision inputs, the input's dtype otherwise."""
-    from mscore.common.dtype import float32
-    return float32 if dt.itemsize < 4 else dt
+    return cached_constant(("arange", n), lambda: call("arange", 0, n, 1, int64))
 
 
 def _swap_last(x):
@@ -167,15 +131,7 @@ def _gelu_vjp(g, out, x, needs, approximate, t, x2):
 # -- dense ----------------------------------------------------------------------------------------
 def dense(x, w, b):
     """``x @ w.T + b`` with x (..., in), w (out, in), b (out,) or None."""
-    xv, wv, bv = unwrap(x), unwrap(w), unwrap(b)
-    xs = shape_of(xv)
-    o = shape_of(wv)[0]
-    x2 = xv if len(xs) == 2 else call("reshape", xv, (math.prod(xs[:-1]), xs[-1]))
-    out = call("matmul", x2, call("transpose", wv, (1, 0)))
-    if bv is not None:
-        out = call("add", out, bv)
-    if len(xs) != 2:
-        out = call("reshape", out, xs[:-1] + (o,))
+    out, x2 = fused_reference.dense(unwrap(x), unwrap(w), unwrap(b))
     return record_fused("dense", [x, w, b], out, _dense_vjp, {"x2": x2})
 
 
@@ -195,14 +151,9 @@ def _dense_vjp(g, out, x, w, b, needs, x2):
 
 
 # -- softmax and log-softmax -----------------------------------------------------------------------
-def _shifted(xv, axis):
-    return call("sub", xv, call("max", xv, axis=(axis,), keepdims=True))
-
-
 def softmax(x, axis):
     """exp(x) / sum(exp(x)) along ``axis``."""
-    e = call("exp", _shifted(unwrap(x), axis))
-    out = call("div", e, call("sum", e, axis=(axis,), keepdims=True))
+    out = fused_reference.softmax(unwrap(x), axis)
     return record_fused("softmax", [x], out, _softmax_vjp, {"axis": axis})
 
 
@@ -213,9 +164,7 @@ def _softmax_vjp(g, out, x, needs, axis):
 
 def log_softmax(x, axis):
     """x - log(sum(exp(x))) along ``axis``, computed stably."""
-    sh = _shifted(unwrap(x), axis)
-    lse = call("log", call("sum", call("exp", sh), axis=(axis,), keepdims=True))
-    out = call("sub", sh, lse)
+    out = fused_reference.log_softmax(unwrap(x), axis)
     return record_fused("log_softmax", [x], out, _log_softmax_vjp, {"axis": axis})
 
 
@@ -257,7 +206,7 @@ def softmax_cross_entropy(logits, target, weight, ignore_index, reduction, label
     xshape = shape_of(xv)
     dt = dtype_of(xv)
     x2 = _rows_last(xv, len(xshape))
-    sh = _shifted(x2, 1)
+    sh = max_shifted(x2, 1)
     e = call("exp", sh)
     s = call("sum", e, axis=(1,), keepdims=True)
     lse = call("log", s)
@@ -418,27 +367,11 @@ def _soft_vjp(g, out, logits, target, weight, needs, e, s, sh, lse, w, reduction
 
 # -- layer norm ------------------------------------------------------------------------------------
 def layer_norm(x, normalized_shape, weight, bias, eps):
-    """Normalise over the trailing ``normalized_shape`` axes, then scale and shift."""
-    xv = unwrap(x)
-    xdt = dtype_of(xv)
-    cdt = _work_dtype(xdt)
-    nd = len(shape_of(xv))
-    k = len(normalized_shape)
-    axes = tuple(range(nd - k, nd))
-    inv_n = const(1.0 / math.prod(normalized_shape), cdt)
-    xc = _to(xv, cdt)
-    d = call("sub", xc, call("mul", call("sum", xc, axis=axes, keepdims=True), inv_n))
-    var = call("mul", call("sum", call("mul", d, d), axis=axes, keepdims=True), inv_n)
-    rstd = call("div", const(1.0, cdt), call("sqrt", call("add", var, const(float(eps), cdt))))
-    xhat = call("mul", d, rstd)
-    out = xhat
-    if weight is not None:
-        out = call("mul", out, _to(unwrap(weight), cdt))
-    if bias is not None:
-        out = call("add", out, _to(unwrap(bias), cdt))
-    out = _to(out, xdt)
-    return record_fused("layer_norm", [x, weight, bias], out, _layer_norm_vjp,
-                        {"xhat": xhat, "rstd": rstd, "axes": axes, "inv_n": inv_n})
+    """Normalise over the trailing ``normalized_shape`` axes, then scale and shift (the
+    forward of :func:`mscore.fused_reference.layer_norm`, recorded as one node)."""
+    out, saved = fused_reference.layer_norm(unwrap(x), normalized_shape, unwrap(weight),
+                                            unwrap(bias), eps)
+    return record_fused("layer_norm", [x, weight, bias], out, _layer_norm_vjp, saved)
 
 
 def _layer_norm_vjp(g, out, x, weight, bias, needs, xhat, rstd, axes, inv_n):
@@ -463,67 +396,18 @@ def _layer_norm_vjp(g, out, x, weight, bias, needs, xhat, rstd, axes, inv_n):
 # -- batch norm ------------------------------------------------------------------------------------
 def batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps):
     """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``, the
-    backend contract's form (``momentum`` weighs the batch statistics; the new statistics
-    are None outside training or without running statistics)."""
-    xv = unwrap(x)
-    shape = shape_of(xv)
-    c = shape[1]
-    bshape = (1, c) + (1,) * (len(shape) - 2)
-    xdt = dtype_of(xv)
-    cdt = _work_dtype(xdt)
-    xc = _to(xv, cdt)
-    w = None if weight is None else call("reshape", _to(unwrap(weight), cdt), bshape)
-    b = None if bias is None else call("reshape", _to(unwrap(bias), cdt), bshape)
-    rm = None if running_mean is None else _to(unwrap(running_mean), cdt)
-    rv = None if running_var is None else _to(unwrap(running_var), cdt)
-    if training or rm is None:
-        return _batch_norm_train(x, xc, xdt, cdt, shape, bshape, w, b, running_mean,
-                                 running_var, weight, bias, momentum, eps)
-    rstd = call("div", const(1.0, cdt), call("sqrt", call("add", call("reshape", rv, bshape),
-                                                         const(float(eps), cdt))))
-    scale = rstd if w is None else call("mul", w, rstd)
-    shift = call("neg", call("mul", call("reshape", rm, bshape), scale))
-    if b is not None:
-        shift = call("add", shift, b)
-    out = _to(call("add", call("mul", xc, scale), shift), xdt)
-    saved = {"xc": xc, "rstd": rstd, "scale": scale, "bshape": bshape, "w": w}
-    out = record_fused("batch_norm", [x, running_mean, running_var, weight, bias], out,
-                       _batch_norm_eval_vjp, saved)
-    return out, None, None
-
-
-def _batch_norm_train(x, xc, xdt, cdt, shape, bshape, w, b, running_mean, running_var,
-                      weight, bias, momentum, eps):
-    axes = (0,) + tuple(range(2, len(shape)))
-    n = math.prod(shape[a] for a in axes)
-    inv_n = const(1.0 / n, cdt)
-    mean = call("mul", call("sum", xc, axis=axes, keepdims=True), inv_n)
-    d = call("sub", xc, mean)
-    var = call("mul", call("sum", call("mul", d, d), axis=axes, keepdims=True), inv_n)
-    rstd = call("div", const(1.0, cdt), call("sqrt", call("add", var, const(float(eps), cdt))))
-    scale = rstd if w is None else call("mul", w, rstd)
-    out = call("mul", d, scale)
-    if b is not None:
-        out = call("add", out, b)
-    out = _to(out, xdt)
-    saved = {"d": d, "rstd": rstd, "scale": scale, "axes": axes, "inv_n": inv_n}
-    out = record_fused("batch_norm", [x, None, None, weight, bias], out, _batch_norm_train_vjp,
-                       saved)
-    new_mean = new_var = None
-    if running_mean is not None:
-        c = (shape[1],)
-        new_mean = _moving(unwrap(running_mean), call("reshape", mean, c), momentum, 1.0)
-        new_var = _moving(unwrap(running_var), call("reshape", var, c), momentum,
-                          n / max(n - 1, 1))
+    backend contract's form (the forward of :func:`mscore.fused_reference.batch_norm`,
+    recorded as one node)."""
+    out, new_mean, new_var, saved = fused_reference.batch_norm(
+        unwrap(x), unwrap(running_mean), unwrap(running_var), unwrap(weight), unwrap(bias),
+        training, momentum, eps)
+    if saved.pop("mode") == "train":
+        out = record_fused("batch_norm", [x, None, None, weight, bias], out,
+                           _batch_norm_train_vjp, saved)
+    else:
+        out = record_fused("batch_norm", [x, running_mean, running_var, weight, bias], out,
+                           _batch_norm_eval_vjp, saved)
     return out, new_mean, new_var
-
-
-def _moving(running, batch, momentum, factor):
-    """``(1 - momentum) * running + momentum * factor * batch`` in the running dtype."""
-    pdt = dtype_of(running)
-    batch = _to(batch, pdt)
-    return call("add", call("mul", running, const(1.0 - momentum, pdt)),
-                call("mul", batch, const(momentum * factor, pdt)))
 
 
 def _batch_norm_train_vjp(g, out, x, rm, rv, weight, bias, needs, d, rstd, scale, axes, inv_n):
@@ -569,10 +453,8 @@ def _batch_norm_eval_vjp(g, out, x, rm, rv, weight, bias, needs, xc, rstd, scale
 # -- convolution with bias ----------------------------------------------------------------------
 def conv_bias(x, w, b, stride, padding, dilation, groups):
     """``conv(x, w) + b`` with the bias broadcast over the channel axis."""
-    xv, wv, bv = unwrap(x), unwrap(w), unwrap(b)
-    out = call("conv", xv, wv, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    nd = len(shape_of(out)) - 2
-    out = call("add", out, call("reshape", bv, (1, shape_of(bv)[0]) + (1,) * nd))
+    out = fused_reference.conv_bias(unwrap(x), unwrap(w), unwrap(b), stride, padding, dilation,
+                                    groups)
     return record_fused("conv_bias", [x, w, b], out, _conv_bias_vjp,
                         {"stride": stride, "padding": padding, "dilation": dilation,
                          "groups": groups})
@@ -593,40 +475,10 @@ def _conv_bias_vjp(g, out, x, w, b, needs, stride, padding, dilation, groups):
 def attention(q, k, v, mask, is_causal, scale):
     """softmax(q k^T * scale + mask) v over the last two axes; a bool mask keeps the True
     positions, a float mask is added; causal masking is top-left aligned."""
-    qv, kv, vv, mv = unwrap(q), unwrap(k), unwrap(v), unwrap(mask)
-    dt = dtype_of(qv)
-    lq, d = shape_of(qv)[-2:]
-    lk = shape_of(kv)[-2]
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    scores = call("mul", call("matmul", qv, _swap_last(kv)), const(scale, dt))
-    neg_inf = const(-math.inf, dt)
-    if is_causal:
-        scores = call("where", _causal(lq, lk), scores, neg_inf)
-    if mv is not None:
-        if dtype_of(mv).is_bool:
-            scores = call("where", mv, scores, neg_inf)
-        else:
-            scores = call("add", scores, _to(mv, dt))
-    e = call("exp", _shifted(scores, len(shape_of(scores)) - 1))
-    p = call("div", e, call("sum", e, axis=(len(shape_of(e)) - 1,), keepdims=True))
-    out = call("matmul", p, vv)
+    out, p, scale = fused_reference.attention(unwrap(q), unwrap(k), unwrap(v), unwrap(mask),
+                                              is_causal, scale)
     return record_fused("attention", [q, k, v, mask], out, _attention_vjp,
                         {"p": p, "scale": scale})
-
-
-def _causal(lq, lk):
-    from mscore import dispatch
-    from mscore.common.dtype import int64
-    b = dispatch.backend()
-    key = (b.name, b.device, "causal", lq, lk)
-    m = _CONSTANTS.get(key)
-    if m is None:
-        rows = call("reshape", call("arange", 0, lq, 1, int64), (lq, 1))
-        cols = call("reshape", call("arange", 0, lk, 1, int64), (1, lk))
-        m = call("greater_equal", rows, cols)
-        if b.compile is None and len(_CONSTANTS) < _MAX_CONSTANTS:
-            _CONSTANTS[key] = m
-    return m
 
 
 def _attention_vjp(g, out, q, k, v, mask, needs, p, scale):

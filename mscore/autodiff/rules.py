@@ -13,6 +13,7 @@ import math
 from mscore.dispatch import call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
+from mscore.common.dtype import bool_
 
 VJP_RULES = {}
 NEEDS_AWARE = set()   # rules that take the ``needs`` keyword
@@ -383,5 +384,4 @@ def _avg_pool(g, out, x, kernel, stride, padding, count_include_pad):
 
 
 def _bool():
-    from mscore.common.dtype import bool_
     return bool_

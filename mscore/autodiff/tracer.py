@@ -1,11 +1,13 @@
-"""Reverse-mode autodiff over the primitive op set, for backends without their own.
+"""The reference autodiff's data types: :class:`Tracer`, :class:`Node`, and recording.
 
-While :func:`value_and_grad` runs, the differentiable inputs are wrapped in :class:`Tracer`
+While :func:`mscore.autodiff.reference.reference_value_and_grad` runs, the differentiable inputs are wrapped in :class:`Tracer`
 objects. The op dispatcher (:func:`mscore.dispatch.call`) sees a tracer among an op's
 arguments and calls :func:`record`, which runs the op on the plain values and returns a new
-tracer remembering how it was made. The backward pass walks these nodes newest first and
-applies the VJP rules of :mod:`mscore.autodiff.rules`, which are themselves written in
-primitive ops, so every backend (numpy, CuPy, a third party's) reuses them unchanged.
+tracer remembering how it was made. The backward pass (:mod:`mscore.autodiff.reference`)
+walks these nodes newest first and applies the VJP rules of :mod:`mscore.autodiff.rules`,
+which are themselves written in primitive ops, so every backend (numpy, CuPy, a third
+party's) reuses them unchanged. This module sits below :mod:`mscore.dispatch`; the backward
+pass, above it.
 """
 from __future__ import annotations
 
@@ -96,62 +98,3 @@ def record_fused(name, args, out, rule, saved):
     parents = [a if isinstance(a, Tracer) else None for a in args]
     inputs = [unwrap(a) for a in args]
     return Tracer(out, Node(name, parents, inputs, saved, None, rule))
-
-
-def backward(root, seed):
-    """Gradients ``{id(leaf tracer): grad}`` of ``root`` (a Tracer) given the cotangent
-    ``seed`` (a native array of root's shape)."""
-    from .rules import NEEDS_AWARE, VJP_RULES
-
-    grads = {id(root): seed}
-    keep = {id(root): root}
-    # Every tracer reachable from root, newest node first (a valid reverse topological order).
-    reachable = []
-    stack, seen = [root], {id(root)}
-    while stack:
-        t = stack.pop()
-        if t.node is None:
-            continue
-        reachable.append(t)
-        for p in t.node.parents:
-            if p is not None and id(p) not in seen:
-                seen.add(id(p))
-                stack.append(p)
-    reachable.sort(key=lambda t: t.node.index, reverse=True)
-    for t in reachable:
-        node = t.node
-        if node.op == "grad_boundary":  # a cell's backward hooks (mscore.autodiff.boundary)
-            from .boundary import group_cotangents
-            pairs = group_cotangents(node, grads)
-        else:
-            g = grads.pop(id(t), None)
-            if g is None:
-                continue
-            pairs = zip(node.parents, _input_grads(node, g, t.value, VJP_RULES, NEEDS_AWARE))
-        for parent, ig in pairs:
-            if parent is None or ig is None:
-                continue
-            key = id(parent)
-            if key in grads:
-                from mscore import dispatch
-                grads[key] = dispatch.call("add", grads[key], ig)
-            else:
-                grads[key] = ig
-                keep[key] = parent
-    return grads
-
-
-def _input_grads(node, g, out, vjp_rules, needs_aware):
-    """The gradients of ``node``'s inputs given its output's cotangent ``g``; a fused op's
-    rule (and a needs-aware primitive rule) computes only those of traced inputs."""
-    rule = node.rule
-    if rule is not None:  # a fused op: its rule computes only the grads asked for
-        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
-                    **node.attrs)
-    rule = vjp_rules.get(node.op)
-    if rule is None:
-        raise NotImplementedError(f"autodiff: no VJP rule for primitive {node.op!r}")
-    if node.op in needs_aware:  # skip the input grads nobody reads
-        return rule(g, out, *node.inputs, needs=tuple(p is not None for p in node.parents),
-                    **node.attrs)
-    return rule(g, out, *node.inputs, **node.attrs)

@@ -4,7 +4,7 @@ has no branches on values) the update runs and every Parameter it changed takes 
 only where the condition holds."""
 from __future__ import annotations
 
-from mscore.common import graph
+from mscore._state import in_compiled
 from mscore.common.parameter import MutationScope
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
@@ -12,7 +12,7 @@ from mscore.ops import functional as F
 
 def apply_if(cond, update):
     """Run ``update()`` (which changes Parameters) when bool Tensor ``cond`` is True."""
-    if not graph.in_compiled():
+    if not in_compiled():
         if bool(cond):
             update()
         return

@@ -25,6 +25,7 @@ import contextlib
 import numpy as np
 
 from mscore import context as _context
+from mscore._state import process as _process
 from mscore._per_thread import state as _thread
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -390,7 +391,7 @@ def removable_batch_norms(network, args):
     MindSpore's less-BN pass removes, found by tracing ``network(*args)``."""
     params = list(network.get_parameters())
     with _structure_only(params):
-        real = _context._active or _context.current_backend()
+        real = _process.backend or _context.current_backend()
         graph = StructureGraph(real, params)
         inputs = [_zeros_like(a) for a in args]
         for x in _tensors(inputs):

@@ -22,10 +22,10 @@ AutoBoost that rewrote their optimizer, else the one this thread made last
 """
 from __future__ import annotations
 
-import contextvars
 import copy
 import numbers
 
+from mscore import _state
 from mscore.common._errors import TypeAttributeError
 
 __all__ = ["AutoBoost"]
@@ -39,7 +39,7 @@ _LEVELS = {
     "O2": dict(dict.fromkeys(_FEATURES, False), less_bn=True, grad_freeze=True, adasum=True),
 }
 
-_active = contextvars.ContextVar("mscore_boost_active", default=None)
+_active = _state.boost_active   # the AutoBoost made last in this context
 
 
 def current():

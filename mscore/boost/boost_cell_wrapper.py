@@ -28,6 +28,7 @@ from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.cell_wrapper import TrainOneStepCell
+from mscore.nn.wrap.loss_scale import all_finite
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.parallel import _context as _parallel
@@ -287,7 +288,6 @@ class BoostTrainOneStepWithLossScaleCell(BoostTrainOneStepCell):
         grads = tuple(F.div(g, F.cast(scale, g.dtype)) for g in grads)
         if reducer is not None:
             grads = reducer(grads)
-        from mscore.amp.loss_scale import all_finite
         overflow = F.logical_not(all_finite(grads))
         if self.reducer_flag:
             from mscore.nn.wrap.grad_reducer import agree_overflow

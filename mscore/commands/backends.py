@@ -1,17 +1,35 @@
-"""``mscore backends [--json]``: every installed backend with its version, devices, dtypes,
-capabilities and status, and every plugin that failed to load with the reason."""
+"""``mscore backends [--json] [--probe] [--timeout S]``: every installed backend with its
+version, devices, capabilities and status, and every plugin that failed to load (an import
+error, an abort, a hang) with the reason.
+
+The plugins are imported in a child process (:mod:`mscore.plugin.listing`), so one that
+crashes or hangs is named instead of taking the command down. Without ``--probe`` no array
+library is imported: versions come from installed metadata, capabilities from the plugins'
+declarations, availability from each plugin's cheap check.
+"""
 from __future__ import annotations
 
 import json
+import os
 
 from mscore.commands import ArgumentParser, command
+from mscore.plugin.listing import list_backends
 
 HELP = "list installed backends and plugins that failed to load"
+ALL_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+              "uint8", "bool")
+STATUS_WIDTH = 60   # longer reasons are cut in the table (--json has them whole)
+TIMEOUT_ENV = "MSCORE_PLUGIN_TIMEOUT"
 
 
 def _parser():
     p = ArgumentParser(prog="mscore backends", description=HELP[0].upper() + HELP[1:] + ".")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--probe", action="store_true",
+                   help="import each array library to count its devices (slower)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help=f"seconds one plugin may take to import (default: ${TIMEOUT_ENV}, "
+                        f"else 20, 60 with --probe)")
     return p
 
 
@@ -19,33 +37,47 @@ def _parser():
 def main(argv=None) -> int:
     """List the backends; returns 0."""
     args = _parser().parse_args(argv)
-    from mscore.plugin.registry import get_registry
-    reg = get_registry()
-    rows = []
-    for name in reg.names():
-        try:
-            rows.append(reg.describe(name))
-        except Exception as exc:  # a probe that blows up is reported, not fatal
-            rows.append({"name": name, "version": "?", "plugin": "?", "devices": [],
-                         "dtypes": [], "capabilities": [], "status": f"error: {exc}"})
+    timeout = args.timeout
+    if timeout is None and os.environ.get(TIMEOUT_ENV):
+        timeout = float(os.environ[TIMEOUT_ENV])
+    rows, failures = list_backends(probe=args.probe, timeout=timeout)
     if args.json:
-        failures = [{"plugin": f.plugin, "reason": f.reason} for f in reg.failures]
-        print(json.dumps({"backends": rows, "failures": failures}, indent=2))
+        print(json.dumps({"backends": rows, "failures": [
+            {"plugin": f.plugin, "reason": f.reason} for f in failures]}, indent=2))
         return 0
     headers = ("name", "version", "devices", "dtypes", "capabilities", "status")
-    table = [headers] + [(r["name"], r["version"], ",".join(r["devices"]) or "-",
-                          ",".join(_short_dtype(d) for d in r["dtypes"]),
-                          ",".join(r["capabilities"]) or "-", r["status"]) for r in rows]
+    table = [headers] + [(r["name"], _short_version(r["version"]),
+                          ",".join(r["devices"]) or "-", _dtypes_summary(r["dtypes"]),
+                          ",".join(r["capabilities"]) or "-", _cut(r["status"]))
+                         for r in rows]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(headers))]
     for i, row in enumerate(table):
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    if reg.failures:
+    if failures:
         print("\nplugins that failed to load:")
-        for f in reg.failures:
+        for f in failures:
             print(f"  {f.plugin}: {f.reason}")
     return 0
+
+
+def _short_version(version):
+    return "-" if version in ("", "not installed") else version
+
+
+def _dtypes_summary(dtypes):
+    """"all", or the missing ones ("no bf16"), or the list when most are missing."""
+    missing = [d for d in ALL_DTYPES if d not in dtypes]
+    if not missing:
+        return "all"
+    if len(missing) <= 3:
+        return "no " + ",".join(_short_dtype(d) for d in missing)
+    return ",".join(_short_dtype(d) for d in dtypes)
+
+
+def _cut(text):
+    return text if len(text) <= STATUS_WIDTH else text[:STATUS_WIDTH - 3] + "..."
 
 
 def _short_dtype(name):

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 
-from mscore._per_thread import state as _thread
+from mscore._state import in_compiled
+from mscore._state import thread as _thread
 
 _ATTR = "_cast_copy"   # Parameter._assign deletes it
 
@@ -27,8 +28,7 @@ def scoped_copies():
     """Casts made in the block are cached for the block only, and copies made outside it are
     not used (nothing is cached inside a compiled program, where the program itself holds
     each cast once)."""
-    from mscore.common import graph
-    if graph.in_compiled():
+    if in_compiled():
         yield
         return
     outer = _thread.cast_copies
@@ -44,8 +44,7 @@ def cast_param(param, dtype, make):
     data = param._data
     copies = _thread.cast_copies
     if copies is None:
-        from mscore.common import graph
-        if graph.in_compiled():
+        if in_compiled():
             return make()
         copies = param.__dict__
         key = _ATTR

@@ -15,6 +15,7 @@ import numpy as np
 
 from mscore import context
 from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
 
 __all__ = ["Initializer", "initializer", "TruncatedNormal", "Normal", "Uniform", "HeUniform",
            "HeNormal", "XavierUniform", "XavierNormal", "One", "Zero", "Constant", "Identity",
@@ -424,7 +425,6 @@ def initializer(init, shape=None, dtype=mdt.float32):
     name of one (``'normal'``, ``'zeros'``, ``'xavier_uniform'``, ...) or a number (a
     constant). A Tensor ``init`` is returned as it is (its shape must equal ``shape`` when
     given)."""
-    from mscore.common.tensor import Tensor
     if not isinstance(init, (Tensor, numbers.Number, str, Initializer)):
         raise TypeError(f"For 'initializer', 'init' must be a Tensor, number, str or "
                         f"Initializer, but got {type(init).__name__}.")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore.common.initializer import Initializer, initializer
 from mscore.common.tensor import Tensor, _is_native
 from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 
 
 class MutationScope:
@@ -115,7 +116,6 @@ class Parameter(Tensor):
             data = self.asnumpy()
             new = Parameter(Tensor(data), name=self.name, requires_grad=self.requires_grad)
         else:
-            from mscore.common.initializer import initializer
             new = Parameter(initializer(init, self.shape, self.dtype), name=self.name,
                             requires_grad=self.requires_grad)
         return new
@@ -161,7 +161,6 @@ def _to_native(data):
         return data
     if isinstance(data, (np.ndarray, np.generic, list, tuple, int, float, bool)):
         return Tensor(data)._data
-    from mscore.common.initializer import Initializer
     if isinstance(data, Initializer):
         raise TypeError("default_input: an Initializer needs a shape; use "
                         "initializer(init, shape, dtype)")

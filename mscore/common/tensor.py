@@ -53,6 +53,7 @@ class Tensor:
         if init is not None:
             if input_data is not None:
                 raise ValueError("Tensor: give either input_data or init with shape, not both")
+            # initializer (a layer above: it makes Tensors) is imported where it is used.
             from mscore.common.initializer import initializer
             self._data = initializer(init, shape, dtype or mdt.float32)._data
             return
@@ -175,23 +176,9 @@ class Tensor:
 
     __str__ = __repr__
 
-    # -- conversion ----------------------------------------------------------------------
-    def astype(self, dtype):
-        """A copy converted to ``dtype`` (``ms.float16``, ``"float32"``, ...)."""
-        return F.cast(self, dtype)
-
-    def to(self, dtype):
-        """Alias of :meth:`astype`."""
-        return F.cast(self, dtype)
-
-    def float(self):
-        """Converted to float32."""
-        return F.cast(self, mdt.float32)
-
-    def half(self):
-        """Converted to float16."""
-        return F.cast(self, mdt.float16)
-
+    # The methods that compute (operators, astype, reshape, sum, ...) are ops: the ops layer
+    # attaches them (mscore/ops/tensor_methods.py).
+    # -- copies ------------------------------------------------------------------------------
     def copy(self):
         """A copy with its own storage."""
         return Tensor._wrap(dispatch.call("add", self._data,
@@ -205,95 +192,6 @@ class Tensor:
 
     def init_data(self):
         """MindSpore compatibility: data is materialised eagerly, so this returns self."""
-        return self
-
-    # -- arithmetic ----------------------------------------------------------------------
-    def __add__(self, o): return F.add(self, o)                   # noqa: E704
-    def __radd__(self, o): return F.add(o, self)                  # noqa: E704
-    def __sub__(self, o): return F.sub(self, o)                   # noqa: E704
-    def __rsub__(self, o): return F.sub(o, self)                  # noqa: E704
-    def __mul__(self, o): return F.mul(self, o)                   # noqa: E704
-    def __rmul__(self, o): return F.mul(o, self)                  # noqa: E704
-    def __truediv__(self, o): return F.div(self, o)               # noqa: E704
-    def __rtruediv__(self, o): return F.div(o, self)              # noqa: E704
-    def __floordiv__(self, o): return F.floor_divide(self, o)     # noqa: E704
-    def __mod__(self, o): return F.remainder(self, o)             # noqa: E704
-    def __pow__(self, o): return F.pow(self, o)                   # noqa: E704
-    def __rpow__(self, o): return F.pow(o, self)                  # noqa: E704
-    def __matmul__(self, o): return F.matmul(self, o)             # noqa: E704
-    def __rmatmul__(self, o): return F.matmul(o, self)            # noqa: E704
-    def __neg__(self): return F.neg(self)                         # noqa: E704
-    def __pos__(self): return self                                # noqa: E704
-    def __abs__(self): return F.abs(self)                         # noqa: E704
-    def __invert__(self): return F.logical_not(self)              # noqa: E704
-    def __and__(self, o): return F.logical_and(self, o)           # noqa: E704
-    def __or__(self, o): return F.logical_or(self, o)             # noqa: E704
-    def __eq__(self, o): return F.equal(self, o)                  # noqa: E704
-    def __ne__(self, o): return F.not_equal(self, o)              # noqa: E704
-    def __lt__(self, o): return F.less(self, o)                   # noqa: E704
-    def __le__(self, o): return F.less_equal(self, o)             # noqa: E704
-    def __gt__(self, o): return F.greater(self, o)                # noqa: E704
-    def __ge__(self, o): return F.greater_equal(self, o)          # noqa: E704
-
-    # -- indexing --------------------------------------------------------------------------
-    def __getitem__(self, index):
-        return F.getitem(self, index)
-
-    def __setitem__(self, index, value):
-        self._data = F.setitem(self, index, value)._data
-
-    # -- shape and reductions (methods as in MindSpore) ------------------------------------
-    @property
-    def T(self):  # noqa: N802  (MindSpore's name)
-        """The transpose (axes reversed)."""
-        return F.transpose(self, tuple(reversed(range(self.ndim))))
-
-    def reshape(self, *shape):
-        """Same values in a new shape (one -1 is inferred)."""
-        return F.reshape(self, shape[0] if len(shape) == 1 and
-                         isinstance(shape[0], (tuple, list)) else shape)
-
-    view = reshape
-
-    def transpose(self, *axes):
-        """Axes permuted (reversed when none are given)."""
-        if not axes:
-            axes = tuple(reversed(range(self.ndim)))
-        elif len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return F.transpose(self, axes)
-
-    def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-        """Flattened to 1-d (or the axes start_dim..end_dim merged)."""
-        return F.flatten_dims(self, start_dim, end_dim)
-
-    def squeeze(self, axis=None): return F.squeeze(self, axis)                # noqa: E704
-    def expand_dims(self, axis): return F.expand_dims(self, axis)             # noqa: E704
-    def unsqueeze(self, dim): return F.expand_dims(self, dim)                 # noqa: E704
-    def broadcast_to(self, shape): return F.broadcast_to(self, shape)         # noqa: E704
-    def sum(self, axis=None, keepdims=False, dtype=None):                     # noqa: E704
-        return F.sum(self, axis, keepdims, dtype=dtype)
-    def mean(self, axis=None, keep_dims=False): return F.mean(self, axis, keep_dims)  # noqa
-    def max(self, axis=None, keepdims=False): return F.amax(self, axis, keepdims)     # noqa
-    def min(self, axis=None, keepdims=False): return F.amin(self, axis, keepdims)     # noqa
-    def argmax(self, axis=None): return F.argmax(self, axis)                  # noqa: E704
-    def argmin(self, axis=None): return F.argmin(self, axis)                  # noqa: E704
-    def abs(self): return F.abs(self)                                         # noqa: E704
-    def exp(self): return F.exp(self)                                         # noqa: E704
-    def log(self): return F.log(self)                                         # noqa: E704
-    def sqrt(self): return F.sqrt(self)                                       # noqa: E704
-    def square(self): return F.square(self)                                   # noqa: E704
-    def all(self, axis=None, keep_dims=False): return F.all(self, axis, keep_dims)  # noqa
-    def any(self, axis=None, keep_dims=False): return F.any(self, axis, keep_dims)  # noqa
-    def clip(self, xmin, xmax): return F.clip_by_value(self, xmin, xmax)      # noqa: E704
-    def var(self, axis=None, ddof=0, keepdims=False):                        # noqa: E704
-        return F.var(self, axis, ddof, keepdims)
-    def std(self, axis=None, ddof=0, keepdims=False):                        # noqa: E704
-        return F.sqrt(F.var(self, axis, ddof, keepdims))
-
-    def set_dtype(self, dtype):
-        """Convert in place to ``dtype`` (MindSpore's ``Tensor.set_dtype``)."""
-        self._data = F.cast(self, dtype)._data
         return self
 
     def assign_value(self, value):
@@ -317,21 +215,6 @@ def _is_native(obj):
     except Exception:
         return False
     return True
-
-
-class _BindFunctionalLate:
-    """Stands in for ``mscore.ops.functional`` until a Tensor method first needs an op, then
-    replaces itself by the module: functional imports this module, so importing it here at
-    load time would make an import cycle."""
-
-    def __getattr__(self, name):
-        global F
-        from mscore.ops import functional
-        F = functional
-        return getattr(functional, name)
-
-
-F = _BindFunctionalLate()
 
 
 def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, device=None):

@@ -13,7 +13,9 @@ import atexit
 import numbers
 from dataclasses import dataclass
 
+from mscore import _state as _process_state
 from mscore import context
+from mscore.communication import _failfast
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
@@ -40,7 +42,7 @@ class _Group:
     handle: object
 
 
-_state = {"collectives": None, "env": None, "backend": None, "groups": {}, "seed": None}
+_state = _process_state.process.communication   # the job this process joined
 
 
 # -- init / release ---------------------------------------------------------------------------
@@ -118,6 +120,7 @@ def init(backend_name=None):
     # An engine's threads still running at interpreter exit abort the process (gloo's:
     # "terminate called without an active exception"); MindSpore scripts rarely call release.
     atexit.register(_release_at_exit, collectives)
+    _failfast.install(_release_at_exit, env.rank)
 
 
 def _release_at_exit(collectives):
@@ -127,8 +130,9 @@ def _release_at_exit(collectives):
 
 
 def _join(collectives, env, device_target):
-    from mscore.common import graph
     from mscore.ops import random
+    if env.rank == 0 and not env.master_port_taken:
+        _failfast.check_master_port_free(env.master_addr, env.master_port, env.rank)
     parked = random.park_global_state() if collectives.restarts_runtime else None
     try:
         collectives.init(env, device_target)   # (re-places the backend if it restarts)
@@ -136,7 +140,7 @@ def _join(collectives, env, device_target):
         if collectives.restarts_runtime:
             random.restore_global_state(parked)
     # Programs compiled before init ran alone; the job's programs may hold collectives.
-    graph.clear_cache()
+    _process_state.drop_compiled_programs()
 
 
 def _agree_seed(collectives, backend):
@@ -170,15 +174,15 @@ def release():
     collectives = _state["collectives"]
     if collectives is None:
         return
-    from mscore.common import graph
     try:
         collectives.release()
     finally:
         _state.update(collectives=None, env=None, backend=None, groups={}, seed=None)
+        _failfast.uninstall()
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
         GlobalComm.INITED = False
-        graph.clear_cache()
+        _process_state.drop_compiled_programs()
 
 
 def is_initialized():

@@ -53,6 +53,11 @@ def _load_script(path):
         sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:
+        sys.modules.pop(name, None)
+        raise CompareSetupError(f"factory: running {path!r} called sys.exit({exc.code!r}); "
+                                f"nothing was compared (keep the script's own work under "
+                                f"'if __name__ == \"__main__\":')") from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise CompareSetupError(f"factory: running {path!r} failed: "
@@ -63,6 +68,9 @@ def _load_script(path):
 def _import_module(name):
     try:
         return importlib.import_module(name)
+    except SystemExit as exc:
+        raise CompareSetupError(f"factory: importing {name!r} called sys.exit({exc.code!r}); "
+                                f"nothing was compared") from None
     except Exception as exc:
         raise CompareSetupError(f"factory: importing {name!r} failed: "
                                 f"{type(exc).__name__}: {exc}") from exc

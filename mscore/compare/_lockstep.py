@@ -50,6 +50,8 @@ class Lane:
             weights = _run.network_weights(tap.network)
         except BackendRunError:
             raise
+        except SystemExit as exc:  # the step did not run: never "agree"
+            raise BackendRunError(f"step {step} called sys.exit({exc.code!r})") from None
         except Exception as exc:
             raise BackendRunError(f"step {step} failed: {type(exc).__name__}: {exc}") from exc
         self.run.draws_random |= bool(drew)

@@ -175,10 +175,17 @@ def draw_batches(dataset, steps):
     batches = []
     while len(batches) < steps:
         before = len(batches)
-        for row in ds.create_tuple_iterator(num_epochs=1, output_numpy=True):
-            batches.append(tuple(_host(v) for v in row))
-            if len(batches) == steps:
-                break
+        try:
+            for row in ds.create_tuple_iterator(num_epochs=1, output_numpy=True):
+                batches.append(tuple(_host(v) for v in row))
+                if len(batches) == steps:
+                    break
+        except SystemExit as exc:
+            raise BackendRunError(f"the dataset called sys.exit({exc.code!r}) at batch "
+                                  f"{len(batches) + 1}") from None
+        except Exception as exc:
+            raise BackendRunError(f"the dataset failed at batch {len(batches) + 1}: "
+                                  f"{type(exc).__name__}: {exc}") from None
         if len(batches) == before:
             raise CompareSetupError("dataset: it yielded no batch")
     return batches
@@ -337,6 +344,8 @@ def build_on(target, factory, amp_level, mode, seed):
         trainee = build_trainee(factory, amp_level)
     except CompareSetupError:
         raise
+    except SystemExit as exc:  # the run did not happen: never "agree"
+        raise BackendRunError(f"the factory called sys.exit({exc.code!r})") from None
     except Exception as exc:
         raise BackendRunError(f"the factory failed: {type(exc).__name__}: {exc}") from exc
     return spec, trainee

@@ -1,13 +1,40 @@
 """``mscore compare``: train your model on several backends and show that they agree.
 
 Exit status: 0 every backend agrees with the first within tolerance, 1 one drifts, 2 one
-cannot run (or the command itself cannot start), with the reason.
+cannot run (or the command itself cannot start, or ``--timeout`` ran out), with the reason.
+User code that calls ``sys.exit`` (the script, the factory, the dataset, a step) is a backend
+that cannot run: agreement is only ever reported for steps that were measured.
 """
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 
 from mscore.commands import ArgumentParser, CommandError, command
+
+
+class _OutOfTime(BaseException):
+    """Raised by the --timeout alarm; a BaseException so no handler of the user's code (or
+    of a backend's step) takes it for a failure of that backend and carries on."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise :class:`_OutOfTime` in the main thread after ``seconds`` (None: no limit)."""
+    if seconds is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def alarm(signum, frame):
+        raise _OutOfTime()
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _parser():
@@ -34,6 +61,8 @@ def _parser():
     p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON")
     p.add_argument("--plot", metavar="OUT.png",
                    help="draw the differences against the step (log scale)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="give up after SECONDS (exit 2: nothing was compared to the end)")
     p.add_argument("--bisect", action="store_true",
                    help="when a backend drifts, name the first cell, op and dtype that differ")
     return p
@@ -43,14 +72,21 @@ def _parser():
 def main(argv=None):
     """Run ``mscore compare``; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.timeout is not None and not args.timeout > 0:
+        raise CommandError(f"--timeout: expected a positive number of seconds, got "
+                           f"{args.timeout}")
     from mscore.compare.engine import compare_backends
     from mscore.compare.errors import CompareSetupError
     try:
-        report = compare_backends(args.factory, args.backends, steps=args.steps,
-                                  device_target=args.device, amp_level=args.amp,
-                                  mode=args.mode, seed=args.seed, bisect=args.bisect)
+        with _time_limit(args.timeout):
+            report = compare_backends(args.factory, args.backends, steps=args.steps,
+                                      device_target=args.device, amp_level=args.amp,
+                                      mode=args.mode, seed=args.seed, bisect=args.bisect)
     except (CompareSetupError, TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+    except _OutOfTime:
+        raise CommandError(f"--timeout: the comparison did not finish within {args.timeout:g} "
+                           f"s; no verdict") from None
     print(report.table(), flush=True)
     for what, path, write in (("report", args.report, report.write_json),
                               ("plot", args.plot, report.plot)):

@@ -121,6 +121,11 @@ def _build_lanes(factory, targets, options):
                                                 f"{target.label!r} failed")
                                  for t in targets[1:]], None
             lane.activate()
-            batches = _run.draw_batches(lane.free.dataset, options["steps"])
+            try:
+                batches = _run.draw_batches(lane.free.dataset, options["steps"])
+            except BackendRunError as exc:
+                return [_FailedLane(target, str(exc))] + [
+                    _FailedLane(t, f"nothing to compare with: the reference backend "
+                                   f"{target.label!r} failed") for t in targets[1:]], None
         lanes.append(lane)
     return lanes, batches

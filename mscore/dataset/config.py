@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+from mscore import _state as _process_state
+
 __all__ = ["set_seed", "get_seed", "set_prefetch_size", "get_prefetch_size",
            "set_num_parallel_workers", "get_num_parallel_workers", "set_numa_enable",
            "get_numa_enable", "set_monitor_sampling_interval", "get_monitor_sampling_interval",
@@ -43,7 +45,7 @@ class ErrorSamplesMode(enum.IntEnum):
     SKIP = 2
 
 
-_DEFAULTS = {"seed": None, "fallback": None, "prefetch_size": 4, "num_parallel_workers": 8,
+_DEFAULTS = {"prefetch_size": 4, "num_parallel_workers": 8,
              "numa_enable": False, "monitor_sampling_interval": 1000, "callback_timeout": 60,
              "auto_num_workers": False, "enable_shared_mem": True, "enable_autotune": False,
              "autotune_interval": 0, "auto_offload": False, "enable_watchdog": True,
@@ -52,7 +54,7 @@ _DEFAULTS = {"seed": None, "fallback": None, "prefetch_size": 4, "num_parallel_w
              "iterator_mode": {"do_copy": False, "parallel_convert": False},
              "multiprocessing_start_method": "fork", "sending_batches": 0,
              "dynamic_shape": False, "video_backend": "CPU"}
-_state = dict(_DEFAULTS)
+_state = _process_state.section("dataset_config", _DEFAULTS)   # seeds: _process_state.process.seeds
 
 
 def _int(value, name, low, high=_INT32_MAX):
@@ -71,30 +73,29 @@ def _bool(value, name):
 
 def set_seed(seed):
     """Seed the shuffles, samplers and random transforms of dataset pipelines."""
-    _state["seed"] = _int(seed, "seed", 0, _UINT32_MAX)
+    _process_state.process.seeds.dataset_seed = _int(seed, "seed", 0, _UINT32_MAX)
 
 
 def seed_is_set():
     """Whether a seed was given (``set_seed`` here, or ``mscore.set_seed``)."""
-    from mscore import context
-    return _state["seed"] is not None or context.get_seed() is not None
+    seeds = _process_state.process.seeds
+    return seeds.dataset_seed is not None or seeds.global_seed is not None
 
 
 def get_seed():
     """The seed pipelines use: ``set_seed``'s, else ``mscore.set_seed``'s, else a fixed
     per-process random one (the same on every rank of a data-parallel job)."""
-    if _state["seed"] is not None:
-        return _state["seed"]
-    from mscore import context
-    seed = context.get_seed()
-    if seed is not None:
-        return int(seed) % 2 ** 32
-    from mscore.communication import management
-    if management.is_initialized():
-        return management.job_seed()   # every rank of a job shuffles alike
-    if _state["fallback"] is None:
-        _state["fallback"] = int(np.random.SeedSequence().entropy % 2 ** 32)
-    return _state["fallback"]
+    seeds = _process_state.process.seeds
+    if seeds.dataset_seed is not None:
+        return seeds.dataset_seed
+    if seeds.global_seed is not None:
+        return int(seeds.global_seed) % 2 ** 32
+    job = _process_state.process.communication
+    if job["collectives"] is not None:
+        return job["seed"]   # every rank of a job shuffles alike
+    if seeds.dataset_fallback is None:
+        seeds.dataset_fallback = int(np.random.SeedSequence().entropy % 2 ** 32)
+    return seeds.dataset_fallback
 
 
 def set_prefetch_size(size):
@@ -272,8 +273,3 @@ def load(file):
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{name}: {key}: {exc}") from None
 
-
-def _reset():
-    """Back to the defaults (tests)."""
-    _state.clear()
-    _state.update(_DEFAULTS, iterator_mode=dict(_DEFAULTS["iterator_mode"]))

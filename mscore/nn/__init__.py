@@ -11,12 +11,11 @@ from mscore.nn.loss import (  # noqa: F401
     BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELoss,
     SoftmaxCrossEntropyWithLogits)
 from mscore.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer  # noqa: F401
-from mscore.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell  # noqa: F401
+from mscore.nn.wrap import (  # noqa: F401
+    DistributedGradReducer, DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
+    TrainOneStepCell, TrainOneStepWithLossScaleCell, WithEvalCell, WithLossCell)
 from mscore.nn.graph import GraphCell  # noqa: F401
 from mscore.nn import dynamic_lr  # noqa: F401
-
-_LOSS_SCALE_NAMES = ("TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
-                     "FixedLossScaleUpdateCell")
 
 __all__ = ["Cell", "CellList", "SequentialCell", "CellDict", *_layer_all,
            "LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
@@ -30,22 +29,17 @@ __all__ = ["Cell", "CellList", "SequentialCell", "CellDict", *_layer_all,
 
 
 def __getattr__(name):
-    # The loss-scale cells live in mscore.nn.wrap.loss_scale (the amp side), loaded lazily.
+    # MindSpore's nn re-exports the metrics, which live in mscore.train (a layer above).
     import importlib
-    if name in _LOSS_SCALE_NAMES:
-        return getattr(importlib.import_module("mscore.nn.wrap.loss_scale"), name)
     if name == "metrics":  # mindspore.nn.metrics, the 1.x path of the metrics
         return importlib.import_module("mscore.nn.metrics")
-    if name == "DistributedGradReducer":   # data parallelism, loaded lazily as well
-        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
-        return DistributedGradReducer
     metrics = importlib.import_module("mscore.train.metrics")
     if name in metrics.__all__ or name == "get_metrics":  # as MindSpore's nn re-exports them
         return getattr(metrics, name)
     raise AttributeError(f"module 'mscore.nn' has no attribute {name!r}")
 
 
-# -- the rest of MindSpore's losses, optimizers, wrapper cells and rate lists (issue 18) -------
+# -- the rest of MindSpore's losses, optimizers, wrapper cells and rate lists -----------------
 from mscore.nn.loss import loss as _loss_module  # noqa: E402
 from mscore.nn.loss.loss import *  # noqa: E402,F401,F403
 from mscore.nn.optim import (  # noqa: E402,F401

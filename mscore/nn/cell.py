@@ -11,7 +11,6 @@ from collections import OrderedDict
 from mscore import context
 from mscore.common import cast_cache
 from mscore.common import dtype as mdt
-from mscore.common import graph
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore.nn._hooks import HookMixin, run_hooked
@@ -33,6 +32,11 @@ class Cell(HookMixin):
     ``to_float(dtype)`` makes the cell (and its sub-cells) compute in ``dtype``: floating
     inputs are cast on entry and layers cast their float32 parameters where they use them.
     """
+
+    # How a call runs in GRAPH_MODE: an object with ``should_compile(cell)`` and
+    # ``compiled_call(cell, args, kwargs)``. :mod:`mscore.compile` (a layer above nn) installs
+    # :mod:`mscore.compile.graph` here when it is imported; None runs every call eagerly.
+    _graph_runner = None
 
     def __init__(self, auto_prefix=True, flags=None):
         setter = object.__setattr__
@@ -325,8 +329,9 @@ class Cell(HookMixin):
 
     def __call__(self, *args, **kwargs):
         if context._context["mode"] == context.GRAPH_MODE:
-            if graph.should_compile(self):
-                return graph.compiled_call(self, args, kwargs)
+            runner = Cell._graph_runner
+            if runner is not None and runner.should_compile(self):
+                return runner.compiled_call(self, args, kwargs)
         return self._run(args, kwargs)
 
     def _run(self, args, kwargs):

@@ -3,11 +3,11 @@
 The function is run as a pure function of native arrays: the differentiated inputs and the
 weights' values go in, the value, the outputs and any Parameter updates (BatchNorm
 statistics) come out. The backend's native ``value_and_grad`` (torch autograd, jax) or
-:func:`mscore.autodiff.reference_value_and_grad` differentiates it.
+:func:`mscore.autodiff.reference.reference_value_and_grad` differentiates it.
 """
 from __future__ import annotations
 
-from mscore.autodiff import reference_value_and_grad
+from mscore.autodiff.reference import reference_value_and_grad
 from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
 from mscore.common import cast_cache

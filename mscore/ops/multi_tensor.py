@@ -13,6 +13,7 @@ import sys
 
 from mscore import dispatch
 from mscore.dispatch import call
+from mscore.ops.elementwise import native_addcmul
 
 
 def divide_all(arrays, scalar):
@@ -64,7 +65,6 @@ def momentum_update(params, moments, grads, lr, momentum, nesterov, inplace=Fals
         new_params, new_moments = fused(list(params), list(moments), list(grads), lr, momentum,
                                         bool(nesterov), bool(inplace))
         return list(new_params), list(new_moments)
-    from mscore.ops.functional import native_addcmul
     neg_lr = call("neg", lr)  # the core's ops make new arrays: ``inplace`` is not needed
     new_params, new_moments = [], []
     for p, v, g in zip(params, moments, grads):
@@ -103,7 +103,6 @@ def adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_dec
         out = fused(list(params), list(m), list(v), list(grads), lr, float(beta1),
                     float(beta2), float(eps), bool(nesterov), weight_decay, bool(inplace))
         return tuple(list(o) for o in out)
-    from mscore.ops.functional import native_addcmul
     dt = dispatch.dtype(lr)
     consts = {}
 

@@ -1,27 +1,70 @@
-"""``mindspore.ops.operations`` (``from mscore.ops import operations as P``): every
-Primitive class mscore computes, under MindSpore's names."""
-from mscore.ops.primitives import *  # noqa: F401,F403
-from mscore.ops.primitives import __all__ as _base
-from mscore.ops.prim_array import *  # noqa: F401,F403
-from mscore.ops.prim_array import __all__ as _array
-from mscore.ops.prim_math import *  # noqa: F401,F403
-from mscore.ops.prim_math import __all__ as _math
-from mscore.ops.prim_nn import *  # noqa: F401,F403
-from mscore.ops.prim_nn import __all__ as _nn
+"""``mindspore.ops.operations`` (``from mscore.ops import operations as P``): every Primitive
+class mscore computes, under MindSpore's names, re-exported from the concept modules."""
+from mscore.ops.primitive_base import (  # noqa: F401
+    Primitive)
+from mscore.ops.control import (  # noqa: F401
+    Assign, Cast, Depend, Partial, Print, StopGradient)
+from mscore.ops.elementwise import (  # noqa: F401
+    Abs, Add, Addcmul, AddN, ApplyMomentum, AssignAdd, AssignSub, Ceil, Cos, Div, DivNoNan,
+    Equal, Erf, Exp, Expm1, Floor, FloorDiv, FloorMod, Greater, GreaterEqual, IsClose,
+    IsFinite, IsInf, IsNan, Less, LessEqual, Log, Log1p, LogicalAnd, LogicalNot, LogicalOr,
+    LogicalXor, Maximum, Minimum, Mul, Neg, NotEqual, Pow, RealDiv, Reciprocal, Rsqrt, Select,
+    Sign, Sin, Sqrt, Square, SquaredDifference, Sub, Tanh, TensorAdd)
+from mscore.ops.manipulation import (  # noqa: F401
+    BroadcastTo, Concat, DType, ExpandDims, Flatten, Identity, Pack, Rank, Reshape, Shape,
+    Size, Squeeze, Stack, Tile, Transpose)
+from mscore.ops.creation import (  # noqa: F401
+    Eye, Fill, LinSpace, Ones, OnesLike, Range, Tril, Triu, Zeros, ZerosLike)
+from mscore.ops.indexing import (  # noqa: F401
+    Gather, GatherD, GatherV2, MaskedFill, OneHot, ReverseV2, Slice, Split, StridedSlice,
+    Unpack, Unstack)
+from mscore.ops.reduction import (  # noqa: F401
+    Argmax, ArgMaxWithValue, Argmin, ArgMinWithValue, ReduceAll, ReduceAny, ReduceMax,
+    ReduceMean, ReduceMin, ReduceSum)
+from mscore.ops.linalg import (  # noqa: F401
+    BatchMatMul, BiasAdd, CumSum, Dense, Ger, MatMul)
+from mscore.ops.random import (  # noqa: F401
+    Dropout, StandardNormal, UniformReal)
+from mscore.ops.activation import (  # noqa: F401
+    CeLU, Elu, FastGeLU, GeLU, HSigmoid, HSwish, LogSoftmax, Mish, PReLU, ReLU, ReLU6, SeLU,
+    Sigmoid, Softmax, Softplus, Softsign)
+from mscore.ops.pad_modes import (  # noqa: F401
+    Pad)
+from mscore.ops.conv import (  # noqa: F401
+    Conv2D, Conv2DBackpropInput, Conv2DTranspose, Conv3D, Conv3DTranspose)
+from mscore.ops.pooling import (  # noqa: F401
+    AvgPool, MaxPool)
+from mscore.ops.normalization import (  # noqa: F401
+    BatchNorm, L2Normalize, LayerNorm)
+from mscore.ops.loss import (  # noqa: F401
+    BCEWithLogitsLoss, BinaryCrossEntropy, KLDivLoss, L2Loss, NLLLoss,
+    SigmoidCrossEntropyWithLogits, SmoothL1Loss, SoftmaxCrossEntropyWithLogits,
+    SparseSoftmaxCrossEntropyWithLogits)
 
-# The summary operators load on first use (they import protobuf), so they stay out of
-# ``__all__``: a star import would load them.
-_SUMMARY_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummary")
+from mscore.ops.summary import (  # noqa: F401
+    HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
 
-__all__ = [*_base, *_array, *_math, *_nn]
+# The summary operators stay out of ``__all__`` as in MindSpore's module listing.
+__all__ = [
+    "Abs", "Add", "AddN", "Addcmul", "ApplyMomentum", "ArgMaxWithValue", "ArgMinWithValue",
+    "Argmax", "Argmin", "Assign", "AssignAdd", "AssignSub", "AvgPool", "BCEWithLogitsLoss",
+    "BatchMatMul", "BatchNorm", "BiasAdd", "BinaryCrossEntropy", "BroadcastTo", "Cast", "CeLU",
+    "Ceil", "Concat", "Conv2D", "Conv2DBackpropInput", "Conv2DTranspose", "Conv3D",
+    "Conv3DTranspose", "Cos", "CumSum", "DType", "Dense", "Depend", "Div", "DivNoNan",
+    "Dropout", "Elu", "Equal", "Erf", "Exp", "ExpandDims", "Expm1", "Eye", "FastGeLU", "Fill",
+    "Flatten", "Floor", "FloorDiv", "FloorMod", "Gather", "GatherD", "GatherV2", "GeLU", "Ger",
+    "Greater", "GreaterEqual", "HSigmoid", "HSwish", "Identity", "IsClose", "IsFinite",
+    "IsInf", "IsNan", "KLDivLoss", "L2Loss", "L2Normalize", "LayerNorm", "Less", "LessEqual",
+    "LinSpace", "Log", "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr",
+    "LogicalXor", "MaskedFill", "MatMul", "MaxPool", "Maximum", "Minimum", "Mish", "Mul",
+    "NLLLoss", "Neg", "NotEqual", "OneHot", "Ones", "OnesLike", "PReLU", "Pack", "Pad",
+    "Partial", "Pow", "Primitive", "Print", "Range", "Rank", "ReLU", "ReLU6", "RealDiv",
+    "Reciprocal", "ReduceAll", "ReduceAny", "ReduceMax", "ReduceMean", "ReduceMin",
+    "ReduceSum", "Reshape", "ReverseV2", "Rsqrt", "SeLU", "Select", "Shape", "Sigmoid",
+    "SigmoidCrossEntropyWithLogits", "Sign", "Sin", "Size", "Slice", "SmoothL1Loss", "Softmax",
+    "SoftmaxCrossEntropyWithLogits", "Softplus", "Softsign",
+    "SparseSoftmaxCrossEntropyWithLogits", "Split", "Sqrt", "Square", "SquaredDifference",
+    "Squeeze", "Stack", "StandardNormal", "StopGradient", "StridedSlice", "Sub", "Tanh",
+    "TensorAdd", "Tile", "Transpose", "Tril", "Triu", "UniformReal", "Unpack", "Unstack",
+    "Zeros", "ZerosLike"]
 
-
-def __getattr__(name):
-    if name in _SUMMARY_OPS:
-        from mscore.train.summary import summary_ops
-        return getattr(summary_ops, name)
-    raise AttributeError(f"module 'mscore.ops.operations' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SUMMARY_OPS))

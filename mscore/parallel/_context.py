@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numbers
 
+from mscore import _state
+
 
 class ParallelMode:
     """Parallel mode options (strings), as ``mindspore.ParallelMode``.
@@ -55,8 +57,10 @@ _DEFAULTS = {
 _DEFAULT_ONLY = ("enable_parallel_optimizer", "pipeline_stages", "grad_accumulation_step",
                  "search_mode")
 
-_values = dict(_DEFAULTS)
-_is_set = set()   # keys the user set (device_num/global_rank fall back to the job otherwise)
+_values = _state.section("auto_parallel_context", _DEFAULTS)
+# keys the user set, as a dict key -> True (device_num/global_rank fall back to the job
+# otherwise)
+_is_set = _state.section("auto_parallel_context_set", {})
 
 
 def _type_error(key, expected, value):
@@ -185,7 +189,7 @@ def set_auto_parallel_context(**kwargs):
                              f"implement), got {value!r}")
         checked[key] = value
     _values.update(checked)
-    _is_set.update(checked)
+    _is_set.update(dict.fromkeys(checked, True))
 
 
 def get_auto_parallel_context(attr_key):
@@ -222,8 +226,8 @@ def effective_device_num():
         return 1
     if "device_num" in _is_set:
         return _values["device_num"]
-    from mscore.communication import management
-    return management.get_group_size()
+    job = _state.process.communication
+    return 1 if job["collectives"] is None else job["env"].world_size
 
 
 def effective_global_rank():
@@ -233,5 +237,5 @@ def effective_global_rank():
         return 0
     if "global_rank" in _is_set:
         return _values["global_rank"]
-    from mscore.communication import management
-    return management.get_rank()
+    job = _state.process.communication
+    return 0 if job["collectives"] is None else job["env"].rank

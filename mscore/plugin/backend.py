@@ -47,6 +47,12 @@ FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entrop
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
              "momentum_update", "adam_update", "unscale_check")
 
+# Optional methods beyond the fused ops: None (or absent) means the core does without.
+OPTIONAL_METHODS = ("native_dtype", "copy", "value_and_grad", "grad_boundary", "compile")
+
+# Methods a second plugin may replace through the ``mscore_backend_override`` hook.
+OVERRIDABLE = PRIMITIVE_OPS + FUSED_OPS + OPTIONAL_METHODS + ("expected_overflow",)
+
 # Capability names a backend may declare in BackendSpec.capabilities.
 KNOWN_CAPABILITIES = frozenset({
     "native_autodiff",   # value_and_grad is provided by the library (torch autograd, jax)
@@ -66,7 +72,11 @@ class BackendSpec:
     ``factory`` is called with no arguments the first time the backend is selected, so that a
     plugin's import stays cheap (import the array library inside the factory). ``probe`` is an
     optional callable returning ``(available: bool, reason: str, devices: list[str])`` without
-    building the backend; ``mscore backends`` uses it.
+    building the backend (it may import the array library); selecting the backend runs it,
+    and ``mscore backends --probe``. ``check`` is an optional callable returning ``""`` when
+    the backend looks usable, or the reason it is not, *without importing the array library*
+    (``importlib.util.find_spec``, distribution metadata, a driver library's presence); the
+    plain ``mscore backends`` uses it, so listing stays fast.
     """
 
     name: str
@@ -77,6 +87,7 @@ class BackendSpec:
                      "int64", "uint8", "bool")
     capabilities: frozenset = frozenset()
     probe: Callable | None = None
+    check: Callable | None = None
     description: str = ""
     plugin: str = field(default="", compare=False)          # set by the registry
     distribution: str = field(default="", compare=False)    # "mscore-torch 0.1.0", likewise
@@ -138,8 +149,25 @@ class Backend:
     adam_update = None
     unscale_check = None
 
-    # Optional native autodiff and compilation (see value_and_grad / compile below).
+    # Optional methods (OPTIONAL_METHODS), None when the backend does without; section 5 of
+    # docs/backend-authors.md says more:
+    # native_dtype(dtype) -> the library's dtype object for mscore ``dtype`` (used by the
+    #     backend's own creation ops and by tests; the core never needs it).
+    native_dtype = None
+    # copy(a) -> a new array with ``a``'s values sharing no buffer with it; GRAPH_MODE uses it
+    #     to protect a value passed twice from buffer donation (default: a select of ``a``
+    #     against itself, one extra kernel).
+    copy = None
+    # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads): native autodiff;
+    #     ``fn`` maps native arrays to (scalar value, aux); ``grads`` has one native array per
+    #     primal (zeros where the value does not depend on it). None: mscore.autodiff.
     value_and_grad = None
+    # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
+    #     ``vjp(cotangents, needed)`` gives one cotangent per input (None where ``needed[i]``
+    #     is False). Required with native autodiff for cells' backward hooks.
+    grad_boundary = None
+    # compile(fn, donate_argnums=()) -> fn with the same signature, compiled (jit): the
+    #     GRAPH_MODE program. None: GRAPH_MODE runs the program eagerly.
     compile = None
 
     def __init__(self):
@@ -318,15 +346,6 @@ class Backend:
         overflow check after it is their point): a library that warns on floating-point
         overflow keeps quiet inside it. The default does nothing."""
         return contextlib.nullcontext()
-
-    # -- optional hooks, documented here for the reader -----------------------------------
-    # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads)
-    #     fn maps native arrays to (scalar value, aux); grads has one native array per primal.
-    #     Leave as None to use mscore.autodiff.
-    # compile(fn, donate_argnums=()) -> compiled fn with the same signature (jit).
-    # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
-    #     vjp(cotangents, needed) -> one cotangent per input (None where needed[i] is False).
-    #     Needed with native autodiff for cells' backward hooks (mscore.autodiff.boundary).
 
 
 # Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).

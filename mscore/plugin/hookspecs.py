@@ -3,8 +3,9 @@
 A backend plugin is a module (or object) named by an entry point in the group
 ``mscore.backends``; its functions decorated with :data:`hookimpl` implement the specs below.
 Hooks other than ``mscore_register_backends`` take the backend's name, so that a second
-plugin can override one concern of a backend it did not write. Overriders should use
-``@hookimpl(tryfirst=True)`` so their answer comes first.
+plugin can change one concern of a backend it did not write (``mscore_backend_override``,
+with ``@hookimpl(tryfirst=True)`` so its answer comes first). A hook implementation whose
+name starts with ``mscore_`` but matches no spec here is a load failure naming it.
 """
 import pluggy
 
@@ -28,60 +29,22 @@ def mscore_register_backends():
 
 
 @hookspec(firstresult=True)
-def mscore_all_finite_impl(backend_name):
-    """Return a callable ``f(arrays) -> bool`` replacing the backend's overflow check, or None.
+def mscore_backend_override(backend_name, method):
+    """Return a callable replacing method ``method`` of backend ``backend_name``, or None.
 
-    Example (a faster check for torch from another plugin)::
+    Called once per overridable method (:data:`mscore.plugin.backend.OVERRIDABLE`: the
+    primitive and fused ops, ``all_finite``, ``value_and_grad``, ``compile``,
+    ``grad_boundary``, ...) when the backend is built; the first non-None answer wins, so an
+    overrider uses ``tryfirst=True``. The callable takes the method's arguments without
+    ``self``. A plugin that overrides a backend it did not write names its entry point after
+    that backend, so that it is loaded when the backend is selected.
+
+    Example (a faster overflow check for torch from another plugin)::
 
         @hookimpl(tryfirst=True)
-        def mscore_all_finite_impl(backend_name):
-            if backend_name == "torch":
+        def mscore_backend_override(backend_name, method):
+            if backend_name == "torch" and method == "all_finite":
                 return my_fused_all_finite
-    """
-
-
-@hookspec(firstresult=True)
-def mscore_value_and_grad_impl(backend_name):
-    """Return a callable ``f(fn, primals, has_aux) -> ((value, aux), grads)`` or None.
-
-    ``fn`` takes native arrays and returns ``(scalar value, aux)``; ``grads`` holds one native
-    array per primal. None keeps the backend's own ``value_and_grad`` (or mscore.autodiff).
-
-    Example::
-
-        @hookimpl
-        def mscore_value_and_grad_impl(backend_name):
-            if backend_name == "mylib":
-                return lambda fn, primals, has_aux: mylib.value_and_grad(fn, primals)
-    """
-
-
-@hookspec(firstresult=True)
-def mscore_compile_impl(backend_name):
-    """Return a callable ``compile(fn, donate_argnums=()) -> fn`` for GRAPH_MODE, or None.
-
-    Example::
-
-        @hookimpl
-        def mscore_compile_impl(backend_name):
-            if backend_name == "jax":
-                return lambda fn, donate_argnums=(): jax.jit(fn, donate_argnums=donate_argnums)
-    """
-
-
-@hookspec
-def mscore_override_ops(backend_name):
-    """Return a dict ``{op_name: callable}`` replacing primitive or fused ops of a backend.
-
-    Called once when the backend is built; the callables take the same arguments as the
-    :class:`~mscore.plugin.backend.Backend` method they replace (without ``self``).
-
-    Example::
-
-        @hookimpl
-        def mscore_override_ops(backend_name):
-            if backend_name == "numpy":
-                return {"matmul": my_blocked_matmul}
     """
 
 

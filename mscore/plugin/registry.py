@@ -1,5 +1,12 @@
 """Backend discovery (entry points), registration (pluggy) and selection.
 
+Discovery reads the entry points' metadata and imports nothing: a plugin is imported when a
+backend of its entry point's name is selected (the entry point's name is the backend's name;
+a plugin overriding another backend's concerns names its entry point after that backend), or
+when every backend is listed (:meth:`Registry.names`). So a plugin that is broken at import
+breaks only the programs that use it; ``mscore backends`` imports each in a child process
+(:mod:`mscore.plugin.listing`).
+
 Loading is robust: a plugin that fails to import, or whose hooks pluggy rejects, is recorded
 in :attr:`Registry.failures` with the reason and a warning, and the other backends keep
 working. ``MSCORE_STRICT_PLUGINS=1`` turns every such failure into an exception.
@@ -23,7 +30,7 @@ from importlib import metadata
 import pluggy
 
 from . import hookspecs
-from .backend import Backend, BackendSpec, KNOWN_CAPABILITIES
+from .backend import KNOWN_CAPABILITIES, OVERRIDABLE, Backend, BackendSpec
 
 ENTRY_POINT_GROUP = "mscore.backends"
 DEFAULT_BACKEND = "numpy"
@@ -108,24 +115,43 @@ class Registry:
         self._pins: dict[str, str] = {}
         self._reported: set = set()
         self._built: dict[str, Backend] = {}
+        self._pending = []                        # (entry point, shares its name) not imported
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
 
     # -- loading -------------------------------------------------------------------------
     def load(self):
-        """Load every entry point of the group once (idempotent)."""
+        """Read the entry points of the group once (idempotent); nothing is imported."""
         with self._lock:
             if self._loaded:
                 return
-            self._loaded = self._loading = True
+            self._loaded = True
+            eps = entry_points()
+            counts = {}
+            for ep in eps:
+                counts[ep.name] = counts.get(ep.name, 0) + 1
+            self._pending = [(ep, counts[ep.name] > 1) for ep in eps]
+
+    def load_named(self, name):
+        """Import the plugins whose entry point is named ``name`` (not yet imported)."""
+        self._load_matching(lambda ep: ep.name == name)
+
+    def load_all(self):
+        """Import every plugin not yet imported."""
+        self._load_matching(lambda ep: True)
+
+    def _load_matching(self, wanted):
+        with self._lock:
+            self.load()
+            chosen = [item for item in self._pending if wanted(item[0])]
+            if not chosen:
+                return
+            self._pending = [item for item in self._pending if not wanted(item[0])]
+            self._loading = True
             try:
-                eps = _entry_points()
-                counts = {}
-                for ep in eps:
-                    counts[ep.name] = counts.get(ep.name, 0) + 1
-                for ep in eps:
-                    self._load_entry_point(ep, shared_name=counts[ep.name] > 1)
+                for ep, shared_name in chosen:
+                    self._load_entry_point(ep, shared_name)
             finally:
                 self._loading = False
             self._resolve()
@@ -156,6 +182,12 @@ class Registry:
             try:
                 self.pm.register(plugin, name=name)
             except Exception as exc:  # pluggy.PluginValidationError and friends
+                self._fail(name, f"invalid hook implementation: {type(exc).__name__}: {exc}")
+                return
+            try:  # a hook implementation no spec knows (a misspelt name) is an error
+                self.pm.check_pending()
+            except pluggy.PluginValidationError as exc:
+                self.pm.unregister(plugin)
                 self._fail(name, f"invalid hook implementation: {type(exc).__name__}: {exc}")
                 return
             self._sources[name] = distribution or _module_source(plugin)
@@ -239,30 +271,7 @@ class Registry:
 
     def _choose(self, name, claims):
         """``(claim or None, problem or "")`` for the claims on one backend name."""
-        if len(claims) == 1:
-            return claims[0], ""
-        listed = "; ".join(c.describe() for c in claims)
-        if name == DEFAULT_BACKEND:
-            core = [c for c in claims if normalize_distribution(c.distribution) ==
-                    CORE_DISTRIBUTION]
-            if len(core) == 1:
-                others = "; ".join(c.describe() for c in claims if c is not core[0])
-                return core[0], (f"backend name {name!r} belongs to the built-in reference "
-                                 f"({CORE_DISTRIBUTION}); the claim of {others} is refused")
-        variable = pin_variable(name)
-        pin = self._pins.get(name) or os.environ.get(variable, "")
-        if pin:
-            matches = [c for c in claims if normalize_distribution(c.distribution) ==
-                       normalize_distribution(pin) or c.plugin == pin]
-            if len(matches) == 1:
-                return matches[0], ""
-            return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: "
-                          f"{listed}; the pin {variable}={pin} matches "
-                          f"{'none' if not matches else 'several'} of them, so none is used")
-        return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: {listed}; "
-                      f"none is used. Pin one with {variable}=<distribution> (e.g. "
-                      f"{variable}={claims[0].distribution.split(' ')[0]}) or uninstall "
-                      f"the other")
+        return choose_claim(name, claims, self._pins.get(name))
 
     def _fail(self, plugin, reason, error=PluginLoadError):
         self.failures.append(LoadFailure(plugin, reason))
@@ -273,8 +282,8 @@ class Registry:
 
     # -- building --------------------------------------------------------------------------
     def names(self):
-        """Names of the registered backends, sorted."""
-        self.load()
+        """Names of the registered backends, sorted (every plugin is imported)."""
+        self.load_all()
         return sorted(self.specs)
 
     def spec(self, name) -> BackendSpec:
@@ -283,6 +292,9 @@ class Registry:
         self.load()
         if not isinstance(name, str):
             raise TypeError(f"backend: expected a backend name (str), got {type(name).__name__}")
+        self.load_named(name)
+        if name not in self.specs and name not in self.collisions:
+            self.load_all()  # a plugin may provide a backend under another name
         try:
             return self.specs[name]
         except KeyError:
@@ -316,29 +328,21 @@ class Registry:
             return dict(self._built)
 
     def _apply_overrides(self, backend):
-        name = backend.name
-        for mapping in self.pm.hook.mscore_override_ops(backend_name=name):
-            for op_name, fn in (mapping or {}).items():
-                setattr(backend, op_name, fn)
-        all_finite = self.pm.hook.mscore_all_finite_impl(backend_name=name)
-        if all_finite is not None:
-            backend.all_finite = all_finite
-        vag = self.pm.hook.mscore_value_and_grad_impl(backend_name=name)
-        if vag is not None:
-            backend.value_and_grad = vag
-        compile_fn = self.pm.hook.mscore_compile_impl(backend_name=name)
-        if compile_fn is not None:
-            backend.compile = compile_fn
+        hook = self.pm.hook.mscore_backend_override
+        for method in OVERRIDABLE:
+            fn = hook(backend_name=backend.name, method=method)
+            if fn is not None:
+                setattr(backend, method, fn)
 
     def collectives_factory(self, name):
         """The ``factory(backend) -> Collectives`` a plugin provides for backend ``name``
         (``mscore_collectives_impl``), or None."""
-        self.load()
+        self.load_named(name)
         return self.pm.hook.mscore_collectives_impl(backend_name=name)
 
     def amp_cast_list_additions(self, name):
         """The amp cast-list additions every plugin recommends for backend ``name``."""
-        self.load()
+        self.load_named(name)
         white, black = [], []
         for extra in self.pm.hook.mscore_amp_cast_lists(backend_name=name):
             if not extra:
@@ -347,24 +351,68 @@ class Registry:
             black.extend(extra.get("black", ()))
         return {"white": white, "black": black}
 
-    def describe(self, name):
-        """A dict for ``mscore backends``: version, devices, dtypes, capabilities, status."""
-        spec = self.spec(name)
-        status, devices = "available", list(spec.devices)
-        if spec.probe is not None:
-            try:
-                available, reason, probed = spec.probe()
-            except Exception as exc:
-                available, reason, probed = False, f"probe failed: {exc}", []
-            devices = list(probed) or devices
-            if not available:
-                status = f"unavailable: {reason}"
-        return {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
-                "devices": devices, "dtypes": list(spec.dtypes),
-                "capabilities": sorted(spec.capabilities), "status": status}
+    def describe(self, name, probe=True):
+        """:func:`spec_row` of backend ``name``."""
+        return spec_row(self.spec(name), probe)
 
 
-def _entry_points():
+def choose_claim(name, claims, pin=None):
+    """``(claim or None, problem or "")`` for the claims on backend ``name``: the core's own
+    ``numpy``, the only claim, or the one ``pin`` (default: the pin variable) names."""
+    if len(claims) == 1:
+        return claims[0], ""
+    listed = "; ".join(c.describe() for c in claims)
+    if name == DEFAULT_BACKEND:
+        core = [c for c in claims if normalize_distribution(c.distribution) ==
+                CORE_DISTRIBUTION]
+        if len(core) == 1:
+            others = "; ".join(c.describe() for c in claims if c is not core[0])
+            return core[0], (f"backend name {name!r} belongs to the built-in reference "
+                             f"({CORE_DISTRIBUTION}); the claim of {others} is refused")
+    variable = pin_variable(name)
+    pin = pin or os.environ.get(variable, "")
+    if pin:
+        matches = [c for c in claims if normalize_distribution(c.distribution) ==
+                   normalize_distribution(pin) or c.plugin == pin]
+        if len(matches) == 1:
+            return matches[0], ""
+        return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: "
+                      f"{listed}; the pin {variable}={pin} matches "
+                      f"{'none' if not matches else 'several'} of them, so none is used")
+    return None, (f"backend name {name!r} is claimed by {len(claims)} plugins: {listed}; "
+                  f"none is used. Pin one with {variable}=<distribution> (e.g. "
+                  f"{variable}={claims[0].distribution.split(' ')[0]}) or uninstall "
+                  f"the other")
+
+
+def spec_row(spec, probe=True):
+    """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes,
+    capabilities, status. ``probe=False`` runs only the spec's cheap ``check`` (no array
+    library imported); ``probe=True`` its ``probe``."""
+    status, devices = "available", list(spec.devices)
+    if probe and spec.probe is not None:
+        try:
+            available, reason, probed = spec.probe()
+        except Exception as exc:
+            available, reason, probed = False, f"probe failed: {exc}", []
+        devices = list(probed) or devices
+        if not available:
+            status = f"unavailable: {reason}"
+    elif not probe and spec.check is not None:
+        try:
+            reason = spec.check()
+        except Exception as exc:
+            reason = f"check failed: {type(exc).__name__}: {exc}"
+        if reason:
+            status = f"unavailable: {reason}"
+    return {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
+            "distribution": spec.distribution, "devices": devices,
+            "dtypes": list(spec.dtypes), "capabilities": sorted(spec.capabilities),
+            "status": status}
+
+
+def entry_points():
+    """The entry points of the group, each once (metadata only: nothing is imported)."""
     eps = metadata.entry_points().select(group=ENTRY_POINT_GROUP)
     seen, unique = set(), []
     for ep in eps:  # an editable install can list one entry point twice: that is one plugin
@@ -403,16 +451,18 @@ def _adopt_capabilities(backend, spec):
 REGISTRY = Registry()
 
 
-def _ensure_builtin():
-    """Register the built-in numpy backend even when the package's metadata is missing."""
+def register_builtin(registry):
+    """Register the built-in numpy backend in ``registry`` (for when the package's metadata,
+    which names it as an entry point, is missing)."""
     from mscore.backends.numpy import plugin as numpy_plugin
-    REGISTRY.register_plugin(numpy_plugin, "numpy", distribution=CORE_DISTRIBUTION)
+    registry.register_plugin(numpy_plugin, DEFAULT_BACKEND, distribution=CORE_DISTRIBUTION)
 
 
 def get_registry() -> Registry:
     """The process-wide registry, loaded on first use."""
     if not REGISTRY._loaded:
         REGISTRY.load()
-        if "numpy" not in REGISTRY.specs:
-            _ensure_builtin()
+        REGISTRY.load_named(DEFAULT_BACKEND)
+        if DEFAULT_BACKEND not in REGISTRY.specs:
+            register_builtin(REGISTRY)
     return REGISTRY

@@ -6,12 +6,12 @@ numpy arrays travel as CPU tensors sharing their memory (``torch.from_numpy``); 
 """
 from __future__ import annotations
 
-import datetime
 import importlib.util
 
 import numpy as np
 
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
+from mscore.plugin.process_group import join_process_group
 
 INSTALL_HINT = ("the numpy backend's collectives run on torch.distributed (gloo): install "
                 "torch (pip install torch), or select a backend with its own engine "
@@ -21,28 +21,6 @@ INSTALL_HINT = ("the numpy backend's collectives run on torch.distributed (gloo)
 def torch_installed():
     """True when torch can be imported (checked without importing it)."""
     return importlib.util.find_spec("torch") is not None
-
-
-def join_process_group(dist, transport, env):
-    """Join the job's ``torch.distributed`` process group over ``transport`` ('gloo' or
-    'nccl') at its master; a group the user made already is adopted when it matches the job.
-    True when this call made the group (its owner destroys it)."""
-    if dist.is_initialized():
-        if dist.get_world_size() != env.world_size or dist.get_rank() != env.rank:
-            raise RuntimeError(f"torch.distributed is initialised already as rank "
-                               f"{dist.get_rank()} of {dist.get_world_size()}, but the "
-                               f"job says rank {env.rank} of {env.world_size}")
-        return False
-    addr = f"[{env.master_addr}]" if ":" in env.master_addr else env.master_addr
-    try:
-        dist.init_process_group(transport, init_method=f"tcp://{addr}:{env.master_port}",
-                                rank=env.rank, world_size=env.world_size,
-                                timeout=datetime.timedelta(seconds=env.timeout))
-    except Exception as exc:
-        raise RuntimeError(f"torch.distributed.init_process_group({transport!r}) failed for "
-                           f"rank {env.rank} of {env.world_size} at {addr}:"
-                           f"{env.master_port}: {type(exc).__name__}: {exc}") from exc
-    return True
 
 
 class NumpyCollectives(Collectives):

@@ -15,7 +15,7 @@ def _capabilities():
 def _build():
     from scipy import special
 
-    from mscore.backends.array_module import ArrayModuleBackend
+    from mscore.backends.numpy.backend import ArrayModuleBackend
     return ArrayModuleBackend(np, "numpy", special_erf=special.erf)
 
 

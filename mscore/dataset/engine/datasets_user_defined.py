@@ -239,8 +239,10 @@ class GeneratorDataset(MappableDataset):
             raise TypeError(f"columns: expected a dict, got {type(columns).__name__}")
 
     def _batches(self):
-        for indices in self.batch_sampler:
-            rows = [v.as_row(self.source[int(i)], "GeneratorDataset source") for i in indices]
+        for indices in _guarded(iter(self.batch_sampler), "GeneratorDataset batch_sampler"):
+            rows = [v.as_row(v.call_user(self.source.__getitem__, (int(i),),
+                                         "GeneratorDataset source"), "GeneratorDataset source")
+                    for i in indices]
             cols = [list(c) for c in zip(*rows)]
             if self.collate_fn is not None:
                 yield v.call_user(self.collate_fn, cols, "collate_fn")
@@ -290,7 +292,7 @@ class GeneratorDataset(MappableDataset):
         return sum(1 for _ in self._items(0))
 
 
-def _guarded(iterator):
+def _guarded(iterator, where="GeneratorDataset source"):
     """The items of a user's iterator; what it raises becomes a ``RuntimeError``."""
     while True:
         try:
@@ -298,6 +300,5 @@ def _guarded(iterator):
         except StopIteration:
             return
         except Exception as exc:  # noqa: BLE001 - re-raised with context
-            raise RuntimeError(f"GeneratorDataset source raised {type(exc).__name__}: "
-                               f"{exc}") from exc
+            raise RuntimeError(f"{where} raised {type(exc).__name__}: {exc}") from exc
         yield item

@@ -2,6 +2,8 @@
 rename."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from mscore.dataset.engine import validators as v
@@ -71,7 +73,12 @@ class MapDataset(_OneChild):
         self.operations = ops
         self._in = v.check_optional_columns(input_columns, "input_columns")
         self._out = v.check_optional_columns(output_columns, "output_columns")
-        v.check_bool(python_multiprocessing, "python_multiprocessing")
+        if v.check_bool(python_multiprocessing, "python_multiprocessing"):
+            warnings.warn(f"map({', '.join(v.func_name(op) for op in ops)}): "
+                          f"python_multiprocessing=True is not carried out: mscore runs map "
+                          f"operations in the calling process, in order (the same rows, no "
+                          f"worker processes); pass python_multiprocessing=False",
+                          UserWarning, stacklevel=3)
         self._order = v.check_optional_columns(column_order, "column_order")
         self.callbacks = _check_callbacks(callbacks)
         self._streams = OpStreams()
@@ -92,11 +99,19 @@ class MapDataset(_OneChild):
             return list(self._order)
         return out
 
-    def _apply(self, values):
+    def _apply(self, values, columns):
         for op in self.operations:
-            values = v.call_user(op, values, f"map operation {v.func_name(op)}")
+            where = f"map operation {v.func_name(op)} on column(s) {columns}"
+            values = v.call_user(op, values, where)
+            if values is None or isinstance(values, dict):
+                what = "None" if values is None else "a dict"
+                raise RuntimeError(f"{where} returned {what}; a map operation returns the new "
+                                   f"column values (an array, or a tuple of arrays)")
             if not isinstance(values, tuple):
                 values = (values,)
+            if any(x is None or isinstance(x, dict) for x in values):
+                raise RuntimeError(f"{where} returned a tuple holding None or a dict; a map "
+                                   f"operation returns the new column values as arrays")
         return v.as_row(values, "map")
 
     def _rows(self, epoch):
@@ -114,7 +129,7 @@ class MapDataset(_OneChild):
             runner.step_begin()
             token = self._streams.activate()
             try:
-                values = self._apply(tuple(row[i] for i in idx))
+                values = self._apply(tuple(row[i] for i in idx), ins)
             finally:
                 OpStreams.deactivate(token)
             if len(values) != len(outs):

@@ -1,12 +1,58 @@
 """``FuncGraph``: a computation graph loaded from a MindIR file, run with mscore's ops."""
 from __future__ import annotations
 
+import math
+import os
 from collections import OrderedDict
 
 import numpy as np
 
 from mscore.common.tensor import Tensor
 from mscore.nn.graph.primitives import PRIMITIVES
+
+
+#: Environment variable overriding :data:`DEFAULT_MAX_ELEMENTS`.
+MAX_ELEMENTS_ENV = "MSCORE_MINDIR_MAX_ELEMENTS"
+#: The most elements one value of a loaded graph may have (8 GiB of float32): a small file
+#: must not be able to ask for terabytes.
+DEFAULT_MAX_ELEMENTS = 2 ** 31
+
+
+def max_elements():
+    """The element bound for one value of a loaded graph (:data:`MAX_ELEMENTS_ENV` or
+    :data:`DEFAULT_MAX_ELEMENTS`)."""
+    raw = os.environ.get(MAX_ELEMENTS_ENV)
+    if raw is None:
+        return DEFAULT_MAX_ELEMENTS
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{MAX_ELEMENTS_ENV} must be an integer, got {raw!r}") from None
+
+
+def shape_elements(values):
+    """The element count of the shape ``values`` (ints; -1 and 0 count as 1), or None when
+    ``values`` is not a tuple of ints."""
+    if not isinstance(values, tuple) or not values or \
+            not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return None
+    return math.prod(max(int(v), 1) for v in values)
+
+
+def _result_elements(operands):
+    """An estimate of the elements a node's result takes, before it runs: the broadcast of
+    its Tensor operands (elementwise ops, MatMul's outer products) or a shape operand."""
+    shapes = [tuple(x.shape) for x in operands if isinstance(x, Tensor)]
+    estimate = 0
+    try:
+        estimate = math.prod(np.broadcast_shapes(*shapes)) if shapes else 0
+    except ValueError:
+        pass
+    for x in operands:
+        count = shape_elements(x)
+        if count is not None:
+            estimate = max(estimate, count)
+    return estimate
 
 
 class Node:
@@ -76,7 +122,21 @@ class FuncGraph:
         env.update(parameters)
         for name, value in self.constants.items():
             env[name] = Tensor(value) if isinstance(value, np.ndarray) else value
+        bound = max_elements()
         for node in self.nodes:
             operands = [env[i] for i in node.inputs]
-            env[node.name] = PRIMITIVES[node.op](node.attrs, *operands)
+            env[node.name] = self._run_node(node, operands, bound)
         return env[self.output]
+
+    def _run_node(self, node, operands, bound):
+        """One node's result; a failure is a ValueError naming the file and the node."""
+        where = f"{self.file_name!r}, node {node.name!r} ({node.op})"
+        elements = _result_elements(operands)
+        if elements > bound:
+            raise ValueError(f"GraphCell: {where} would make a value of {elements} elements, "
+                             f"over the bound of {bound} (set {MAX_ELEMENTS_ENV} to allow more)")
+        try:
+            return PRIMITIVES[node.op](node.attrs, *operands)
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError, MemoryError,
+                RuntimeError) as exc:
+            raise ValueError(f"GraphCell: {where} failed: {type(exc).__name__}: {exc}") from exc

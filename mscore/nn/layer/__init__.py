@@ -23,11 +23,11 @@ __all__ = [
     "Conv2dBnAct", "DenseBnAct",
 ]
 
-# -- issue 18: MindSpore 2.10's remaining layers ---------------------------------------------
-from mscore.nn.layer.activation_extra import (  # noqa: F401,E402
+# -- MindSpore 2.10's other layers -----------------------------------------------------------
+from mscore.nn.layer.activation import (  # noqa: F401,E402
     CELU, ELU, GLU, HShrink, HSigmoid, HSwish, Hardtanh, LRN, FastGelu, LogSigmoid, Mish,
     RReLU, SeLU, SoftShrink, Softmax2d, Softmin, Softsign, Tanhshrink, Threshold)
-from mscore.nn.layer.basic_extra import (  # noqa: F401,E402
+from mscore.nn.layer.basic import (  # noqa: F401,E402
     BiDense, ClipByNorm, Dropout1d, Dropout2d, Dropout3d, L1Regularizer, Linear, MatrixDiag,
     MatrixDiagPart, MatrixSetDiag, Norm, OneHot, Roll, Tril, Triu, Unflatten, Unfold)
 from mscore.nn.layer.embedding_lookup import (  # noqa: F401,E402
@@ -37,13 +37,13 @@ from mscore.nn.layer.image import (  # noqa: F401,E402
     PixelUnshuffle, Upsample)
 from mscore.nn.layer.math_layers import (  # noqa: F401,E402
     DiGamma, IGamma, LBeta, LGamma, MatMul, Moments, Range, ReduceLogSumExp)
-from mscore.nn.layer.normalization_extra import (  # noqa: F401,E402
+from mscore.nn.layer.normalization import (  # noqa: F401,E402
     GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d)
 from mscore.nn.layer.padding import (  # noqa: F401,E402
     ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d,
     ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
 from mscore.nn.layer.pooling import AvgPool3d, MaxPool3d  # noqa: F401,E402
-from mscore.nn.layer.pooling_extra import (  # noqa: F401,E402
+from mscore.nn.layer.pooling import (  # noqa: F401,E402
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
     AdaptiveMaxPool2d, AdaptiveMaxPool3d, FractionalMaxPool2d, FractionalMaxPool3d, LPPool1d,
     LPPool2d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)

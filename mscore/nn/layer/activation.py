@@ -1,14 +1,23 @@
-"""Activation cells: ``nn.ReLU``, ``nn.Sigmoid``, ``nn.GELU``, ``nn.Softmax``, ... ."""
+"""Activation cells: ``nn.ReLU``, ``nn.Sigmoid``, ``nn.GELU``, ``nn.Softmax``, ``nn.ELU``,
+``nn.CELU``, ``nn.GLU``, ``nn.HSwish``, ``nn.HSigmoid``, ``nn.Hardtanh``, ``nn.HShrink``,
+``nn.SoftShrink``, ``nn.LogSigmoid``, ``nn.Mish``, ``nn.SeLU``, ``nn.Softsign``, ``nn.Softmin``,
+``nn.Softmax2d``, ``nn.Tanhshrink``, ``nn.Threshold``, ``nn.RReLU``, ``nn.FastGelu``, ``nn.LRN``,
+...; each registered with :func:`mscore.nn.get_activation` under MindSpore's name."""
 from __future__ import annotations
 
+import numbers
 
+from mscore import dispatch, ops
+from mscore.common import dtype as mdt
+from mscore.common.initializer import initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_int, check_number, check_tensor
 from mscore.ops import functional as F
+from mscore.ops._args import _axis1
+from mscore.ops.activation import fast_gelu
 
 _wrap = Tensor._wrap
 
@@ -131,7 +140,6 @@ class PReLU(Cell):
         super().__init__()
         channel = check_int(channel, "channel", "PReLU", minimum=1)
         if isinstance(w, (int, float)) and not isinstance(w, bool):
-            from mscore.common.initializer import initializer
             value = initializer(float(w), (channel,))
         elif isinstance(w, Tensor):
             if w.ndim not in (0, 1) or (w.ndim == 1 and w.shape[0] != channel):
@@ -194,3 +202,289 @@ def _activation_arg(activation, cls):
                     f"{type(activation).__name__}")
 
 
+def _float_arg(value, name, cls):
+    if not isinstance(value, float):
+        raise TypeError(f"For '{cls}', the type of '{name}' must be float, got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _real_arg(value, name, cls):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"For '{cls}', the type of '{name}' must be float or int, got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _float_input(x, cls, name="x"):
+    check_tensor(x, name, cls)
+    if not x.dtype.is_floating:
+        raise TypeError(f"For '{cls}', '{name}' must be a floating-point Tensor, got {x.dtype}")
+    return x
+
+
+class ELU(Cell):
+    """``x`` above 0, ``alpha * (exp(x) - 1)`` below. MindSpore's kernel supports only
+    ``alpha=1.0`` (ValueError otherwise; ``alpha`` must be a float)."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = _float_arg(alpha, "alpha", "ELU")
+
+    def construct(self, x):
+        _float_input(x, "ELU")
+        if self.alpha != 1.0:
+            raise ValueError(f"For 'Elu', alpha must be 1.0, got {self.alpha}")
+        return ops.elu(x, 1.0)
+
+    def extend_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class CELU(Cell):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = _real_arg(alpha, "alpha", "CELU")
+
+    def construct(self, x):
+        return ops.celu(_float_input(x, "CELU"), self.alpha)
+
+    def extend_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class GLU(Cell):
+    """Gated linear unit: the first half of ``x`` along ``axis`` times the sigmoid of the
+    second half."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"For 'GLU', 'axis' must be an int, got {type(axis).__name__}")
+        self.dim = axis
+
+    def construct(self, x):
+        x = _float_input(x, "GLU")
+        ax = _axis1(self.dim, x.ndim, "axis")
+        if x.shape[ax] % 2:
+            raise ValueError(f"For 'Split', x_shape[{ax}] must be divisible by output_num = 2, "
+                             f"but got {x.shape[ax]}")
+        return ops.glu(x, ax)
+
+
+class HSwish(Cell):
+    """Hard swish ``x * relu6(x + 3) / 6``."""
+
+    def construct(self, input):  # noqa: A002
+        check_tensor(input, "input", "HSwish")
+        if input.dtype.is_floating:
+            return ops.hardswish(input)
+        # integer inputs: MindSpore's kernel computes in the integer type (truncating)
+        return F.cast(ops.hardswish(F.cast(input, mdt.float32)), input.dtype)
+
+
+class HSigmoid(Cell):
+    """Hard sigmoid ``relu6(x + 3) / 6``."""
+
+    def construct(self, input):  # noqa: A002
+        return ops.hardsigmoid(_float_input(input, "HSigmoid", "input"))
+
+
+class Hardtanh(Cell):
+    """``x`` limited to [min_val, max_val] (``min_val < max_val``)."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0):
+        super().__init__()
+        _real_arg(min_val, "min_val", "Hardtanh")
+        _real_arg(max_val, "max_val", "Hardtanh")
+        if min_val >= max_val:
+            raise ValueError(f"For Hardtanh, min_val should be less than max_val, but got "
+                             f"{min_val} and {max_val}")
+        self.min_val = min_val
+        self.max_val = max_val
+
+    def construct(self, x):
+        return ops.hardtanh(_float_input(x, "Hardtanh"), self.min_val, self.max_val)
+
+    def extend_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class HShrink(Cell):
+    """``x`` where ``|x| > lambd``, else 0 (float16/float32 inputs, as MindSpore's
+    kernel)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = _real_arg(lambd, "lambd", "HShrink")
+
+    def construct(self, input):  # noqa: A002
+        x = _float_input(input, "HShrink", "input")
+        if x.dtype.name == "float64":
+            raise TypeError(f"For 'HShrink', the input must be float16, bfloat16 or float32, "
+                            f"got {x.dtype}")
+        return ops.hardshrink(x, self.lambd)
+
+    def extend_repr(self):
+        return f"lambd={self.lambd}"
+
+
+class SoftShrink(Cell):
+    """Soft shrinkage: ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0
+    between."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = _real_arg(lambd, "lambd", "SoftShrink")
+
+    def construct(self, input):  # noqa: A002
+        return ops.softshrink(_float_input(input, "SoftShrink", "input"), self.lambd)
+
+    def extend_repr(self):
+        return f"lambd={self.lambd}"
+
+
+class LogSigmoid(Cell):
+    """``log(sigmoid(x))``, computed stably."""
+
+    def construct(self, input_x):
+        return ops.logsigmoid(_float_input(input_x, "LogSigmoid", "input_x"))
+
+
+class Mish(Cell):
+    """``x * tanh(softplus(x))``."""
+
+    def construct(self, input_x):
+        return ops.mish(_float_input(input_x, "Mish", "input_x"))
+
+
+class SeLU(Cell):
+    """Scaled ELU with the self-normalising constants."""
+
+    def construct(self, input_x):
+        return ops.selu(_float_input(input_x, "SeLU", "input_x"))
+
+
+class Softsign(Cell):
+    """``x / (1 + |x|)``."""
+
+    def construct(self, x):
+        return ops.softsign(_float_input(x, "Softsign"))
+
+
+class FastGelu(Cell):
+    """MindSpore's FastGeLU: ``x / (1 + exp(-1.702 |x|)) * exp(0.851 (x - |x|))``."""
+
+    def construct(self, x):
+        return fast_gelu(_float_input(x, "FastGelu"))
+
+
+class Tanhshrink(Cell):
+    """``x - tanh(x)``."""
+
+    def construct(self, x):
+        check_tensor(x, "x", "Tanhshrink")
+        return ops.tanhshrink(x)
+
+
+class Softmin(Cell):
+    """``softmax(-x)`` along ``axis``."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = axis
+
+    def construct(self, x):
+        check_tensor(x, "x", "Softmin")
+        return ops.softmin(x, self.axis)
+
+    def extend_repr(self):
+        return f"axis={self.axis}"
+
+
+class Softmax2d(Cell):
+    """Softmax over the channel axis (-3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def construct(self, x):
+        check_tensor(x, "x", "Softmax2d")
+        if x.ndim not in (3, 4):
+            raise ValueError(f"For 'Softmax2d', the in_shape must have 3 or 4 dims, but got "
+                             f"{x.ndim}.")
+        return F.softmax(x, -3)
+
+
+class Threshold(Cell):
+    """``x`` where ``x > threshold``, ``value`` elsewhere."""
+
+    def __init__(self, threshold, value):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+
+    def construct(self, input_x):
+        check_tensor(input_x, "input_x", "Threshold")
+        return ops.threshold(input_x, self.threshold, self.value)
+
+    def extend_repr(self):
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class RReLU(Cell):
+    """Randomized leaky ReLU: in training each negative element is scaled by a slope drawn
+    from U(lower, upper); in eval by ``(lower + upper) / 2`` (MindSpore draws in eval too;
+    see docs/differences.md)."""
+
+    def __init__(self, lower=1 / 8, upper=1 / 3):
+        super().__init__()
+        _real_arg(upper, "upper", "RReLU")
+        _real_arg(lower, "lower", "RReLU")
+        if lower > upper:
+            raise ValueError(f"For RReLU, the value of 'upper' must be greater than or equal to "
+                             f"'lower', but got upper: {upper}, lower: {lower}.")
+        self.lower = lower
+        self.upper = upper
+
+    def construct(self, x):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"For 'rrelu', the input must be a Tensor, but got {type(x)}.")
+        return ops.rrelu(x, self.lower, self.upper, self.training)
+
+    def extend_repr(self):
+        return f"lower={self.lower}, upper={self.upper}"
+
+
+class LRN(Cell):
+    """Local response normalisation across channels of (N, C, H, W):
+    ``x / (bias + alpha * sum_{|c' - c| <= depth_radius} x_{c'}^2) ** beta``."""
+
+    def __init__(self, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
+                 norm_region="ACROSS_CHANNELS"):
+        super().__init__()
+        if isinstance(depth_radius, bool) or not isinstance(depth_radius, int):
+            raise TypeError(f"For 'LRN', the type of 'depth_radius' should be 'int', but got "
+                            f"type '{type(depth_radius).__name__}'.")
+        for name, v in (("bias", bias), ("alpha", alpha), ("beta", beta)):
+            _float_arg(v, name, "LRN")
+        if not isinstance(norm_region, str) or norm_region != "ACROSS_CHANNELS":
+            raise ValueError(f"For 'LRN', the 'norm_region' must be str and must be in "
+                             f"['ACROSS_CHANNELS'], but got {norm_region!r}.")
+        self.depth_radius = depth_radius
+        self.bias = bias
+        self.alpha = alpha
+        self.beta = beta
+        self.norm_region = norm_region
+
+    def construct(self, input_x):
+        check_tensor(input_x, "input_x", "LRN")
+        return ops.lrn(input_x, self.depth_radius, self.bias, self.alpha, self.beta,
+                       self.norm_region)
+
+
+_ACTIVATIONS.update({
+    "softmin": Softmin, "softmax2d": Softmax2d, "rrelu": RReLU, "tanhshrink": Tanhshrink,
+    "hardtanh": Hardtanh, "fast_gelu": FastGelu, "elu": ELU, "softsign": Softsign,
+    "hswish": HSwish, "hsigmoid": HSigmoid, "logsigmoid": LogSigmoid,
+    "softshrink": SoftShrink, "hshrink": HShrink, "mish": Mish,
+})

@@ -12,7 +12,7 @@ from mscore.nn.cell import Cell, CellList
 from mscore.nn.layer._checks import check_int, check_tensor
 from mscore.nn.layer.conv import Conv2d
 from mscore.ops import functional as F
-from mscore.ops import image_func, nn_extra_func as NX
+from mscore import ops
 
 
 class Upsample(Cell):
@@ -28,8 +28,8 @@ class Upsample(Cell):
         self.recompute_scale_factor = recompute_scale_factor
 
     def construct(self, x):
-        return image_func.interpolate(x, self.size, self.scale_factor, self.mode,
-                                      self.align_corners, self.recompute_scale_factor)
+        return ops.interpolate(x, self.size, self.scale_factor, self.mode,
+                               self.align_corners, self.recompute_scale_factor)
 
 
 class PixelShuffle(Cell):
@@ -40,7 +40,7 @@ class PixelShuffle(Cell):
         self.upscale_factor = upscale_factor
 
     def construct(self, input):  # noqa: A002
-        return NX.pixel_shuffle(input, self.upscale_factor)
+        return ops.pixel_shuffle(input, self.upscale_factor)
 
 
 class PixelUnshuffle(Cell):
@@ -51,7 +51,7 @@ class PixelUnshuffle(Cell):
         self.downscale_factor = downscale_factor
 
     def construct(self, input):  # noqa: A002
-        return NX.pixel_unshuffle(input, self.downscale_factor)
+        return ops.pixel_unshuffle(input, self.downscale_factor)
 
 
 class ChannelShuffle(Cell):
@@ -68,7 +68,7 @@ class ChannelShuffle(Cell):
         self.groups = groups
 
     def construct(self, x):
-        return NX.channel_shuffle(x, self.groups)
+        return ops.channel_shuffle(x, self.groups)
 
 
 class CentralCrop(Cell):

@@ -10,7 +10,8 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_tensor
 from mscore.ops import functional as F
-from mscore.ops import special_func as S
+from mscore import ops
+from mscore.ops.special import lbeta
 
 
 def _float_in(x, name, cls, dtypes=(mdt.float16, mdt.float32)):
@@ -127,14 +128,14 @@ class LGamma(Cell):
     """log |Gamma(x)| elementwise."""
 
     def construct(self, x):
-        return S.lgamma(_float_in(x, "x", "LGamma"))
+        return ops.lgamma(_float_in(x, "x", "LGamma"))
 
 
 class DiGamma(Cell):
     """The digamma function elementwise."""
 
     def construct(self, x):
-        return S.digamma(_float_in(x, "x", "DiGamma"))
+        return ops.digamma(_float_in(x, "x", "DiGamma"))
 
 
 class IGamma(Cell):
@@ -146,7 +147,7 @@ class IGamma(Cell):
         if a.dtype is not x.dtype:
             raise TypeError(f"For 'IGamma', 'a' and 'x' must have the same dtype, got "
                             f"{a.dtype} and {x.dtype}")
-        return S.igamma(a, x)
+        return ops.igamma(a, x)
 
 
 class LBeta(Cell):
@@ -158,4 +159,4 @@ class LBeta(Cell):
         if x.dtype is not y.dtype:
             raise TypeError(f"For 'LBeta', 'x' and 'y' must have the same dtype, got {x.dtype} "
                             f"and {y.dtype}")
-        return S.lbeta(x, y)
+        return lbeta(x, y)

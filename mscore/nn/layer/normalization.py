@@ -1,22 +1,21 @@
-"""Normalisation layers: ``nn.BatchNorm1d/2d/3d`` and ``nn.LayerNorm``."""
+"""Normalisation layers: ``nn.BatchNorm1d/2d/3d``, ``nn.LayerNorm``, ``nn.GroupNorm`` and
+``nn.InstanceNorm1d/2d/3d``."""
 from __future__ import annotations
 
-import math
+import numbers
 
+from mscore import fused_reference, ops
+from mscore._per_thread import state as _thread
 from mscore.common import dtype as mdt
+from mscore.common.initializer import Initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import dispatch
-from mscore._per_thread import state as _thread
-from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_number,
                                      check_positive_int, check_tensor)
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
-
-_wrap = Tensor._wrap
-
+from mscore.ops.normalization import instance_norm
 
 def _has_hooks(cell):
     """Whether any hook is registered on ``cell`` (one would see its inputs or their
@@ -95,89 +94,23 @@ class _BatchNorm(Cell):
                              f"{shape}")
         if not x.dtype.is_floating:
             raise TypeError(f"For '{cls}', 'x' must be floating point, got {x.dtype}")
-        dt = x.dtype
-        xd = x._data
-        bshape = (1, c) + (1,) * (nd - 2)
         use_batch = self.training if self.use_batch_statistics is None \
             else self.use_batch_statistics
-        fused = dispatch.fused("batch_norm")
-        if fused is not None:
-            # The backend's op takes torch's momentum (weight of the batch statistics) and
-            # returns (out, new_mean, new_var) without touching the statistics it gets.
-            out, new_mean, new_var = fused(
-                xd, self.moving_mean._data, self.moving_variance._data,
-                self.cast_param(self.gamma)._data, self.cast_param(self.beta)._data,
-                bool(use_batch), 1.0 - self.momentum, self.eps)
-            if use_batch and new_mean is not None:
-                self.moving_mean._assign(new_mean)
-                self.moving_variance._assign(new_var)
-            return _wrap(out)
-        # Half-precision inputs are normalised with float32 statistics (as cuDNN does); the
-        # output keeps the input's dtype.
-        half = dt.itemsize < 4
-        cdt = mdt.float32 if half else dt
-        if half:
-            xd = call("cast", xd, cdt)
-        gamma = call("reshape", self._param_as(self.gamma, cdt), bshape)
-        beta = call("reshape", self._param_as(self.beta, cdt), bshape)
-        if use_batch:
-            axes = (0,) + tuple(range(2, nd))
-            n = math.prod(shape[a] for a in axes)
-            inv_n = call("full", (), 1.0 / n, cdt)
-            mean = call("mul", call("sum", xd, axis=axes, keepdims=True), inv_n)
-            d = call("sub", xd, mean)
-            var = call("mul", call("sum", call("mul", d, d), axis=axes, keepdims=True), inv_n)
-            inv_std = call("div", call("full", (), 1.0, cdt),
-                           call("sqrt", call("add", var, call("full", (), self.eps, cdt))))
-            out = call("add", call("mul", d, call("mul", gamma, inv_std)), beta)
-            self._update_moving(mean, var, n)
+        if x.dtype.itemsize < 4:
+            # Half-precision inputs are normalised in float32 (MindSpore's rule): the float32
+            # master gamma/beta serve them as they are.
+            gamma, beta = self.gamma, self.beta
         else:
-            # The moving statistics get no gradient, as in MindSpore.
-            rm = call("reshape", _stopped(self._param_as(self.moving_mean, cdt)), bshape)
-            rv = call("reshape", _stopped(self._param_as(self.moving_variance, cdt)), bshape)
-            scale = call("div", gamma, call("sqrt", call("add", rv,
-                                                         call("full", (), self.eps, cdt))))
-            shift = call("sub", beta, call("mul", rm, scale))
-            out = call("add", call("mul", xd, scale), shift)
-        return _wrap(call("cast", out, dt) if half else out)
-
-    @staticmethod
-    def _param_as(param, dtype):
-        """``param`` (native) in ``dtype``; the float32 master values serve half-precision
-        inputs directly (their statistics are float32)."""
-        d = param._data
-        return d if param.dtype is dtype else call("cast", d, dtype)
-
-    def _update_moving(self, mean, var, n):
-        c = (self.num_features,)
-        for param, batch, factor in ((self.moving_mean, mean, 1.0),
-                                     (self.moving_variance, var, n / max(n - 1, 1))):
-            pdt = param.dtype
-            b = call("reshape", call("stop_gradient", _raw(batch)), c)
-            if _dtype(b) is not pdt:
-                b = call("cast", b, pdt)
-            new = call("add", call("mul", param._data, call("full", (), self.momentum, pdt)),
-                       call("mul", b, call("full", (), (1.0 - self.momentum) * factor, pdt)))
-            param._assign(new)
+            gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
+        # ops.batch_norm's momentum weighs the batch statistics; the layer's the moving ones.
+        return F.batch_norm(x, self.moving_mean, self.moving_variance, gamma, beta,
+                            training=bool(use_batch), momentum=1.0 - self.momentum,
+                            eps=self.eps)
 
     def extend_repr(self):
         return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"gamma={self.gamma}, beta={self.beta}, moving_mean={self.moving_mean}, "
                 f"moving_variance={self.moving_variance}")
-
-
-def _raw(a):
-    from mscore.autodiff.tracer import unwrap
-    return unwrap(a)
-
-
-def _stopped(a):
-    """``a`` cut from the gradient (its plain value, detached)."""
-    return call("stop_gradient", _raw(a))
-
-
-def _dtype(a):
-    return dispatch.dtype(a)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -271,25 +204,27 @@ class LayerNorm(Cell):
         if shape[p:] != self.normalized_shape:
             raise ValueError(f"For '{cls}', the input's axes from begin_params_axis {shape[p:]} "
                              f"must equal normalized_shape {self.normalized_shape}")
-        gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
-        if x.dtype.itemsize < 4 and (b != p or dispatch.fused("layer_norm") is None):
-            # Half-precision inputs are normalised in float32 (as fused kernels do), with
-            # the float32 master gamma/beta; the output keeps the input's dtype.
-            x32 = F.cast(x, mdt.float32)
-            out = self._normalize(x32, b, p, F.cast(self.gamma, mdt.float32),
-                                  F.cast(self.beta, mdt.float32))
-            return F.cast(out, x.dtype)
-        return self._normalize(x, b, p, gamma, beta)
-
-    def _normalize(self, x, b, p, gamma, beta):
+        if x.dtype.itemsize < 4:
+            # Half-precision inputs are normalised in float32 (MindSpore's rule): the float32
+            # master gamma/beta serve them as they are.
+            gamma, beta = self.gamma, self.beta
+        else:
+            gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
         if b == p:
             return F.layer_norm(x, self.normalized_shape, gamma, beta, self.epsilon)
+        return self._normalize_from(x, b, gamma, beta)
+
+    def _normalize_from(self, x, b, gamma, beta):
+        """Normalise over the axes from ``b`` on (wider than the parameters' axes), in the
+        half-precision rule of :mod:`mscore.fused_reference`."""
+        xc = F.cast(x, fused_reference.work_dtype(x.dtype))
         axes = tuple(range(b, x.ndim))
-        m = F.mean(x, axes, True)
-        d = F.sub(x, m)
+        m = F.mean(xc, axes, True)
+        d = F.sub(xc, m)
         v = F.mean(F.mul(d, d), axes, True)
         out = F.mul(d, F.rsqrt(F.add(v, self.epsilon)))
-        return F.add(F.mul(out, gamma), beta)
+        out = F.add(F.mul(out, F.cast(gamma, xc.dtype)), F.cast(beta, xc.dtype))
+        return F.cast(out, x.dtype)
 
     def extend_repr(self):
         return (f"normalized_shape={self.normalized_shape}, "
@@ -298,3 +233,148 @@ class LayerNorm(Cell):
                 f"beta={self.beta}")
 
 
+def _float_type(value, name, cls):
+    if not isinstance(value, float):
+        raise TypeError(f"For '{cls}', the type of '{name}' should be 'float', but got type "
+                        f"'{type(value).__name__}'.")
+    return value
+
+
+class GroupNorm(Cell):
+    """Normalise (N, C, *) over groups of ``num_channels // num_groups`` channels and the
+    remaining axes, then scale by ``gamma`` and shift by ``beta`` (per channel).
+
+    ``GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, gamma_init='ones',
+    beta_init='zeros', dtype=float32)``.
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=mdt.float32):
+        super().__init__()
+        cls = "GroupNorm"
+        self.num_groups = check_positive_int(num_groups, "num_groups", cls)
+        self.num_channels = check_positive_int(num_channels, "num_channels", cls)
+        if num_channels % num_groups:
+            raise ValueError(f"For '{cls}', the 'num_channels' must be divided by 'num_groups', "
+                             f"but got 'num_channels': {num_channels}, 'num_groups': "
+                             f"{num_groups}.")
+        self.eps = _float_type(eps, "eps", cls)
+        self.affine = check_bool(affine, "affine", cls)
+        dtype = check_dtype(dtype, "dtype", cls)
+        c = (self.num_channels,)
+        self.gamma = Parameter(_make(gamma_init, c, dtype, cls, "gamma_init"), name="gamma",
+                               requires_grad=self.affine)
+        self.beta = Parameter(_make(beta_init, c, dtype, cls, "beta_init"), name="beta",
+                              requires_grad=self.affine)
+
+    def construct(self, x):
+        cls = "GroupNorm"
+        check_tensor(x, "x", cls)
+        if not x.dtype.is_floating:
+            raise TypeError(f"For {cls}, the input must be a floating-point Tensor, got "
+                            f"{x.dtype}")
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(f"For '{cls}', the channel (axis 1) of 'x' must be equal to "
+                             f"num_channels {self.num_channels}, got shape {x.shape}")
+        return ops.group_norm(x, self.num_groups, F.cast(self.gamma, x.dtype),
+                              F.cast(self.beta, x.dtype), self.eps)
+
+    def extend_repr(self):
+        return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
+
+
+class _InstanceNorm(Cell):
+    """Each (sample, channel) plane normalised by its own statistics, then scaled by
+    ``gamma`` and shifted by ``beta``. In training the moving statistics follow
+    ``moving = (1 - momentum) * moving + momentum * batch mean of the planes' statistics``
+    (unbiased variance); they never normalise (as MindSpore's kernel)."""
+
+    _ndim = 4
+
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=mdt.float32):
+        super().__init__()
+        cls = type(self).__name__
+        if isinstance(num_features, bool) or not isinstance(num_features, int):
+            raise TypeError(f"For '{cls}', the type of 'num_features' should be 'int', but got "
+                            f"type '{type(num_features).__name__}'.")
+        _float_type(eps, "eps", cls)
+        _float_type(momentum, "momentum", cls)
+        check_bool(affine, "affine", cls)
+        for key, val in (("gamma_init", gamma_init), ("beta_init", beta_init)):
+            if not isinstance(val, (Tensor, numbers.Number, str, Initializer)):
+                raise TypeError(f"For '{cls}', the type of '{key}' must be in [Tensor, "
+                                f"numbers.Number, str, Initializer], but got type "
+                                f"{type(val).__name__}.")
+            if isinstance(val, Tensor) and val.dtype is not mdt.float32:
+                raise TypeError(f"For '{cls}', the type of '{key}' must be float32, but got "
+                                f"{val.dtype}.")
+        if num_features < 1:
+            raise ValueError(f"For '{cls}', the 'num_features' must be at least 1, but got "
+                             f"{num_features}.")
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"For '{cls}', the 'momentum' must be a number in range [0, 1], "
+                             f"but got {momentum}.")
+        dtype = check_dtype(dtype, "dtype", cls)
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        c = (num_features,)
+        self.moving_mean = Parameter(_make("zeros", c, dtype, cls, "moving_mean"),
+                                     requires_grad=False)
+        self.moving_variance = Parameter(_make("ones", c, dtype, cls, "moving_variance"),
+                                         requires_grad=False)
+        self.gamma = Parameter(_make(gamma_init, c, dtype, cls, "gamma_init"),
+                               requires_grad=affine)
+        self.beta = Parameter(_make(beta_init, c, dtype, cls, "beta_init"),
+                              requires_grad=affine)
+
+    def construct(self, x):
+        cls = type(self).__name__
+        check_tensor(x, "x", cls)
+        if x.ndim != self._ndim:
+            raise ValueError(f"For '{cls}', the in_shape must have {self._ndim} dims, but got "
+                             f"{x.ndim}.")
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"For '{cls}', the channel (axis 1) of 'x' must be "
+                             f"{self.num_features}, got shape {x.shape}")
+        if not x.dtype.is_floating:
+            raise TypeError(f"For '{cls}', 'x' must be a floating-point Tensor, got {x.dtype}")
+        out, mean, var = instance_norm(x, self.eps)
+        if self.training:
+            self._update_moving(mean, var, x.size // (x.shape[0] * x.shape[1]))
+        bshape = (1, self.num_features) + (1,) * (x.ndim - 2)
+        out = F.mul(out, F.reshape(F.cast(self.gamma, x.dtype), bshape))
+        return F.add(out, F.reshape(F.cast(self.beta, x.dtype), bshape))
+
+    def _update_moving(self, mean, var, n):
+        m = self.momentum
+        unbiased = F.mul(var, n / max(n - 1, 1))
+        for param, stat in ((self.moving_mean, mean), (self.moving_variance, unbiased)):
+            batch = F.cast(F.stop_gradient(F.mean(stat, 0)), param.dtype)
+            new = F.add(F.mul(param, 1.0 - m), F.mul(batch, m))
+            param._assign(new._data)
+
+    def extend_repr(self):
+        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"gamma={self.gamma}, beta={self.beta}, moving_mean={self.moving_mean}, "
+                f"moving_variance={self.moving_variance}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) inputs."""
+
+    _ndim = 3
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) inputs."""
+
+    _ndim = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) inputs."""
+
+    _ndim = 5

@@ -1,12 +1,12 @@
 """Padding layers: ``nn.Pad`` (MindSpore's per-axis paddings, CONSTANT / REFLECT /
 SYMMETRIC), ``nn.ConstantPad1d/2d/3d``, ``nn.ZeroPad2d``, ``nn.ReflectionPad1d/2d/3d`` and
 ``nn.ReplicationPad1d/2d/3d`` (torch-style ``(left, right, top, bottom, ...)`` padding of
-the last axes). The computation is :mod:`mscore.ops.pad_func`'s."""
+the last axes). The computation is :mod:`mscore.ops.pad_modes`'s."""
 from __future__ import annotations
 
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_tensor
-from mscore.ops import pad_func
+from mscore.ops.pad_modes import pad_axes, torch_style_widths
 
 
 def _is_int(v):
@@ -45,7 +45,7 @@ class Pad(Cell):
         if any(a < 0 or b < 0 for a, b in self.paddings):
             raise ValueError(f"For 'Pad', every padding must be >= 0, got {self.paddings}")
         mode = self.mode.lower()
-        return pad_func.pad_axes(x, self.paddings, mode, 0, "Pad")
+        return pad_axes(x, self.paddings, mode, 0, "Pad")
 
     def extend_repr(self):
         return f"paddings={self.paddings}, mode={self.mode}"
@@ -87,8 +87,8 @@ class _ConstantPadNd(Cell):
         if len(self.padding) // 2 > x.ndim:
             raise ValueError(f"For '{self._name}', padding {self.padding} covers more axes than "
                              f"the {x.ndim}-d input has")
-        widths = pad_func.torch_style_widths(self.padding, x.ndim)
-        return pad_func.pad_axes(x, widths, "constant", self.value, self._name)
+        widths = torch_style_widths(self.padding, x.ndim)
+        return pad_axes(x, widths, "constant", self.value, self._name)
 
     def extend_repr(self):
         return f"padding={self.padding}, value={self.value}"
@@ -163,8 +163,8 @@ class _MirrorPadNd(Cell):
         if n > x.ndim:
             raise ValueError(f"For '{name}', padding with length {2 * n} needs an input of at "
                              f"least {n} dims, but got {x.ndim}")
-        widths = pad_func.torch_style_widths(self.padding, x.ndim)
-        return pad_func.pad_axes(x, widths, self._mode, 0, name)
+        widths = torch_style_widths(self.padding, x.ndim)
+        return pad_axes(x, widths, self._mode, 0, name)
 
     def extend_repr(self):
         return f"padding={self.padding}"

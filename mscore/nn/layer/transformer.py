@@ -7,7 +7,7 @@ mark the positions to leave out (True) and float masks are added to the scores;
 ``TransformerEncoder``/``Decoder`` build ``num_layers`` copies of a fresh layer with the given
 layer's settings (all copies start from the same values); ``Transformer`` re-initialises
 every matrix with Xavier-uniform. The attention itself is
-:func:`mscore.ops.attention_func.multi_head_attention_forward` (the backend's fused attention
+:func:`mscore.ops.attention.multi_head_attention_forward` (the backend's fused attention
 where no weights are returned).
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ from mscore.nn.layer.activation import GELU, ReLU
 from mscore.nn.layer.basic import Dense, Dropout
 from mscore.nn.layer.normalization import LayerNorm
 from mscore.ops import functional as F
-from mscore.ops.attention_func import multi_head_attention_forward
+from mscore.ops.attention import multi_head_attention_forward
+from mscore import ops
 
 
 class MultiheadAttention(Cell):
@@ -120,7 +121,6 @@ class MultiheadAttention(Cell):
 def _activation(activation):
     """MindSpore accepts the names 'relu' / 'gelu' (ops.relu / ops.gelu, the exact GELU)
     or those two functions themselves."""
-    from mscore import ops
     if not isinstance(activation, (str, Cell)) and not callable(activation):
         raise ValueError(f"The argument 'activation' must be str, callable or Cell instance, "
                          f"but get {activation}.")

@@ -11,7 +11,8 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
-from mscore.ops.loss_func import reduce_loss
+from mscore.ops.loss_embedding import reduce_loss
+from mscore.ops.operations import Cast, Mul, ReduceMean, ReduceSum
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -48,7 +49,6 @@ class LossBase(Cell):
         self.reduce = reduction != "none"
         # MindSpore's LossBase gives subclasses these primitives (plain attributes: a
         # subclass may replace them)
-        from mscore.ops.primitives import Cast, Mul, ReduceMean, ReduceSum
         self.reduce_mean = ReduceMean()
         self.reduce_sum = ReduceSum()
         self.mul = Mul()

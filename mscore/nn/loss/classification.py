@@ -9,7 +9,8 @@ from mscore.common.tensor import Tensor
 from mscore.nn.layer._checks import check_bool, check_int, check_number
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore.ops import nn_func
+from mscore import ops
+from mscore.ops.loss import _check_class_labels, _cross_entropy
 
 
 def _check_pair(cls, logits, labels):
@@ -67,8 +68,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
             if labels.shape != logits.shape[:1]:
                 raise ValueError(f"For '{cls}', 'labels' must have shape {logits.shape[:1]}, "
                                  f"got {labels.shape}")
-            F._check_class_labels(labels, logits.shape[1])  # no index is ignored here
-            return F._cross_entropy(logits, labels, None, -100, self.reduction, 0.0)
+            _check_class_labels(labels, logits.shape[1])  # no index is ignored here
+            return _cross_entropy(logits, labels, None, -100, self.reduction, 0.0)
         if labels.shape != logits.shape:
             raise ValueError(f"For '{cls}', 'labels' must have the logits' shape "
                              f"{logits.shape}, got {labels.shape}")
@@ -199,7 +200,7 @@ class BCELoss(LossBase):
         weight = self.weight
         if weight is not None and weight.dtype is not logits.dtype:
             weight = F.cast(weight, logits.dtype)
-        return nn_func.binary_cross_entropy(logits, labels, weight, self.reduction)
+        return ops.binary_cross_entropy(logits, labels, weight, self.reduction)
 
 
 class KLDivLoss(LossBase):
@@ -220,7 +221,7 @@ class KLDivLoss(LossBase):
     def construct(self, logits, labels):
         check_tensor(logits, "logits", "KLDivLoss")
         check_tensor(labels, "labels", "KLDivLoss")
-        return nn_func.kl_div(logits, labels, self.reduction)
+        return ops.kl_div(logits, labels, self.reduction)
 
 
 class FocalLoss(LossBase):

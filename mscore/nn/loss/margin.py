@@ -7,7 +7,8 @@ from __future__ import annotations
 from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_reduction, check_tensor
 from mscore.ops import functional as F
-from mscore.ops import loss_func
+from mscore import ops
+from mscore.ops.loss_embedding import _cosine, multi_margin
 
 
 class MarginRankingLoss(LossBase):
@@ -22,8 +23,8 @@ class MarginRankingLoss(LossBase):
         self.margin = margin
 
     def construct(self, input1, input2, target):
-        return loss_func.margin_ranking_loss(input1, input2, target, self.margin,
-                                             self.reduction)
+        return ops.margin_ranking_loss(input1, input2, target, self.margin,
+                                       self.reduction)
 
 
 class SoftMarginLoss(LossBase):
@@ -34,7 +35,7 @@ class SoftMarginLoss(LossBase):
         self.reduction = reduction
 
     def construct(self, logits, labels):
-        return loss_func.soft_margin_loss(logits, labels, self.reduction)
+        return ops.soft_margin_loss(logits, labels, self.reduction)
 
 
 class MultiMarginLoss(LossBase):
@@ -62,7 +63,7 @@ class MultiMarginLoss(LossBase):
     def construct(self, x, target, weight=None):
         if self.weight is not None:
             weight = self.weight
-        return loss_func.multi_margin(x, target, self.p, self.margin, weight, self.reduction)
+        return multi_margin(x, target, self.p, self.margin, weight, self.reduction)
 
 
 class MultilabelMarginLoss(LossBase):
@@ -74,7 +75,7 @@ class MultilabelMarginLoss(LossBase):
         self.reduction = check_reduction(reduction, "MultilabelMarginLoss")
 
     def construct(self, x, target):
-        return loss_func.multilabel_margin_loss(x, target, self.reduction)
+        return ops.multilabel_margin_loss(x, target, self.reduction)
 
 
 class MultiLabelSoftMarginLoss(LossBase):
@@ -86,7 +87,7 @@ class MultiLabelSoftMarginLoss(LossBase):
         self.weight = weight
 
     def construct(self, x, target):
-        return loss_func.multilabel_soft_margin_loss(x, target, self.weight, self.reduction)
+        return ops.multilabel_soft_margin_loss(x, target, self.weight, self.reduction)
 
 
 class HingeEmbeddingLoss(LossBase):
@@ -108,7 +109,7 @@ class HingeEmbeddingLoss(LossBase):
         self.reduction = reduction
 
     def construct(self, logits, labels):
-        return loss_func.hinge_embedding_loss(logits, labels, self.margin, self.reduction)
+        return ops.hinge_embedding_loss(logits, labels, self.margin, self.reduction)
 
 
 class CosineEmbeddingLoss(LossBase):
@@ -138,7 +139,7 @@ class CosineEmbeddingLoss(LossBase):
             raise TypeError(f"For '{cls}', 'logits_x1' and 'logits_x2' must have the same "
                             f"shape and dtype, but got {logits_x1.shape} {logits_x1.dtype} "
                             f"and {logits_x2.shape} {logits_x2.dtype}.")
-        cosine = loss_func._cosine(logits_x1, logits_x2)
+        cosine = _cosine(logits_x1, logits_x2)
         zeros = F.zeros_like(cosine)
         pos = F.where(F.equal(labels, 1), F.sub(1.0, cosine), zeros)
         neg = F.where(F.equal(labels, -1), F.relu(F.sub(cosine, self.margin)), zeros)
@@ -162,8 +163,8 @@ class TripletMarginLoss(LossBase):
     def construct(self, x, positive, negative, margin=1.0):
         if self.margin != 1.0:
             margin = self.margin
-        return loss_func.triplet_margin_loss(x, positive, negative, margin, self.p, self.eps,
-                                             self.swap, self.reduction)
+        return ops.triplet_margin_loss(x, positive, negative, margin, self.p, self.eps,
+                                       self.swap, self.reduction)
 
 
 def _pairwise_l2(x, y):

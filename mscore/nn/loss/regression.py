@@ -10,7 +10,8 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore.ops import loss_func, nn_func
+from mscore import ops
+from mscore.nn.layer.activation import get_activation
 
 
 class HuberLoss(LossBase):
@@ -23,7 +24,7 @@ class HuberLoss(LossBase):
         self.delta = delta
 
     def construct(self, logits, labels):
-        return loss_func.huber_loss(logits, labels, self.reduction, self.delta)
+        return ops.huber_loss(logits, labels, self.reduction, self.delta)
 
 
 class SmoothL1Loss(LossBase):
@@ -51,7 +52,7 @@ class SmoothL1Loss(LossBase):
         if not self.beta > 0:   # MindSpore's kernel refuses it when it runs
             raise RuntimeError(f"For '{cls}', the values for beta should greater than 0, but "
                                f"got {self.beta}.")
-        return nn_func.smooth_l1_loss(logits, labels, self.beta, self.reduction)
+        return ops.smooth_l1_loss(logits, labels, self.beta, self.reduction)
 
 
 class GaussianNLLLoss(LossBase):
@@ -81,8 +82,8 @@ class GaussianNLLLoss(LossBase):
         check_tensor(logits, "logits", cls)
         check_tensor(labels, "labels", cls)
         check_tensor(var, "var", cls)
-        return loss_func.gaussian_nll_loss(logits, labels, var, self.full, self.eps,
-                                           self.reduction)
+        return ops.gaussian_nll_loss(logits, labels, var, self.full, self.eps,
+                                     self.reduction)
 
 
 class PoissonNLLLoss(LossBase):
@@ -180,7 +181,6 @@ class MultiClassDiceLoss(LossBase):
             if activation not in _DICE_ACTIVATIONS:
                 raise ValueError(f"For '{cls}', the 'activation' must be in "
                                  f"{list(_DICE_ACTIVATIONS)}, but got {activation}.")
-            from mscore.nn.layer.activation import get_activation
             activation = get_activation(activation)
         if activation is not None and not isinstance(activation, Cell):
             raise TypeError(f"For '{cls}', the 'activation' must be str or Cell, but got "

@@ -10,7 +10,8 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore.ops.ctc_func import ctc_loss
+from mscore.ops.ctc import ctc_loss
+from mscore import context
 
 
 class CTCLoss(LossBase):
@@ -151,7 +152,6 @@ class SampledSoftmaxLoss(LossBase):
         ``remove_accidental_hits``) and the expected counts ``1 - (1 - 1/num_classes)^tries``
         (``num_sampled / num_classes`` without removal), as MindSpore's sampler gives."""
         if self._rng is None:
-            from mscore import context
             base = self.seed or context.get_seed()
             self._rng = np.random.default_rng(base)
         true = set(np.asarray(flat_labels.asnumpy()).reshape(-1).tolist()) \

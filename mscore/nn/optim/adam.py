@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.common import dtype as mdt
-from mscore.common import graph
+from mscore._state import in_compiled
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -24,7 +24,7 @@ def _adam_step(opt, moments1, moments2, grads, lrs, decays, nesterov):
     for i, (p, lr, wd) in enumerate(zip(params, lrs, decays)):
         groups.setdefault((id(lr), id(wd)), (lr, wd, []))[2].append(i)
     for lr, wd, idx in groups.values():
-        inplace = not graph.in_compiled() and solely_owned(
+        inplace = not in_compiled() and solely_owned(
             *(params[i] for i in idx), *(moments1[i] for i in idx),
             *(moments2[i] for i in idx))
         new_p, new_m, new_v = adam_update(

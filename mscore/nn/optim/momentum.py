@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.common import graph
+from mscore._state import in_compiled
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
@@ -29,7 +29,7 @@ def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
     for i, (p, lr) in enumerate(zip(params, lrs)):
         groups.setdefault(id(lr), (lr, p.dtype, []))[2].append(i)
     for lr, dt, idx in groups.values():
-        inplace = not graph.in_compiled() and solely_owned(*(params[i] for i in idx),
+        inplace = not in_compiled() and solely_owned(*(params[i] for i in idx),
                                                            *(moments[i] for i in idx))
         new_p, new_v = momentum_update([params[i]._data for i in idx],
                                        [moments[i]._data for i in idx],

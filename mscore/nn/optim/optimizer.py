@@ -474,7 +474,7 @@ class Optimizer(Cell):
         ``map_``/``map_reverse``, ``hyper_map``/``hyper_map_reverse``, ``reciprocal_scale``,
         ``param_length`` and ``dynamic_decay_flags``."""
         from mscore.ops.composite import HyperMap, Map
-        from mscore.ops.prim_nn import AssignAdd
+        from mscore.ops.operations import AssignAdd
         self.assignadd = AssignAdd()
         self.global_step_increase_tensor = Tensor(np.ones((1,), np.int32))
         self.map_ = Map()

@@ -7,6 +7,7 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.grad_reducer import train_cell_reducer
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 
@@ -108,7 +109,6 @@ class TrainOneStepCell(Cell):
         self.weights = tuple(params)
         self.reducer_flag = False
         self.grad_reducer = _identity
-        from mscore.nn.wrap.grad_reducer import train_cell_reducer
         reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
         if reducer is not None:
             self.reducer_flag = True
@@ -140,7 +140,7 @@ _GRAD_CELLS = ("ForwardValueAndGrad", "WithGradCell", "GradAccumulationCell", "P
 
 
 def __getattr__(name):
-    # MindSpore defines these in cell_wrapper too; they live in grad_cells (no import cycle).
+    # MindSpore's path for these; they live in grad_cells, which imports this module.
     if name in _GRAD_CELLS:
         from mscore.nn.wrap import grad_cells
         return getattr(grad_cells, name)

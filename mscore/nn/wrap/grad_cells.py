@@ -7,6 +7,7 @@ import types
 
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.cell_wrapper import WithLossCell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 
@@ -78,7 +79,6 @@ class WithGradCell(Cell):
 
     def __init__(self, network, loss_fn=None, sens=None):
         super().__init__(auto_prefix=False)
-        from mscore.nn.wrap.cell_wrapper import WithLossCell
         self.network = network
         self.loss_fn = loss_fn
         self.weights = ParameterTuple(network.trainable_params())

@@ -7,20 +7,140 @@ scale, skips the optimizer step on overflow, and returns ``(loss, overflow, scal
 ``scale`` is the value this step used. In DATA_PARALLEL mode the unscaled gradients are
 all-reduced before the check, and the overflow flag is agreed across ranks, so every rank
 skips the same steps.
+
+:class:`DynamicLossScaleRule` is the one dynamic loss-scale rule: the update cell here, the
+amp managers and scalers, and boost's loss-scaled cells all apply it.
 """
 from __future__ import annotations
 
+import math
 import numbers
+import operator
 
 from mscore import context, dispatch
 from mscore.common import dtype as mdt
-from mscore.common import graph
+from mscore._state import in_compiled
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.grad_reducer import agree_overflow, train_cell_reducer
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.ops.multi_tensor import divide_all, unscale_and_check
+
+
+def _tensor_leaves(inputs):
+    if isinstance(inputs, Tensor):
+        return [inputs]
+    if isinstance(inputs, (list, tuple)):
+        out = []
+        for x in inputs:
+            out.extend(_tensor_leaves(x))
+        return out
+    raise TypeError(f"inputs: expected Tensors or (nested) tuples/lists of Tensors, got "
+                    f"{type(inputs).__name__}")
+
+
+def all_finite(inputs, status=None):
+    """A bool Tensor: True when no Tensor in ``inputs`` holds inf or nan.
+
+    Eagerly this is the backend's fused check with one host synchronisation; inside a
+    compiled program it is a device-side reduction, so the step stays one program.
+    """
+    leaves = _tensor_leaves(inputs)
+    if not leaves:
+        return Tensor(True)
+    if in_compiled():
+        ok = None
+        for t in leaves:
+            part = dispatch.call("all", dispatch.call("isfinite", t._data), axis=None,
+                                 keepdims=False)
+            ok = part if ok is None else dispatch.call("logical_and", ok, part)
+        return Tensor._wrap(ok)
+    return Tensor(bool(dispatch.backend().all_finite([t._data for t in leaves])))
+
+
+MAX_CONSECUTIVE_OVERFLOWS = 1000
+"""How many overflowing steps in a row the loss-scaled training tolerates (MindSpore's
+``DynamicLossScaleManager.bad_step_max``)."""
+
+
+class _HostOps:
+    """The operations of :meth:`DynamicLossScaleRule.update` on Python numbers (the managers
+    keep their state on the host)."""
+
+    where = staticmethod(lambda condition, a, b: a if condition else b)
+    maximum = staticmethod(max)
+    add = staticmethod(operator.add)
+    sub = staticmethod(operator.sub)
+    mul = staticmethod(operator.mul)
+    div = staticmethod(operator.truediv)
+    greater_equal = staticmethod(operator.ge)
+    logical_and = staticmethod(lambda a, b: bool(a and b))
+    logical_or = staticmethod(lambda a, b: bool(a or b))
+    logical_not = staticmethod(operator.not_)
+    isfinite = staticmethod(math.isfinite)
+
+
+HOST_OPS = _HostOps()
+"""The rule's operations on Python numbers; :mod:`mscore.ops.functional` holds the same names
+for Tensors (device-side selects: the rule runs inside a compiled step unchanged)."""
+
+
+class DynamicLossScaleRule:
+    """MindSpore's dynamic loss-scale rule, for a ``scale_factor`` (> 1) and a
+    ``scale_window`` (a positive int).
+
+    Iterations count from 1. An overflowing iteration sets ``scale = max(scale / factor, 1)``;
+    an iteration without overflow that comes ``scale_window`` or more iterations after the
+    last overflow (or increase) sets ``scale = scale * factor``. Either event makes it the
+    new "last" iteration. With ``keep_finite`` (MindSpore's ``DynamicLossScaler``) the
+    increase happens only when the product is finite; without it (MindSpore's update cell
+    and manager) the scale may grow to inf, and the next step's overflow brings it back.
+    :meth:`update` is the formula, written once over an operations namespace
+    (:data:`HOST_OPS` or :mod:`mscore.ops.functional`).
+    """
+
+    def __init__(self, scale_factor, scale_window, keep_finite=False):
+        if isinstance(scale_factor, bool) or not isinstance(scale_factor, numbers.Real):
+            raise TypeError(f"scale_factor: expected a number, got "
+                            f"{type(scale_factor).__name__}")
+        if not scale_factor > 1:
+            raise ValueError(f"scale_factor: must be > 1, got {scale_factor}")
+        if isinstance(scale_window, bool) or not isinstance(scale_window, int):
+            raise TypeError(f"scale_window: expected an int, got {type(scale_window).__name__}")
+        if scale_window <= 0:
+            raise ValueError(f"scale_window: must be a positive int, got {scale_window}")
+        self.scale_factor = scale_factor
+        self.scale_window = scale_window
+        self.keep_finite = keep_finite
+
+    def update(self, ops, scale, iteration, last_change, overflow):
+        """One iteration of the rule: ``(new scale, new last change, next iteration)``.
+
+        ``iteration`` is this iteration's number (from 1), ``last_change`` the iteration of
+        the last overflow or increase (0 before any), ``overflow`` whether this iteration's
+        gradients overflowed; ``ops`` computes with them (:data:`HOST_OPS` for Python
+        numbers, :mod:`mscore.ops.functional` for Tensors)."""
+        factor = float(self.scale_factor)
+        on_overflow = ops.where(overflow, ops.maximum(ops.div(scale, factor), 1.0), scale)
+        due = ops.greater_equal(ops.sub(iteration, last_change), self.scale_window)
+        last = ops.where(ops.logical_or(overflow, due), iteration, last_change)
+        grown = ops.mul(on_overflow, factor)
+        grow = ops.logical_and(due, ops.logical_not(overflow))
+        if self.keep_finite:
+            grow = ops.logical_and(grow, ops.isfinite(grown))
+        return ops.where(grow, grown, on_overflow), last, ops.add(iteration, 1)
+
+
+def check_overflow_streak(streak, scale, where, limit=MAX_CONSECUTIVE_OVERFLOWS):
+    """RuntimeError once ``streak`` overflowing steps in a row reach ``limit``: the scale is
+    at its floor and the gradients still overflow, so training cannot recover."""
+    if streak >= limit:
+        raise RuntimeError(
+            f"{where}: {streak} consecutive steps overflowed (loss scale now {scale:g}); the "
+            f"gradients are inf/nan even at the smallest scale — check the loss and the "
+            f"learning rate")
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -46,20 +166,15 @@ class FixedLossScaleUpdateCell(Cell):
 class DynamicLossScaleUpdateCell(Cell):
     """``DynamicLossScaleUpdateCell(loss_scale_value, scale_factor, scale_window)``.
 
-    ``cell(loss_scale, overflow)`` updates the ``loss_scale`` Parameter with the
-    DynamicLossScaleManager rule (iterations from 1; divide on overflow, not below 1; multiply
-    when ``scale_window`` iterations passed since the last overflow or increase) using
-    device-side selects, and returns ``overflow``.
+    ``cell(loss_scale, overflow)`` updates the ``loss_scale`` Parameter with
+    :class:`DynamicLossScaleRule` using device-side selects, and returns ``overflow``.
     """
 
     def __init__(self, loss_scale_value, scale_factor, scale_window):
         super().__init__(auto_prefix=False)
         if loss_scale_value < 1:
             raise ValueError(f"loss_scale_value: must be >= 1, got {loss_scale_value}")
-        if not scale_factor > 1:
-            raise ValueError(f"scale_factor: must be > 1, got {scale_factor}")
-        if not isinstance(scale_window, int) or scale_window <= 0:
-            raise ValueError(f"scale_window: must be a positive int, got {scale_window!r}")
+        self.rule = DynamicLossScaleRule(scale_factor, scale_window)
         self.loss_scale_value = float(loss_scale_value)
         self.scale_factor = float(scale_factor)
         self.scale_window = scale_window
@@ -77,15 +192,10 @@ class DynamicLossScaleUpdateCell(Cell):
     def construct(self, loss_scale, overflow):
         cur = self.current_iterator_step
         last = self.last_overflow_iterator_step
-        on_overflow = F.where(overflow, F.maximum(F.div(loss_scale, self.scale_factor), 1.0),
-                              loss_scale)
-        should_grow = F.greater_equal(F.sub(cur, last), self.scale_window)
-        reset_last = F.logical_or(overflow, should_grow)
-        last.assign_value(F.where(reset_last, cur, last))
-        grow = F.logical_and(should_grow, F.logical_not(overflow))
-        loss_scale.assign_value(F.where(grow, F.mul(on_overflow, self.scale_factor),
-                                        on_overflow))
-        cur.assign_value(F.add(cur, 1))
+        new_scale, new_last, new_cur = self.rule.update(F, loss_scale, cur, last, overflow)
+        last.assign_value(new_last)
+        loss_scale.assign_value(new_scale)
+        cur.assign_value(new_cur)
         return overflow
 
 
@@ -95,7 +205,7 @@ class TrainOneStepWithLossScaleCell(Cell):
     ``scale_sense`` is an update Cell (from ``LossScaleManager.get_update_cell()``) or a
     Tensor of shape () or (1,) holding a fixed scale (change it with ``set_sense_scale``).
     After ``max_consecutive_overflows`` overflowing steps in a row a RuntimeError says the
-    scale cannot recover (MindSpore's limit is 1000). The streak is counted on the device; it
+    scale cannot recover (:func:`check_overflow_streak`). The streak is counted on the device; it
     is read back every step in PYNATIVE mode (where the step already synchronised to decide
     the update) and every ``GRAPH_CHECK_INTERVAL`` steps in GRAPH_MODE, so a compiled step
     does not wait for the device.
@@ -103,7 +213,8 @@ class TrainOneStepWithLossScaleCell(Cell):
 
     GRAPH_CHECK_INTERVAL = 100
 
-    def __init__(self, network, optimizer, scale_sense, max_consecutive_overflows=1000):
+    def __init__(self, network, optimizer, scale_sense,
+                 max_consecutive_overflows=MAX_CONSECUTIVE_OVERFLOWS):
         super().__init__(auto_prefix=False)
         if not isinstance(network, Cell):
             raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
@@ -134,7 +245,6 @@ class TrainOneStepWithLossScaleCell(Cell):
         self._host_streak = 0   # PYNATIVE mirror of overflow_streak (None: read the device)
         self._grad_fn = value_and_grad(self._scaled_loss, None, list(self.weights),
                                        has_aux=True)
-        from mscore.nn.wrap.grad_reducer import train_cell_reducer
         reducer = train_cell_reducer(self.weights)   # DATA_PARALLEL: all-reduce the grads
         self.reducer_flag = reducer is not None
         self.grad_reducer = reducer if reducer is not None else (lambda grads: grads)
@@ -171,15 +281,13 @@ class TrainOneStepWithLossScaleCell(Cell):
         (None: the program does not wait for it). In DATA_PARALLEL mode the unscaled
         gradients are all-reduced before the check and the flag is agreed across ranks."""
         raw = [g._data for g in grads]
-        if graph.in_compiled() or self.reducer_flag:
-            from mscore.amp.loss_scale import all_finite
+        if in_compiled() or self.reducer_flag:
             grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
             grads = self.grad_reducer(grads)
             overflow = F.logical_not(all_finite(grads))
             if self.reducer_flag:  # every rank skips when any rank overflowed
-                from mscore.nn.wrap.grad_reducer import agree_overflow
                 overflow = agree_overflow(overflow)
-            return grads, overflow, None if graph.in_compiled() else bool(overflow)
+            return grads, overflow, None if in_compiled() else bool(overflow)
         raw, finite = unscale_and_check(raw, scale._data)
         return tuple(Tensor._wrap(g) for g in raw), Tensor(not finite), not finite
 
@@ -194,7 +302,7 @@ class TrainOneStepWithLossScaleCell(Cell):
             streak.assign_value(Tensor(self._host_streak, mdt.int32))
 
     def _apply_unless(self, overflow, grads, host_overflow=None):
-        if not graph.in_compiled():
+        if not in_compiled():
             if not host_overflow:
                 self.optimizer(grads)
             return
@@ -228,7 +336,6 @@ class TrainOneStepWithLossScaleCell(Cell):
 
     def _check_streak(self, streak):
         if streak >= self.max_consecutive_overflows:
-            raise RuntimeError(
-                f"TrainOneStepWithLossScaleCell: {streak} consecutive steps overflowed (loss "
-                f"scale now {float(self.scale_sense.asnumpy()):g}); the gradients are inf/nan "
-                f"even at the smallest scale — check the loss and the learning rate")
+            check_overflow_streak(streak, float(self.scale_sense.asnumpy()),
+                                  "TrainOneStepWithLossScaleCell",
+                                  self.max_consecutive_overflows)

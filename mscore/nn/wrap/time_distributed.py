@@ -5,6 +5,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.array_func import unbind
+from mscore.ops.primitives import Primitive
 
 
 def _check_int(value, name):
@@ -24,7 +25,6 @@ class TimeDistributed(Cell):
     """
 
     def __init__(self, layer, time_axis, reshape_with_axis=None):
-        from mscore.ops.primitives import Primitive
         if not isinstance(layer, (Cell, Primitive)):
             raise TypeError(f"For 'TimeDistributed', the 'layer' must be Cell or Primitive "
                             f"instance, but got type: {type(layer).__name__}.")

@@ -74,7 +74,21 @@ def _make_directory(path):
     return path
 
 
+#: The longest ``prefix`` (in UTF-8 bytes): ``-{epoch}_{step}_breakpoint.ckpt`` and a
+#: ``_N`` renaming must still fit the 255-byte file-name limit of common file systems.
+MAX_PREFIX_BYTES = 200
+
+
 def _check_prefix(prefix, from_callable=False):
+    if isinstance(prefix, str) and "\0" in prefix:
+        raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file "
+                         f"name must not contain a NUL character, but got {prefix!r}.")
+    if isinstance(prefix, str) and len(prefix.encode("utf-8", "surrogatepass")) > \
+            MAX_PREFIX_BYTES:
+        raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file "
+                         f"name is {len(prefix.encode('utf-8', 'surrogatepass'))} bytes long; "
+                         f"at most {MAX_PREFIX_BYTES} leave room for '-EPOCH_STEP.ckpt' "
+                         f"within the 255-byte file-name limit, but got {prefix[:40]!r}...")
     if isinstance(prefix, str) and "/" not in prefix and os.sep not in prefix:
         return prefix
     if from_callable:

@@ -242,7 +242,7 @@ class _Converter:
 def convert(network, config):
     """Rewrite ``network`` (in place where possible); returns the quantization-aware
     network (a new block only when ``network`` itself is a bare ``Conv2d``/``Dense``)."""
-    from mscore.common import graph
+    from mscore.compile import graph
     if not isinstance(network, Cell):
         raise TypeError(f"For '{_CLS}', 'network' must be a Cell, got "
                         f"{type(network).__name__}")

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mscore import context as _context
+from mscore._state import process as _process
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.layer.activation import ReLU
@@ -90,12 +91,12 @@ class QuantOnnxGraph(_OnnxGraph):
     @contextlib.contextmanager
     def unrecorded(self):
         """Run ops on the real backend, outside the trace."""
-        recorder = _context._active
-        _context._active = self.real
+        recorder = _process.backend
+        _process.backend = self.real
         try:
             yield
         finally:
-            _context._active = recorder
+            _process.backend = recorder
 
     def numpy(self, native):
         return np.asarray(self.real.to_numpy(native))

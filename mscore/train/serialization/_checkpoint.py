@@ -58,6 +58,7 @@ from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore.train.serialization import _crypto
 from mscore.train.serialization._args import _check_bool, _check_flag
+from mscore.train.serialization._reading import read_bounded
 from mscore.train.serialization._into_net import load_param_into_net
 from mscore.train.serialization._atomic import atomic_write
 
@@ -441,7 +442,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     ``async_save`` is a bool or MindSpore's ``"thread"`` / ``"process"`` (both write in a
     background thread here). ``enc_key`` (bytes: 16, 24 or 32 for AES, 16 for SM4) encrypts
     a ``.ckpt`` file with ``enc_mode`` ``"AES-GCM"``, ``"AES-CBC"`` or ``"SM4-CBC"`` in
-    MindSpore's layout (:mod:`._crypto`); it excludes ``crc_check``. Of MindSpore's keyword
+    MindSpore's layout (:mod:`._crypto`), with mscore's integrity check inside (a keyed MAC
+    that MindSpore's reader skips); it excludes ``crc_check``. Of MindSpore's keyword
     arguments, ``incremental`` (False), ``global_step_num`` (None) and
     ``remove_redundancy`` (None/False) are accepted at those values. See the module
     docstring for the format, the CRC footer, atomicity and ``async_save``.
@@ -465,7 +467,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         _crypto.check_key_and_mode(enc_key, enc_mode, "enc_key", "enc_mode", "save_checkpoint")
         if crc_check:
             raise ValueError("For 'save_checkpoint', 'enc_key' and 'crc_check' cannot be used "
-                             "together (an encrypted file is authenticated by its cipher)")
+                             "together (an encrypted file always carries mscore's integrity "
+                             "check instead)")
     entries = _entries_from(save_obj, choice_func) + _append_entries(append_dict)
     if not entries:
         raise ValueError("save_obj: there is nothing to save (no parameters and no "
@@ -531,6 +534,9 @@ def _decode_tensor(path, tag, tensor_type, dims, content):
     if any(d < 0 for d in dims):
         raise _bad_file(path, f"entry {tag!r} has negative dims {dims}")
     size = dtype.itemsize
+    if math.prod(max(d, 1) for d in dims) * size > sys.maxsize:
+        raise _bad_file(path, f"entry {tag!r} has dims {dims}, a shape no array can have "
+                              f"(over {sys.maxsize} bytes)")
     if dims == [0]:  # MindSpore's 0-d tensor; an empty 1-d tensor has no bytes
         if len(content) == 0:
             return np.zeros((0,), dtype.np_dtype)
@@ -685,17 +691,22 @@ def _selector(specify, filtered, choice_func):
     return chosen
 
 
-def _decrypted(path, data, dec_key, dec_mode):
+def _decrypted(path, data, dec_key, dec_mode, crc_check):
     """The plain bytes of a .ckpt file (decrypted with ``dec_key``), or a ValueError naming
     the file: an encrypted file without a key, a plain file with one, a wrong key or mode,
-    a tampered or truncated file."""
+    a tampered or truncated file. With ``dec_key``, ``crc_check=True`` requires mscore's
+    integrity check (:mod:`._crypto`), which a file encrypted by MindSpore does not carry."""
     found = _crypto.cipher_mode(data)
     if dec_key is None:
         if found is not None:
             raise _bad_file(path, f"it is encrypted ({found}); pass dec_key (and "
                                   f"dec_mode={found!r})")
         return data
-    return _crypto.decrypt(data, dec_key, dec_mode, lambda why: _bad_file(path, why))
+
+    def warn_unchecked(why):
+        warnings.warn(f"load_checkpoint: {path!r}: {why}", UserWarning, stacklevel=6)
+    return _crypto.decrypt(data, dec_key, dec_mode, lambda why: _bad_file(path, why),
+                           require_mac=crc_check, warn_unchecked=warn_unchecked)
 
 
 def _check_backend_dtype(path, name, dtype):
@@ -717,7 +728,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     ``filter_prefix`` are loaded (each a str or a list/tuple of str); without either,
     ``choice_func(name)`` chooses (as in MindSpore, it is ignored when a prefix is given).
     A ``.ckpt`` written with ``enc_key`` loads with ``dec_key`` and ``dec_mode`` (MindSpore's
-    encrypted layout, :mod:`._crypto`). With ``net`` the parameters are also loaded into it
+    encrypted layout, :mod:`._crypto`): mscore's integrity check is verified when the file
+    carries it (every file mscore encrypts), and ``crc_check=True`` requires it; a CBC file
+    without it (written by MindSpore) loads with a warning. With ``net`` the parameters are also loaded into it
     with :func:`load_param_into_net` (``strict_load`` applies). ``remove_redundancy`` only
     matters for model-parallel files and is accepted. The Parameters hold arrays of the
     active backend, whichever backend wrote the file. A missing, empty, truncated or
@@ -752,13 +765,14 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     _wait_async_saves()
     if not os.path.isfile(path):
         raise ValueError(f"ckpt_file_name: the checkpoint file {path!r} does not exist")
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_bounded(path, "load_checkpoint")
     if not data:
         raise _bad_file(path, "the file is empty")
     reader = _read_ckpt if fmt == "ckpt" else _read_safetensors
     if fmt == "ckpt":
-        data = _decrypted(path, data, dec_key, dec_mode)
+        data = _decrypted(path, data, dec_key, dec_mode, crc_check)
+        if dec_key is not None:  # the integrity check was the MAC, not a CRC footer
+            crc_check = False
     try:
         entries = reader(path, data, crc_check)
     except ValueError as exc:

@@ -297,7 +297,11 @@ def build_mindir_model(net, *inputs):
     graph_name = f"{type(net).__name__}_construct"
     graph = MindIRGraph(real, params, graph_name, _CONVERTERS)
     specs = []
+    taken = {p.name for p in params}
     for name, x in zip(_input_names(net, len(inputs)), inputs):
+        while name in taken:  # a Parameter's value has this name: the input takes another
+            name += "_input"
+        taken.add(name)
         handle = f"{graph_name}:{name}"
         check_data_type(x.dtype, f"input {name!r}")
         graph.add_input(x, handle)

@@ -14,7 +14,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from mscore.nn.graph.func_graph import FuncGraph, Node
+from mscore.nn.graph.func_graph import (MAX_ELEMENTS_ENV, FuncGraph, Node, max_elements,
+                                        shape_elements)
 from mscore.nn.graph.mindir_types import DTYPE_OF_DATA_TYPE
 from mscore.nn.graph.primitives import MONAD, PRIMITIVES
 from mscore.train.proto import mind_ir_pb2 as pb
@@ -108,8 +109,22 @@ def _attributes(attributes, owner):
 
 def _primitives(model):
     """``{primitive name: (op type, attributes)}`` of ``ModelProto.primitives``."""
-    return {prim.name: (prim.op_type, _attributes(prim.attribute, f"primitive {prim.name!r}"))
-            for prim in model.primitives}
+    table = {}
+    for prim in model.primitives:
+        if prim.name in table:
+            raise _BadFile(f"the primitive name {prim.name!r} is used twice (nodes referring "
+                           f"to it are ambiguous)")
+        table[prim.name] = (prim.op_type, _attributes(prim.attribute, f"primitive {prim.name!r}"))
+    return table
+
+
+def _unique(names, what):
+    """Raise _BadFile naming the first of ``names`` that appears twice."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise _BadFile(f"the {what} {name!r} is used twice")
+        seen.add(name)
 
 
 def _node_op(node, primitives, functions):
@@ -165,22 +180,43 @@ def _value_info(info, what):
     return tuple(int(d) for d in tensor.dims), dtype
 
 
+def _check_shape_size(value, node_name):
+    """A constant shape with more elements than :func:`max_elements` allows is refused at
+    load: a file of a few bytes could ask for terabytes when it runs."""
+    elements = shape_elements(value)
+    if elements is not None and elements > max_elements():
+        raise _BadFile(f"constant node {node_name!r} holds the shape {value}, "
+                       f"{elements} elements, over the bound of {max_elements()} (set "
+                       f"{MAX_ELEMENTS_ENV} to allow more)")
+
+
 def _graph(model, file_name):
     """The FuncGraph of a parsed ModelProto."""
     graph = model.graph
     if not model.producer_name or not graph.output:
         raise _BadFile("it has no producer or no graph output (is it a MindIR file?)")
+    if model.HasField("little_endian") and not model.little_endian:
+        raise _BadFile("it declares little_endian=False; mscore reads little-endian tensor "
+                       "data only (as MindSpore writes it)")
     primitives = _primitives(model)
     functions = {f.name for f in model.functions}
     inputs = []
     for info in graph.input:
         shape, dtype = _value_info(info, f"graph input {info.name!r}")
         inputs.append((info.name, shape, dtype))
+    _unique([name for name, _, _ in inputs], "graph input name")
+    input_names = {name for name, _, _ in inputs}
     parameters = OrderedDict()
     for tensor in graph.parameter:
         name = tensor.ref_key or tensor.name.rsplit(":", 1)[-1]
+        if tensor.name in input_names:
+            raise _BadFile(f"the parameter {name!r} has the value name {tensor.name!r} of a "
+                           f"graph input")
+        if tensor.name in parameters:
+            raise _BadFile(f"the parameter value name {tensor.name!r} is used twice")
         parameters[tensor.name] = (name, _tensor_value(tensor, f"parameter {name!r}"))
-    defined = {name for name, _, _ in inputs} | set(parameters)
+    _unique([name for name, _ in parameters.values()], "parameter name (ref_key)")
+    defined = input_names | set(parameters)
     constants, nodes = {}, []
     seen = set(defined)
     for node in graph.node:
@@ -195,6 +231,7 @@ def _graph(model, file_name):
             if len(values) != 1:
                 raise _BadFile(f"constant {name!r} has no value")
             constants[name] = _attribute_value(values[0], f"constant {name!r}")
+            _check_shape_size(constants[name], name)
             continue
         op, attrs = _node_op(node, primitives, functions)
         if op not in PRIMITIVES:

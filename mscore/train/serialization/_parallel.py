@@ -22,6 +22,7 @@ import numpy as np
 
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.train.serialization._reading import read_bounded
 
 
 class MissingLayoutError(KeyError, ValueError):
@@ -48,8 +49,7 @@ def build_searched_strategy(strategy_filename):
                         f"{type(strategy_filename).__name__}")
     if not os.path.isfile(strategy_filename):
         raise ValueError(f"strategy_filename: no such strategy file: {strategy_filename!r}")
-    with open(strategy_filename, "rb") as f:
-        data = f.read()
+    data = read_bounded(strategy_filename, "build_searched_strategy")
     if not data:
         raise ValueError(f"strategy_filename: the strategy file {strategy_filename!r} is empty")
     msg = node_strategy_pb2.ParallelStrategyMap()
@@ -59,6 +59,7 @@ def build_searched_strategy(strategy_filename):
         for item in msg.parallel_layout_item:
             if not isinstance(item.param_name, str):  # protobuf gives bytes if not UTF-8
                 raise ValueError("a param_name is not valid UTF-8 text")
+            _check_tensor_map(item.param_name, item.parallel_layouts)
             strategy[item.param_name] = item.parallel_layouts
     except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
         raise ValueError(f"build_searched_strategy: {strategy_filename!r} is not a valid "
@@ -67,6 +68,16 @@ def build_searched_strategy(strategy_filename):
         raise ValueError(f"build_searched_strategy: the strategy file {strategy_filename!r} "
                          f"has no sliced parameter")
     return strategy
+
+
+def _check_tensor_map(name, layout):
+    """A tensor_map may cut two tensor axes along one device axis only if it is -1 (whole):
+    a repeated entry describes no layout (the slices would not tile the tensor)."""
+    for tensor_map in layout.tensor_map:
+        cut = [int(d) for d in tensor_map.dim if int(d) != -1]
+        if len(cut) != len(set(cut)):
+            raise ValueError(f"the tensor_map {[int(d) for d in tensor_map.dim]} of {name!r} "
+                             f"cuts two axes along one device axis")
 
 
 def _layout_fields(layout, name):
@@ -79,6 +90,10 @@ def _layout_fields(layout, name):
     except (AttributeError, IndexError, TypeError, ValueError) as exc:
         raise ValueError(f"merge_sliced_parameter: the layout of {name!r} in strategy is "
                          f"incomplete or malformed ({type(exc).__name__}: {exc})") from None
+    try:
+        _check_tensor_map(name, layout)
+    except ValueError as exc:
+        raise ValueError(f"merge_sliced_parameter: {exc}") from None
     if not dev_matrix or any(d <= 0 for d in dev_matrix):
         raise ValueError(f"merge_sliced_parameter: the dev_matrix of {name!r} must hold "
                          f"positive sizes, got {dev_matrix}")

@@ -17,6 +17,7 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
+from mscore.train.serialization._reading import read_bounded
 
 # Print files spell types as the checkpoint does ("Float32"); accept any capitalisation.
 _TYPES = {d.tensor_type.lower(): d for d in mdt.ALL_DTYPES}
@@ -97,8 +98,7 @@ def parse_print(print_file_name):
     path = os.path.realpath(print_file_name)
     if not os.path.isfile(path):
         raise ValueError(f"print_file_name: the print file {print_file_name!r} does not exist")
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_bounded(path, "parse_print", print_file_name)
     if not data:
         raise ValueError(f"parse_print: the print file {print_file_name!r} is empty; check "
                          f"the file name")

@@ -1,7 +1,7 @@
 """Tracing a network through the op layer, for the exporters (ONNX, MINDIR).
 
 While the network runs once on the example inputs, a recording stand-in replaces the active
-backend (``mscore.context._active``): every primitive call is forwarded to the real backend and
+backend (``mscore._state.process.backend``): every primitive call is forwarded to the real backend and
 recorded with its inputs, attributes and output. Values that depend on an input or a Parameter
 become graph nodes; everything else (``full`` scalars, index arrays, Tensors held by layers) is
 folded to a constant. The network runs in inference mode (``set_train(False)``) and eagerly
@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 from mscore import context as _context
+from mscore._state import process as _process
 from mscore._per_thread import state as _thread
 from mscore.common import cast_cache
 from mscore.common import dtype as mdt
@@ -283,6 +284,22 @@ def check_net_and_inputs(net, inputs):
     for i, x in enumerate(inputs):
         if not isinstance(x, Tensor):
             raise TypeError(f"inputs[{i}]: expected a Tensor, got {type(x).__name__}")
+    check_parameter_names(net)
+
+
+def check_parameter_names(net):
+    """An exported file finds a Parameter by its name: two Parameters sharing one (or an
+    empty one) would be written as one value, and the file would compute something else."""
+    owners = {}
+    for path, param in net.parameters_and_names():
+        if not param.name:
+            raise ValueError(f"export: the Parameter at {path!r} has an empty name; give it "
+                             f"one (Parameter(..., name=...))")
+        if param.name in owners:
+            raise ValueError(f"export: the Parameters at {owners[param.name]!r} and {path!r} "
+                             f"share the name {param.name!r}; an exported file could not tell "
+                             f"them apart (rename one, as save_checkpoint requires)")
+        owners[param.name] = path
 
 
 def trace(net, inputs, graph, fused=("softmax", "log_softmax")):
@@ -295,14 +312,14 @@ def trace(net, inputs, graph, fused=("softmax", "log_softmax")):
     recorder = Recorder(real, graph, fused)
     net.set_train(False)
     _context._context["mode"] = _context.PYNATIVE_MODE
-    _context._active = recorder
+    _process.backend = recorder
     was_exporting, _thread.exporting = _thread.exporting, True
     try:
         with cast_cache.scoped_copies():   # casts are recorded, not taken from eager copies
             out = net(*inputs)
     finally:
         _thread.exporting = was_exporting
-        _context._active = real
+        _process.backend = real
         _context._context["mode"] = old_mode
         for cell, training in modes:
             object.__setattr__(cell, "training", training)

@@ -7,6 +7,8 @@ reason, and selecting it raises :class:`~mscore.plugin.registry.BackendUnavailab
 """
 from __future__ import annotations
 
+import ctypes.util
+import importlib.util
 import re
 from importlib import metadata
 
@@ -62,6 +64,16 @@ def declared_dtypes(cupy_version, numpy_version):
     return tuple(dtypes)
 
 
+def check():
+    """``""`` when CuPy and a CUDA driver library are installed, else the reason, in a few
+    words (CuPy is not imported; :func:`probe` asks the driver for devices)."""
+    if importlib.util.find_spec("cupy") is None:
+        return "CuPy is not installed"
+    if ctypes.util.find_library("cuda") is None:
+        return "no CUDA driver (libcuda not found)"
+    return ""
+
+
 def probe():
     """``(available, reason, devices)`` without building the backend; never raises.
 
@@ -102,7 +114,7 @@ def make_spec():
         name="cupy", version=version, factory=_build, devices=("GPU",),
         dtypes=declared_dtypes(cupy_version, np.__version__),
         capabilities=frozenset({"collectives"}),
-        probe=probe,
+        probe=probe, check=check,
         description=(f"CuPy on CUDA devices (mscore-cupy {__version__}, "
                      f"{found[0] if found else 'no CuPy distribution'}); reference autodiff, "
                      f"im2col/GEMM convolution, fused one-sync overflow check"))

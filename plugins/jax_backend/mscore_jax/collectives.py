@@ -27,8 +27,9 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mscore.communication._failfast import collective_deadline
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
-from mscore_jax.backend import is_tracer
+from mscore_jax.core import is_tracer
 
 try:
     from jax import shard_map as _shard_map
@@ -36,6 +37,8 @@ except ImportError:  # pragma: no cover - jax < 0.7
     from jax.experimental.shard_map import shard_map as _shard_map
 
 AXIS = "mscore_dp"
+SHUTDOWN_SECONDS = 20     # the most a leaving rank waits for the others in shutdown's barrier
+HEARTBEAT_SECONDS = 20    # the most before a rank that stopped answering fails the job
 _REPLICATED = PartitionSpec()
 _ACTIVE: list = []        # the initialised JaxCollectives (one per process)
 _spmd_depth = [0]         # > 0 while a step is traced inside the job's shard_map
@@ -86,6 +89,7 @@ class JaxCollectives(Collectives):
     def __init__(self, backend):
         self._backend = backend
         self._world = None
+        self._timeout = None
         self._programs = {}
         self._make = _global_maker()
 
@@ -108,7 +112,12 @@ class JaxCollectives(Collectives):
         port = env.master_port + 1 if env.master_port_taken else env.master_port
         kwargs = {"coordinator_address": f"{_host(env.master_addr)}:{port}",
                   "num_processes": env.world_size, "process_id": env.rank,
-                  "initialization_timeout": max(int(env.timeout), 1)}
+                  "initialization_timeout": max(int(env.timeout), 1),
+                  # a rank that leaves while the others wait in a collective must not hold
+                  # the job in shutdown's barrier for jax's default 300 s, and a dead rank is
+                  # noticed by its missing heartbeats
+                  "shutdown_timeout_seconds": _bounded(env.timeout, SHUTDOWN_SECONDS),
+                  "heartbeat_timeout_seconds": _bounded(env.timeout, HEARTBEAT_SECONDS)}
         if env.master_addr in ("127.0.0.1", "localhost", "::1"):
             # a job on this machine: the coordinator listens on loopback only (jax's default
             # is every interface)
@@ -134,6 +143,7 @@ class JaxCollectives(Collectives):
                                f"{device_target} device, the job has {env.world_size}")
         mesh = Mesh(np.array([per_process[p] for p in sorted(per_process)]), (AXIS,))
         self._world = _Group(tuple(range(env.world_size)), mesh)
+        self._timeout = max(int(env.timeout), 1)
         self.engine = f"jax.distributed/{'gloo' if device_target == 'CPU' else 'nccl'}"
         _ACTIVE[:] = [self]
 
@@ -160,8 +170,12 @@ class JaxCollectives(Collectives):
         if program is None:
             program = self._programs[(key, id(g))] = jax.jit(_spmd(
                 lambda *xs: tuple(body(*xs)), g.mesh))
-        return [o.addressable_data(0) for o in
-                program(*[self._make(a, g.sharding) for a in arrays])]
+        # jax's CPU collectives wait for a hung or departed peer forever: an eager collective
+        # completes here, within the job's timeout, or ends this process naming it
+        with collective_deadline(f"{key[0]} on rank {jax.process_index()}", self._timeout):
+            outs = program(*[self._make(a, g.sharding) for a in arrays])
+            jax.block_until_ready(outs)
+        return [o.addressable_data(0) for o in outs]
 
     def _mode(self, array, group, api):
         """"eager" for a concrete array; "probe" while :meth:`compile` looks for collectives
@@ -282,14 +296,27 @@ class JaxCollectives(Collectives):
         def to_global(x):
             return make(x, sharding)
 
+        compiled = []
+
         def run(*args):
-            out = program(*jax.tree.map(to_global, args))
+            if not compiled:  # the first call compiles: no deadline on that
+                out = program(*jax.tree.map(to_global, args))
+                compiled.append(True)
+                return jax.tree.map(_local, out)
+            with collective_deadline(f"a compiled step on rank {jax.process_index()}",
+                                     self._timeout):
+                out = jax.block_until_ready(program(*jax.tree.map(to_global, args)))
             return jax.tree.map(_local, out)
         return run
 
 
 def _local(x):
     return x.addressable_data(0)
+
+
+def _bounded(timeout, most):
+    """``timeout`` seconds (the job's cluster timeout), at least 1 and at most ``most``."""
+    return max(1, min(int(timeout), most))
 
 
 def _host(addr):

@@ -20,10 +20,18 @@ def _jax_version():
         return "not installed"
 
 
+def check():
+    """``""`` when jax and jaxlib are installed, else the reason (nothing is imported)."""
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
+        return "jax/jaxlib are not installed (pip install jax)"
+    return ""
+
+
 def probe():
     """``(available, reason, devices)`` without building the backend."""
-    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
-        return False, "jax/jaxlib are not installed (pip install jax)", []
+    missing = check()
+    if missing:
+        return False, missing, []
     try:
         import jax
         devices = jax.devices()
@@ -50,6 +58,7 @@ def mscore_register_backends():
     """The ``jax`` backend: CPU and GPU, every float dtype, jax.value_and_grad, jax.jit."""
     return [BackendSpec(name="jax", version=_jax_version(), factory=build,
                         devices=("CPU", "GPU"), capabilities=CAPABILITIES, probe=probe,
+                        check=check,
                         description="JAX (jax.numpy/lax ops, jax.value_and_grad, jax.jit "
                                     "with donated buffers)")]
 

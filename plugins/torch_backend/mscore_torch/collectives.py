@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as fc
 
-from mscore.backends.numpy.collectives import join_process_group
+from mscore.plugin.process_group import join_process_group
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
 
 _EAGER_OPS = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX,

@@ -5,6 +5,7 @@ distribution's metadata, and torch is imported by :func:`probe` and :func:`build
 """
 from __future__ import annotations
 
+import importlib.util
 from importlib import metadata
 
 from mscore.plugin.backend import BackendSpec
@@ -23,6 +24,13 @@ def _torch_version():
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def check():
+    """``""`` when torch is installed, else the reason (torch is not imported)."""
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed (pip install torch)"
+    return ""
 
 
 def probe():
@@ -54,7 +62,7 @@ def mscore_register_backends():
     """The torch backend: CPU and CUDA, every mscore dtype, autograd, torch.compile."""
     return [BackendSpec(name=NAME, version=_torch_version(), factory=build,
                         devices=("CPU", "GPU"), dtypes=DTYPES, capabilities=CAPABILITIES,
-                        probe=probe,
+                        probe=probe, check=check,
                         description=f"PyTorch backend (mscore-torch {__version__})")]
 
 

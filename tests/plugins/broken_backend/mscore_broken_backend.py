@@ -13,7 +13,7 @@ It is the numpy backend with six classic bugs, each of which one kit level must 
 """
 import numpy as np
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 

@@ -15,7 +15,7 @@ Each is the numpy reference with one lie:
 import numpy as np
 from scipy import special
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 

@@ -1,4 +1,4 @@
-"""A deliberately broken mscore plugin: its ``mscore_all_finite_impl`` takes an argument the
+"""A deliberately broken mscore plugin: its ``mscore_backend_override`` takes an argument the
 hook specification does not have, so pluggy rejects the whole plugin at registration. Its
 backend ``test_bad_hook`` must therefore not appear, and nothing else may break."""
 from mscore.plugin.backend import BackendSpec
@@ -13,6 +13,6 @@ def mscore_register_backends():
 
 
 @hookimpl
-def mscore_all_finite_impl(backend_name, stream):
+def mscore_backend_override(backend_name, method, stream):
     """Wrong signature: ``stream`` is not an argument of the hook specification."""
     return None

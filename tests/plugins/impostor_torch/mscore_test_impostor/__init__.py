@@ -7,7 +7,7 @@ picks one.
 """
 import numpy as np
 
-from mscore.backends.array_module import ArrayModuleBackend
+from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 

@@ -1,0 +1,188 @@
+"""Every piece of mscore's mutable state, in one place, with :func:`reset`.
+
+Two kinds of state live here:
+
+* :data:`process`: what MindSpore keeps process-wide: the context (``set_context`` keys), the
+  active backend, the seeds (:class:`_Seeds`), the global random stream's Parameter, the
+  determinism flag, the cells holding compiled programs, the joined communication job.
+* :data:`thread`: what differs per thread, so two threads can train two models at once
+  (see :class:`_PerThread`).
+
+Modules higher up keep their settings in *sections* made here (:func:`section`): a dict
+created from the module's defaults, which :func:`reset` restores. ``mscore.parallel``'s auto
+parallel context and ``mscore.dataset.config``'s settings are sections.
+
+Settings that follow the execution context (each thread and asyncio task sees its own:
+:data:`boost_active`) are ``ContextVar`` objects defined here as well.
+
+:func:`reset` returns the process, and the calling thread, to the state mscore has right
+after import; tests call it between cases instead of patching module dicts.
+
+Not here: ``mscore.compile.graph.trace_count``, a statistic (programs traced, which the
+benches report) rather than state anything reads; it stays a global of the module whose
+traced function bumps it, because the torch plugin swaps that global around
+``torch.compile`` calls.
+"""
+from __future__ import annotations
+
+import contextvars
+import copy
+import threading
+import weakref
+
+import numpy as np
+
+GRAPH_MODE = 0
+PYNATIVE_MODE = 1
+
+
+class _PerThread(threading.local):
+    """Training state of the calling thread (``threading.local`` runs ``__init__`` in each).
+
+    * ``autocast_policy``: the op-level mixed-precision policy of the innermost open
+      :func:`mscore.amp.autocast` region, or None;
+    * ``mutation_scopes``: the open :class:`~mscore.common.parameter.MutationScope` objects,
+      outermost first (a tuple, replaced on every enter/exit);
+    * ``tracing_depth``: how many reference ``value_and_grad`` traces are open;
+    * ``compiled_depth``: how many compiled (GRAPH_MODE) programs are being traced or run;
+    * ``traced_random_stream``: while a compiled program is traced, a private Parameter
+      standing in for the global random stream, so that the trace's symbolic values never
+      pass through the process-wide stream another thread reads; None otherwise;
+    * ``cast_copies``: inside :func:`mscore.common.cast_cache.scoped_copies`, the dict of the
+      low-precision weight copies made in that scope; None otherwise;
+    * ``exporting``: True while an exporter traces a network (the program as written is
+      recorded: no execution shortcuts);
+    * ``hook_sessions``: the open :class:`mscore.autodiff.boundary.hook_session` objects,
+      innermost last.
+
+    Why ``threading.local`` and not ``contextvars``: the torch backend compiles a whole train
+    step with ``torch.compile``, whose tracer (dynamo) reads this state on every op. Dynamo
+    cannot trace ``ContextVar.get`` (it stops the graph there: one graph break per op), while
+    it traces attribute reads and writes of a ``threading.local`` whose attributes are set in
+    ``__init__`` (it guards on them, so a program retraces when they differ). The two give the
+    same isolation between threads; unlike a ContextVar, this state is shared by asyncio tasks
+    of one thread.
+    """
+
+    def __init__(self):
+        self.autocast_policy = None
+        self.mutation_scopes = ()
+        self.tracing_depth = 0
+        self.compiled_depth = 0
+        self.traced_random_stream = None
+        self.cast_copies = None
+        self.exporting = False
+        self.hook_sessions = []
+
+
+class _Seeds:
+    """Every seed of the process.
+
+    * ``global_seed``: :func:`mscore.set_seed`'s seed, or None;
+    * ``host_rng``: the numpy generator initialisers draw from (seeded by ``set_seed``);
+    * ``dataset_seed``: :func:`mscore.dataset.config.set_seed`'s seed, or None (pipelines
+      fall back to ``global_seed``, then to the job's seed, then to ``dataset_fallback``);
+    * ``dataset_fallback``: a random per-process seed drawn on first need.
+
+    The seed rank 0 of a communication job broadcasts at ``init`` belongs to the job:
+    ``process.communication["seed"]``.
+
+    The global random stream itself is :attr:`_Process.random_stream`; it starts from
+    ``global_seed``.
+    """
+
+    def __init__(self):
+        self.global_seed = None
+        self.host_rng = np.random.default_rng()
+        self.dataset_seed = None
+        self.dataset_fallback = None
+
+
+class _Process:
+    """Process-wide state, as MindSpore's context is.
+
+    * ``context``: the ``set_context`` keys (``backend`` is the selected name, None until one
+      is selected);
+    * ``backend``: the active :class:`~mscore.plugin.backend.Backend`, or None before first use;
+    * ``seeds``: :class:`_Seeds`;
+    * ``random_stream``: ``{"param": Parameter, "backend": Backend}``: the global random
+      stream's state and the backend it was made for (None, None before the first draw);
+    * ``deterministic``: :func:`mscore.set_deterministic`'s flag (``get_context
+      ("deterministic")`` reads it as ``"ON"``/``"OFF"``);
+    * ``compiled_cells``: the cells holding compiled programs, for ``clear_cache()``;
+    * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
+    * ``communication``: the communication job this process joined (``collectives``, its
+      ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
+      all None (``groups`` empty) outside a job.
+    """
+
+    def __init__(self):
+        self.context = {"backend": None, "device_target": "CPU", "device_id": 0,
+                        "mode": PYNATIVE_MODE, "print_file_path": ""}
+        self.backend = None
+        self.seeds = _Seeds()
+        self.random_stream = {"param": None, "backend": None}
+        self.deterministic = False
+        self.compiled_cells = weakref.WeakSet()
+        self.class_jit_disabled = {}
+        self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
+                              "seed": None}
+
+
+process = _Process()
+thread = _PerThread()
+
+boost_active = contextvars.ContextVar("mscore_boost_active", default=None)
+"""The :class:`~mscore.boost.AutoBoost` made last in this context, or None."""
+
+_sections = {}     # name -> (the live dict, a copy of its defaults)
+
+
+def section(name, defaults):
+    """The process-wide settings dict ``name``, created from ``defaults`` on first call (a
+    deep copy: ``defaults`` is never changed); :func:`reset` restores it in place, so a module
+    may keep the dict as a module-level name."""
+    found = _sections.get(name)
+    if found is None:
+        found = _sections[name] = (copy.deepcopy(defaults), copy.deepcopy(defaults))
+    return found[0]
+
+
+def drop_compiled_programs():
+    """Forget every compiled GRAPH_MODE program, so each cell traces again on its next call
+    (``mscore.compile.graph.clear_cache()``; joining or leaving a communication job)."""
+    for cell in list(process.compiled_cells):
+        cell.__dict__.pop("_graph_cache", None)
+    process.compiled_cells.clear()
+
+
+def _reset_process():
+    drop_compiled_programs()
+    fresh = _Process()
+    for key, value in vars(fresh).items():
+        if isinstance(getattr(process, key, None), dict):
+            getattr(process, key).clear()
+            getattr(process, key).update(value)
+        else:
+            setattr(process, key, value)
+
+
+def reset():
+    """Return mscore to its import-time state: context defaults (PYNATIVE_MODE, CPU, no
+    backend selected: the next op selects ``MSCORE_BACKEND`` or numpy again), no seeds, no
+    random stream, determinism off, no compiled programs, no communication job, every
+    :func:`section` at its defaults, and the calling thread's :class:`_PerThread` state and
+    :data:`boost_active` cleared. Other threads' per-thread state is theirs to clear.
+    A communication job that is running is forgotten, not released."""
+    _reset_process()
+    thread.__init__()
+    boost_active.set(None)
+    for live, defaults in _sections.values():
+        live.clear()
+        live.update(copy.deepcopy(defaults))
+
+
+def in_compiled():
+    """True while code runs inside a compiled program (traced once, so no host syncs: use
+    device-side selects instead of Python ``if`` on tensor values)."""
+    return thread.compiled_depth > 0

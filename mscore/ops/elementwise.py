@@ -1,0 +1,443 @@
+"""Elementwise arithmetic, comparison, logic and math functions (``add``, ``div``, ``exp``,
+``where``, ``clamp``, ...) and their Primitives, including the in-place updates
+(``assign_add``, ``ApplyMomentum``).
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+from mscore import dispatch
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.dispatch import call
+from mscore.ops._args import _as_tensor, _bool, _check_broadcast, _check_tensor, _operands
+from mscore.ops.primitive_base import (_Elementwise, _elementwise, check_bool, check_float,
+                                       Primitive)
+from mscore.ops.control import assign, cast
+from mscore.common.parameter import Parameter
+
+_wrap = Tensor._wrap
+
+
+def _binary(name, a, b):
+    ra, rb = _operands(a, b)
+    try:
+        return _wrap(call(name, ra, rb))
+    except Exception:
+        _check_broadcast(name, ra, rb)
+        raise
+
+
+def add(input, other): return _binary("add", input, other)             # noqa: A002,E704
+def sub(input, other): return _binary("sub", input, other)             # noqa: A002,E704
+def mul(input, other): return _binary("mul", input, other)             # noqa: A002,E704
+def maximum(input, other): return _binary("maximum", input, other)     # noqa: A002,E704
+def minimum(input, other): return _binary("minimum", input, other)     # noqa: A002,E704
+def equal(input, other): return _binary("equal", input, other)         # noqa: A002,E704
+def not_equal(input, other): return _binary("not_equal", input, other)  # noqa: A002,E704
+def less(input, other): return _binary("less", input, other)           # noqa: A002,E704
+def less_equal(input, other): return _binary("less_equal", input, other)  # noqa: A002,E704
+def greater(input, other): return _binary("greater", input, other)     # noqa: A002,E704
+def greater_equal(input, other): return _binary("greater_equal", input, other)  # noqa: A002,E704
+
+
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``.
+    ``rounding_mode`` 'floor' rounds the quotient down, 'trunc' toward zero (both keep an
+    integer input's dtype)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        ra, rb = _operands(input, other)
+        dt = dispatch.dtype(ra)
+        work = dt if dt.is_floating else mdt.float64
+        q = call("div", call("cast", ra, work), call("cast", rb, work))
+        q = call("mul", call("sign", q), call("floor", call("abs", q)))
+        return _wrap(q if work is dt else call("cast", q, dt))
+    if rounding_mode is not None:
+        raise ValueError(f"rounding_mode: expected None, 'floor' or 'trunc', got "
+                         f"{rounding_mode!r}")
+    ra, rb = _operands(input, other)
+    if not dispatch.dtype(ra).is_floating:
+        ra, rb = call("cast", ra, mdt.float32), call("cast", rb, mdt.float32)
+    return _wrap(call("div", ra, rb))
+
+
+def floor_divide(input, other):  # noqa: A002
+    """Division rounded toward minus infinity."""
+    ra, rb = _operands(input, other)
+    dt = dispatch.dtype(ra)
+    if dt.is_floating:
+        return _wrap(call("floor", call("div", ra, rb)))
+    q = call("floor", call("div", call("cast", ra, mdt.float64), call("cast", rb, mdt.float64)))
+    return _wrap(call("cast", q, dt))
+
+
+def remainder(input, other):  # noqa: A002
+    """``input - floor_divide(input, other) * other`` (sign of the divisor)."""
+    q = floor_divide(input, other)
+    return sub(input, mul(q, other))
+
+
+def pow(input, exponent):  # noqa: A001,A002
+    """``input ** exponent`` elementwise."""
+    return _binary("pow", input, exponent)
+
+
+def _unary(name, x, argname="input"):
+    x = _check_tensor(x, argname)
+    return _wrap(call(name, x._data))
+
+
+def neg(input): return _unary("neg", input)                  # noqa: A002,E704
+def abs(input): return _unary("abs", input)                  # noqa: A001,A002,E704
+def sign(input): return _unary("sign", input)                # noqa: A002,E704
+def floor(input): return _unary("floor", input)              # noqa: A002,E704
+def ceil(input): return _unary("ceil", input)                # noqa: A002,E704
+def logical_not(input): return _unary("logical_not", input)  # noqa: A002,E704
+def isfinite(input): return _unary("isfinite", input)        # noqa: A002,E704
+
+
+def _float_unary(name, x):
+    x = _check_tensor(x, "input")
+    data = x._data
+    if not x.dtype.is_floating:
+        data = call("cast", data, mdt.float32)
+    return _wrap(call(name, data))
+
+
+def exp(input): return _float_unary("exp", input)    # noqa: A002,E704
+def log(input): return _float_unary("log", input)    # noqa: A002,E704
+def sqrt(x): return _float_unary("sqrt", x)          # noqa: E704
+def sin(input): return _float_unary("sin", input)    # noqa: A002,E704
+def cos(input): return _float_unary("cos", input)    # noqa: A002,E704
+def tanh(input): return _float_unary("tanh", input)  # noqa: A002,E704
+def erf(input): return _float_unary("erf", input)    # noqa: A002,E704
+
+
+def logical_and(input, other):  # noqa: A002
+    """Elementwise and (inputs cast to bool)."""
+    return _wrap(call("logical_and", _bool(input), _bool(other)))
+
+
+def logical_or(input, other):  # noqa: A002
+    """Elementwise or (inputs cast to bool)."""
+    return _wrap(call("logical_or", _bool(input), _bool(other)))
+
+
+def isnan(input):  # noqa: A002
+    """True where ``input`` is nan."""
+    x = _check_tensor(input, "input")
+    return _wrap(call("not_equal", x._data, x._data))
+
+
+def isinf(input):  # noqa: A002
+    """True where ``input`` is +inf or -inf."""
+    x = _check_tensor(input, "input")
+    return _wrap(call("logical_and", call("logical_not", call("isfinite", x._data)),
+                      call("equal", x._data, x._data)))
+
+
+def rsqrt(input): return div(1.0, sqrt(input))               # noqa: A002,E704
+def square(input): return mul(input, input)                  # noqa: A002,E704
+def reciprocal(input): return div(1.0, input)                # noqa: A002,E704
+def log1p(input): return log(add(input, 1.0))                # noqa: A002,E704
+
+
+def native_addcmul(a, b, c):
+    """``a + b * c`` on native arrays of one dtype, through the backend's fused ``addcmul``
+    when it has one (one pass over memory instead of two; the optimizers' updates)."""
+    fused = dispatch.fused("addcmul")
+    if fused is not None:
+        return fused(a, b, c)
+    return call("add", a, call("mul", b, c))
+
+
+def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
+    """``input + value * tensor1 * tensor2`` elementwise (MindSpore's ``ops.addcmul``)."""
+    x = _check_tensor(input, "input")
+    t1 = _check_tensor(tensor1, "tensor1")
+    t2 = _check_tensor(tensor2, "tensor2")
+    if isinstance(value, bool) or not isinstance(value, (numbers.Number, Tensor)):
+        raise TypeError(f"value: expected a number or a Tensor, got {type(value).__name__}")
+    if not (isinstance(value, numbers.Number) and value == 1):
+        t2 = mul(t2, value)
+    target = mdt.promote(mdt.promote(x.dtype, t1.dtype), t2.dtype)
+    raw = [t._data if t.dtype is target else call("cast", t._data, target) for t in (x, t1, t2)]
+    return _wrap(native_addcmul(*raw))
+
+
+def where(condition, input, other):  # noqa: A002
+    """``input`` where ``condition`` else ``other`` (numbers take the other operand's
+    dtype)."""
+    cond = _bool(condition)
+    rx, ry = _operands(input, other)
+    try:
+        return _wrap(call("where", cond, rx, ry))
+    except Exception:
+        _check_broadcast("where", cond, rx, ry)
+        raise
+
+
+select = where
+
+
+def clip_by_value(x, clip_value_min=None, clip_value_max=None):
+    """``x`` limited to [min, max] elementwise (either bound may be None); a list or tuple
+    of Tensors gives a tuple of the clipped Tensors, as in MindSpore."""
+    if isinstance(x, (list, tuple)):
+        if not x or not builtins.all(isinstance(t, Tensor) for t in x):
+            raise TypeError("x: expected a Tensor or a list/tuple of Tensors, got "
+                            f"{type(x).__name__} of "
+                            f"{sorted({type(t).__name__ for t in x}) or 'nothing'}")
+        return tuple(clip_by_value(t, clip_value_min, clip_value_max) for t in x)
+    x = _check_tensor(x, "x")
+    if clip_value_min is None and clip_value_max is None:
+        raise ValueError("clip_by_value: give clip_value_min, clip_value_max or both")
+    if clip_value_min is not None:
+        x = maximum(x, clip_value_min)
+    if clip_value_max is not None:
+        x = minimum(x, clip_value_max)
+    return x
+
+
+def clamp(input, min=None, max=None):  # noqa: A001,A002
+    """``input`` limited to [min, max] elementwise (either bound may be None)."""
+    if min is None and max is None:
+        raise ValueError("clamp: give min, max or both")
+    return clip_by_value(input, min, max)
+
+
+clip = clamp
+
+eq = equal
+ne = not_equal
+gt = greater
+ge = greater_equal
+lt = less
+le = less_equal
+multiply = mul
+negative = neg
+absolute = abs
+divide = div
+
+
+def floor_mod(x, y):
+    """The remainder of floor division (the divisor's sign)."""
+    return remainder(x, y)
+
+
+def assign_add(variable, value):
+    """``variable += value`` for a Parameter; returns the variable."""
+    return assign(variable, add(variable, value))
+
+
+def assign_sub(variable, value):
+    """``variable -= value`` for a Parameter; returns the variable."""
+    return assign(variable, sub(variable, value))
+
+
+def floor_div(x, y):
+    """``x // y`` rounded toward minus infinity (MindSpore's ``ops.floor_div``)."""
+    return floor_divide(x, y)
+
+
+def true_divide(dividend, divisor):
+    """True division (integers give float32)."""
+    return div(dividend, divisor)
+
+
+def subtract(input, other, *, alpha=1):  # noqa: A002
+    """``input - alpha * other``."""
+    return sub(input, other if alpha == 1 else mul(other, alpha))
+
+
+def addn(x):
+    """The elementwise sum of a tuple or list of Tensors of one shape."""
+    if not isinstance(x, (tuple, list)) or not x:
+        raise TypeError(f"x: expected a non-empty tuple or list of Tensors, got "
+                        f"{type(x).__name__}")
+    total = _check_tensor(x[0], "x")
+    for t in x[1:]:
+        t = _check_tensor(t, "x")
+        if t.shape != total.shape:
+            raise ValueError(f"x: every Tensor needs shape {total.shape}, got {t.shape}")
+        total = add(total, t)
+    return total
+
+
+def expm1(input):  # noqa: A002
+    """``exp(x) - 1``."""
+    return sub(exp(input), 1.0)
+
+
+def logical_xor(input, other):  # noqa: A002
+    """Elementwise exclusive or (inputs cast to bool)."""
+    a, b = _bool(input), _bool(other)
+    return _wrap(call("not_equal", a, b))
+
+
+def logaddexp(input, other):  # noqa: A002
+    """``log(exp(input) + exp(other))`` computed stably."""
+    m = maximum(input, other)
+    return add(m, log1p(exp(neg(abs(sub(input, other))))))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities count
+    as close; nans only with ``equal_nan``)."""
+    x = _check_tensor(input, "input")
+    y = _as_tensor(other, "other")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < 0:
+            raise ValueError(f"{name}: expected a non-negative number, got {v!r}")
+    if not isinstance(equal_nan, bool):
+        raise TypeError(f"equal_nan: expected a bool, got {type(equal_nan).__name__}")
+    if not x.dtype.is_floating:
+        x = cast(x, mdt.float32)
+    y = cast(y, x.dtype)
+    same = equal(x, y)
+    finite = logical_and(isfinite(x), isfinite(y))
+    # infinities and nans are settled by `same`/`equal_nan`; zero them before subtracting
+    fx, fy = where(finite, x, 0.0), where(finite, y, 0.0)
+    near = less_equal(abs(sub(fx, fy)), add(mul(abs(fy), float(rtol)),
+                                            float(atol)))
+    out = logical_or(same, logical_and(finite, near))
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(x), isnan(y)))
+    return out
+
+
+def _div_no_nan(x, y):
+    zero = equal(y, 0)
+    safe = where(zero, 1, y)
+    return where(zero, 0, div(x, safe))
+
+
+def _squared_difference(x, y):
+    d = sub(x, y)
+    return mul(d, d)
+
+
+Pow = _elementwise("Pow", pow, "``Pow()(input, exponent)``.")
+FloorDiv = _elementwise("FloorDiv", floor_divide, "Division rounded toward -inf.")
+FloorMod = _elementwise("FloorMod", remainder, "Remainder with the divisor's sign.")
+DivNoNan = _elementwise("DivNoNan", _div_no_nan, "``x / y``, 0 where ``y`` is 0.")
+SquaredDifference = _elementwise("SquaredDifference", _squared_difference, "``(x - y)^2``.")
+Reciprocal = _elementwise("Reciprocal", reciprocal, "``1 / x``.")
+Rsqrt = _elementwise("Rsqrt", rsqrt, "``1 / sqrt(x)``.")
+Expm1 = _elementwise("Expm1", expm1, "``exp(x) - 1``.")
+Log1p = _elementwise("Log1p", log1p, "``log(1 + x)``.")
+Sin = _elementwise("Sin", sin, "Elementwise sine.")
+Cos = _elementwise("Cos", cos, "Elementwise cosine.")
+Erf = _elementwise("Erf", erf, "Elementwise error function.")
+Floor = _elementwise("Floor", floor, "Elementwise floor.")
+Ceil = _elementwise("Ceil", ceil, "Elementwise ceiling.")
+Sign = _elementwise("Sign", sign, "Elementwise sign.")
+Equal = _elementwise("Equal", equal, "``x == y``.")
+NotEqual = _elementwise("NotEqual", not_equal, "``x != y``.")
+Greater = _elementwise("Greater", greater, "``x > y``.")
+GreaterEqual = _elementwise("GreaterEqual", greater_equal, "``x >= y``.")
+Less = _elementwise("Less", less, "``x < y``.")
+LessEqual = _elementwise("LessEqual", less_equal, "``x <= y``.")
+LogicalAnd = _elementwise("LogicalAnd", logical_and, "Elementwise and.")
+LogicalOr = _elementwise("LogicalOr", logical_or, "Elementwise or.")
+LogicalNot = _elementwise("LogicalNot", logical_not, "Elementwise not.")
+LogicalXor = _elementwise("LogicalXor", logical_xor, "Elementwise exclusive or.")
+IsNan = _elementwise("IsNan", isnan, "True where nan.")
+IsInf = _elementwise("IsInf", isinf, "True where +-inf.")
+
+
+class Addcmul(Primitive):
+    """``Addcmul()(input, tensor1, tensor2, value)``: ``input + value * tensor1 *
+    tensor2``."""
+
+    def compute(self, input, tensor1, tensor2, value):  # noqa: A002
+        return addcmul(input, tensor1, tensor2, value)
+
+
+class IsClose(Primitive):
+    """``IsClose(rtol=1e-05, atol=1e-08, equal_nan=False)(input, other)``."""
+
+    def __init__(self, rtol=1e-05, atol=1e-08, equal_nan=False):
+        super().__init__()
+        self.rtol, self.atol = rtol, atol
+        self.equal_nan = check_bool(equal_nan, "equal_nan", "IsClose")
+
+    def compute(self, input, other):  # noqa: A002
+        return isclose(input, other, self.rtol, self.atol, self.equal_nan)
+
+
+class TensorAdd(_Elementwise):
+    """The 1.x name of ``Add``."""
+
+    _fn = staticmethod(add)
+
+
+class AddN(Primitive):
+    """``AddN()(inputs)``: the elementwise sum of a tuple or list of Tensors."""
+
+    def compute(self, inputs):
+        return addn(inputs)
+
+
+class ApplyMomentum(Primitive):
+    """``ApplyMomentum(use_nesterov=False, use_locking=False, gradient_scale=1.0)(variable,
+    accumulation, learning_rate, gradient, momentum)``: ``accumulation = accumulation *
+    momentum + gradient * gradient_scale``, then ``variable -= learning_rate *
+    accumulation`` (Nesterov: ``learning_rate * (gradient * gradient_scale + accumulation
+    * momentum)``); both Parameters change in place and ``variable`` is returned."""
+
+    def __init__(self, use_nesterov=False, use_locking=False, gradient_scale=1.0):
+        super().__init__()
+        self.use_nesterov = check_bool(use_nesterov, "use_nesterov", "ApplyMomentum")
+        self.use_locking = check_bool(use_locking, "use_locking", "ApplyMomentum")
+        self.gradient_scale = check_float(gradient_scale, "gradient_scale", "ApplyMomentum")
+
+    def compute(self, variable, accumulation, learning_rate, gradient, momentum):
+        for name, p in (("variable", variable), ("accumulation", accumulation)):
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ApplyMomentum: {name} must be a Parameter, got "
+                                f"{type(p).__name__}")
+        g = gradient if self.gradient_scale == 1.0 else mul(gradient, self.gradient_scale)
+        acc = add(mul(accumulation, momentum), g)
+        accumulation.assign_value(acc)
+        step = add(g, mul(acc, momentum)) if self.use_nesterov else acc
+        variable.assign_value(sub(variable, mul(step, learning_rate)))
+        return variable
+
+
+class AssignAdd(Primitive):
+    """``AssignAdd()(variable, value)``: ``variable += value``; returns the variable."""
+
+    def compute(self, variable, value):
+        return assign(variable, add(variable, value))
+
+
+class AssignSub(Primitive):
+    """``AssignSub()(variable, value)``: ``variable -= value``; returns the variable."""
+
+    def compute(self, variable, value):
+        return assign(variable, sub(variable, value))
+
+
+Add = _elementwise("Add", add, "Elementwise sum.")
+Sub = _elementwise("Sub", sub, "Elementwise difference.")
+Mul = _elementwise("Mul", mul, "Elementwise product.")
+Div = _elementwise("Div", div, "Elementwise quotient.")
+RealDiv = Div
+Exp = _elementwise("Exp", exp, "Elementwise exp.")
+Log = _elementwise("Log", log, "Elementwise log.")
+Sqrt = _elementwise("Sqrt", sqrt, "Elementwise sqrt.")
+Square = _elementwise("Square", square, "Elementwise square.")
+Tanh = _elementwise("Tanh", tanh, "Elementwise tanh.")
+
+Abs = _elementwise("Abs", abs, "Elementwise absolute value.")
+Neg = _elementwise("Neg", neg, "Elementwise negation.")
+Maximum = _elementwise("Maximum", maximum, "Elementwise maximum.")
+Minimum = _elementwise("Minimum", minimum, "Elementwise minimum.")
+
+Select = _elementwise("Select", where, "``Select()(cond, x, y)``.")
+
+IsFinite = _elementwise("IsFinite", isfinite, "True where finite.")

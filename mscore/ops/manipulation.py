@@ -1,0 +1,341 @@
+"""Shape manipulation: ``reshape``, ``transpose``, ``expand_dims``, ``squeeze``, ``flatten``,
+``concat``, ``stack``, ``tile``, ``broadcast_to`` and the shape queries, with their Primitives.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.dispatch import call
+from mscore.ops._args import _axes, _axis1, _check_tensor
+from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primitive
+
+_wrap = Tensor._wrap
+
+
+def reshape(input, shape):  # noqa: A002
+    """Same values in ``shape`` (one entry may be -1)."""
+    x = _check_tensor(input, "input")
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape: expected a tuple of ints, got {type(shape).__name__}")
+    shape = tuple(int(s) for s in shape)
+    size = x.size
+    if shape.count(-1) > 1 or builtins.any(s < -1 for s in shape):
+        raise ValueError(f"shape: at most one -1 and no other negative sizes, got {shape}")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"reshape: cannot reshape {x.shape} ({size} elements) into {shape}")
+    if shape == x.shape:
+        return x
+    return _wrap(call("reshape", x._data, shape))
+
+
+def transpose(input, dims):  # noqa: A002
+    """Axes permuted by ``dims``."""
+    x = _check_tensor(input, "input")
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
+    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in dims)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"dims: expected a permutation of {x.ndim} axes, got "
+                         f"{tuple(dims)}")
+    return _wrap(call("transpose", x._data, perm))
+
+
+def permute(input, axis):  # noqa: A002
+    """Axes permuted by ``axis`` (MindSpore's name for the permutation here)."""
+    return transpose(input, axis)
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002
+    """Two axes exchanged."""
+    x = _check_tensor(input, "input")
+    perm = list(range(x.ndim))
+    a, b = _axis1(axis0, x.ndim, "axis0"), _axis1(axis1, x.ndim, "axis1")
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def broadcast_to(input, shape):  # noqa: A002
+    """``input`` broadcast to ``shape`` (-1 keeps the input's size)."""
+    x = _check_tensor(input, "input")
+    shape = tuple(shape)
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise ValueError(f"broadcast_to: cannot broadcast {x.shape} to {shape}")
+    shape = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    for s, t in zip(x.shape, shape[lead:]):
+        if s != t and s != 1:
+            raise ValueError(f"broadcast_to: cannot broadcast {x.shape} to {shape}")
+    return _wrap(call("broadcast_to", x._data, shape))
+
+
+def expand_dims(input_x, axis):
+    """A new axis of size 1 at ``axis``."""
+    x = _check_tensor(input_x, "input_x")
+    ax = _axis1(axis, x.ndim + 1)
+    shape = x.shape
+    return _wrap(call("reshape", x._data, shape[:ax] + (1,) + shape[ax:]))
+
+
+def squeeze(input, axis=None):  # noqa: A002
+    """Axes of size 1 removed (only ``axis`` when given; a larger one is ValueError)."""
+    x = _check_tensor(input, "input")
+    shape = x.shape
+    axes = _axes(axis, x.ndim)
+    if axes is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+    for a in axes:
+        if shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has size {shape[a]}, expected 1")
+    new = tuple(s for i, s in enumerate(shape) if i not in axes)
+    return _wrap(call("reshape", x._data, new))
+
+
+def flatten_dims(x, start_dim=0, end_dim=-1):
+    """Axes ``start_dim``..``end_dim`` merged into one."""
+    x = _check_tensor(x, "input")
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    s, e = _axis1(start_dim, x.ndim, "start_dim"), _axis1(end_dim, x.ndim, "end_dim")
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} is after end_dim {end_dim}")
+    shape = x.shape
+    return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+    """MindSpore 2.x ``ops.flatten``: axes from ``start_dim`` (default 1) merged."""
+    if order not in ("C", "F"):
+        raise ValueError(f"order: expected 'C' or 'F', got {order!r}")
+    x = _check_tensor(input, "input")
+    if order == "F":
+        x = transpose(x, tuple(reversed(range(x.ndim))))
+    return flatten_dims(x, start_dim, end_dim)
+
+
+def concat(tensors, axis=0):
+    """Tensors joined along ``axis`` (dtypes promoted to a common one)."""
+    if not isinstance(tensors, (tuple, list)) or not tensors:
+        raise TypeError("tensors: expected a non-empty tuple or list of Tensors")
+    ts = [_check_tensor(t, "tensors") for t in tensors]
+    ndim = ts[0].ndim
+    ax = _axis1(axis, ndim)
+    target = ts[0].dtype
+    for t in ts[1:]:
+        target = mdt.promote(target, t.dtype)
+        if t.ndim != ndim:
+            raise ValueError(f"concat: all tensors need {ndim} dims, got {t.ndim}")
+        if t.shape[:ax] + t.shape[ax + 1:] != ts[0].shape[:ax] + ts[0].shape[ax + 1:]:
+            raise ValueError(f"concat: shapes must match except along axis {ax}, got "
+                             f"{ts[0].shape} and {t.shape}")
+    data = [t._data if t.dtype is target else call("cast", t._data, target) for t in ts]
+    return _wrap(call("concat", data, axis=ax))
+
+
+cat = concat
+
+
+def stack(tensors, axis=0):
+    """Tensors of one shape joined along a new ``axis``."""
+    if not isinstance(tensors, (tuple, list)) or not tensors:
+        raise TypeError("tensors: expected a non-empty tuple or list of Tensors")
+    ts = [_check_tensor(t, "tensors") for t in tensors]
+    shape = ts[0].shape
+    for t in ts:
+        if t.shape != shape:
+            raise ValueError(f"stack: all tensors need shape {shape}, got {t.shape}")
+    ax = _axis1(axis, len(shape) + 1)
+    return concat([expand_dims(t, ax) for t in ts], ax)
+
+
+def tile(input, dims):  # noqa: A002
+    """``input`` repeated ``dims[i]`` times along axis i (leading axes added as needed)."""
+    x = _check_tensor(input, "input")
+    if not isinstance(dims, (tuple, list)) or not builtins.all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+            for d in dims):
+        raise ValueError(f"dims: expected a tuple of non-negative ints, got {dims!r}")
+    multiples = tuple(int(d) for d in dims)
+    if len(multiples) < x.ndim:
+        multiples = (1,) * (x.ndim - len(multiples)) + multiples
+    x = reshape(x, (1,) * (len(multiples) - x.ndim) + x.shape)
+    shape = x.shape
+    expanded = reshape(x, tuple(v for s in shape for v in (1, s)))
+    target = tuple(v for m, s in zip(multiples, shape) for v in (m, s))
+    return reshape(broadcast_to(expanded, target),
+                   tuple(m * s for m, s in zip(multiples, shape)))
+
+
+def numel(input):  # noqa: A002
+    """The number of elements of ``input``."""
+    return _check_tensor(input, "input").size
+
+
+def size(input_x):
+    """The number of elements of ``input_x`` (a Python int)."""
+    if not isinstance(input_x, Tensor):
+        raise TypeError(f"input_x: expected a Tensor, got {type(input_x).__name__}")
+    return input_x.size
+
+
+def rank(input_x):
+    """The number of dimensions of ``input_x`` (a Python int)."""
+    if not isinstance(input_x, Tensor):
+        raise TypeError(f"input_x: expected a Tensor, got {type(input_x).__name__}")
+    return input_x.ndim
+
+
+def shape(input_x):
+    """The shape of ``input_x`` as a tuple of ints."""
+    return _check_tensor(input_x, "input_x").shape
+
+
+def dtype(x):
+    """The dtype of Tensor ``x``."""
+    return _check_tensor(x, "x").dtype
+
+
+def t(input):  # noqa: A002
+    """A 2-d Tensor transposed (0-d and 1-d returned as they are)."""
+    x = _check_tensor(input, "input")
+    if x.ndim > 2:
+        raise ValueError(f"input: expected at most 2 dimensions, got shape {x.shape}")
+    return transpose(x, (1, 0)) if x.ndim == 2 else x
+
+
+def swapdims(input, dim0, dim1):  # noqa: A002
+    """Two axes exchanged (``ops.swapaxes`` with torch's argument names)."""
+    return swapaxes(input, dim0, dim1)
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    """A new axis of size 1 at ``dim``."""
+    return expand_dims(input, dim)
+
+
+def _broadcast_shape(sa, sb):
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    out = []
+    for p, q in zip(sa, sb):
+        if p != q and 1 not in (p, q):
+            raise ValueError(f"x1, x2: shapes {sa} and {sb} do not broadcast")
+        out.append(max(p, q))
+    return out
+
+
+class Concat(Primitive):
+    """``Concat(axis=0)(tensors)``."""
+
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = check_int(axis, "axis", "Concat")
+
+    def compute(self, tensors):
+        return concat(tensors, self.axis)
+
+
+class Stack(Primitive):
+    """``Stack(axis=0)(tensors)``: join along a new axis."""
+
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = check_int(axis, "axis", type(self).__name__)
+
+    def compute(self, tensors):
+        return stack(tensors, self.axis)
+
+
+class Pack(Stack):
+    """The 1.x name of ``Stack``."""
+
+
+class Squeeze(Primitive):
+    """``Squeeze(axis=())(x)``: size-1 axes removed (only ``axis`` when given)."""
+
+    def __init__(self, axis=()):
+        super().__init__()
+        self.axis = check_axes(axis, "axis", "Squeeze")
+
+    def compute(self, input):  # noqa: A002
+        return squeeze(input, None if self.axis == () else self.axis)
+
+
+class Tile(Primitive):
+    """``Tile()(x, multiples)``."""
+
+    def compute(self, input, dims):  # noqa: A002
+        return tile(input, dims)
+
+
+class BroadcastTo(Primitive):
+    """``BroadcastTo(shape)(x)``; -1 keeps the input's size."""
+
+    def __init__(self, shape):
+        super().__init__()
+        if not isinstance(shape, (tuple, list)):
+            raise TypeError(f"BroadcastTo: shape must be a tuple of ints, got "
+                            f"{type(shape).__name__}")
+        self.shape = tuple(check_int(s, "shape", "BroadcastTo") for s in shape)
+
+    def compute(self, input):  # noqa: A002
+        return broadcast_to(input, self.shape)
+
+
+class Identity(Primitive):
+    """``Identity()(x)``: a copy of ``x``."""
+
+    def compute(self, input_x):
+        x = _check_tensor(input_x, "input_x")
+        return _wrap(call("where", call("full", (), True, mdt.bool_), x._data, x._data))
+
+
+class Shape(Primitive):
+    """``Shape()(x)``: the shape as a tuple of ints."""
+
+    def compute(self, x):
+        return shape(x)
+
+
+class Rank(Primitive):
+    """``Rank()(x)``: the number of dimensions."""
+
+    def compute(self, x):
+        return rank(x)
+
+
+class Size(Primitive):
+    """``Size()(x)``: the number of elements."""
+
+    def compute(self, x):
+        return size(x)
+
+
+class DType(Primitive):
+    """``DType()(x)``: the dtype of ``x``."""
+
+    def compute(self, x):
+        return dtype(x)
+
+
+Reshape = _elementwise("Reshape", reshape, "``Reshape()(x, shape)``.")
+Transpose = _elementwise("Transpose", transpose, "``Transpose()(x, perm)``.")
+ExpandDims = _elementwise("ExpandDims", expand_dims, "``ExpandDims()(x, axis)``.")
+
+
+class Flatten(Primitive):
+    """``Flatten()(x)``: (N, ...) to (N, -1)."""
+
+    def compute(self, x):
+        return flatten(x)

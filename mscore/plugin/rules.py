@@ -1,0 +1,82 @@
+"""The contract's edge-case rules, written once for every backend to use.
+
+A backend's kernels differ (numpy, torch, XLA, CUDA), but what they must return at the edges is
+part of the contract: float to integer casts saturate, integer division truncates toward zero
+with ``x / 0 == 0``, a pooling window that does not fit is an error, a seed is a non-negative
+int, half precision special functions are computed in float32 and rounded once. Each rule is
+written here over a few library callables (``where``, ``isnan``, ...) so that every plugin
+applies the same one with its own array library; nothing here imports an array library.
+"""
+from __future__ import annotations
+
+import numbers
+
+# Arrays whose items are narrower than this many bytes (float16, bfloat16) are computed in
+# float32 and rounded once to their dtype, for erf and for accumulations.
+FLOAT32_ITEMSIZE = 4
+
+
+def is_half_precision(itemsize) -> bool:
+    """True for a floating dtype of ``itemsize`` bytes that computes in float32."""
+    return itemsize < FLOAT32_ITEMSIZE
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int; ValueError unless it is a non-negative int (bool refused)."""
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+    return int(seed)
+
+
+def check_window_fits(padded_spatial, kernel, dilation=None):
+    """ValueError when a (dilated) ``kernel`` is larger than the padded input on some axis:
+    a convolution or pooling window must fit at least once."""
+    dilation = tuple(dilation) if dilation is not None else (1,) * len(kernel)
+    for size, k, d in zip(padded_spatial, kernel, dilation):
+        if d * (k - 1) + 1 > size:
+            raise ValueError(f"conv/pool: kernel {tuple(kernel)} with dilation {dilation} "
+                             f"does not fit the padded input {tuple(padded_spatial)}")
+
+
+def saturate_to_int(truncated, int_min, int_max, *, where, isnan, convert):
+    """Float to integer after truncation toward zero: values beyond ``[int_min, int_max]``
+    saturate and NaN gives 0 (a plain C cast is undefined there and differs by device).
+
+    ``truncated``: float array already truncated (computed in float32 at least);
+    ``where(cond, x, y)``, ``isnan(a)`` and ``convert(a)`` (to the integer dtype) come from
+    the backend's library.
+    """
+    # int_max + 1 is a power of two, exact in every float dtype.
+    high, low = truncated >= float(int_max) + 1, truncated < float(int_min)
+    out = convert(where(high | low | isnan(truncated), 0, truncated))
+    return convert(where(high, int_max, where(low, int_min, out)))
+
+
+def divide_toward_zero(a, b, *, trunc_divide, where, negative):
+    """Integer division truncating toward zero (MindSpore's Div): ``x / 0`` is 0 and
+    ``MIN / -1`` wraps to MIN, where a CPU would trap and libraries raise or differ.
+
+    ``trunc_divide(a, b)`` divides truncating toward zero for divisors other than 0 and -1;
+    ``where`` and ``negative`` (wrapping) come from the backend's library.
+    """
+    zero, minus_one = b == 0, b == -1
+    safe = where(zero | minus_one, 1, b)
+    quotient = where(minus_one, negative(a), trunc_divide(a, safe))
+    return where(zero, 0, quotient)
+
+
+# The complementary error function's Chebyshev fit (relative error below 1.2e-7, enough for
+# float32 and narrower), for array libraries without a special-function module.
+ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+               -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def erf_polynomial(xp, x):
+    """erf of float array ``x`` with array module ``xp`` (numpy's API), in ``x``'s dtype."""
+    z = xp.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = xp.zeros_like(z) + ERFC_COEFFS[-1]
+    for c in reversed(ERFC_COEFFS[:-1]):
+        poly = poly * t + c
+    erfc = t * xp.exp(-z * z + poly)
+    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)

@@ -1,0 +1,72 @@
+"""Dataset failures name where they happen: a map returning None or a dict fails at once
+naming the map and the column; under ``batch_sampler`` a source's (or the sampler's)
+exception is a RuntimeError naming it, as everywhere else in the pipeline."""
+import numpy as np
+import pytest
+
+import mscore.dataset as ds
+
+
+def _rows(dataset):
+    return list(dataset.create_tuple_iterator(output_numpy=True))
+
+
+def _source():
+    return ds.NumpySlicesDataset({"col": np.arange(4, dtype=np.float32)}, shuffle=False)
+
+
+def to_none(x):
+    return None
+
+
+def to_dict(x):
+    return {"a": x}
+
+
+def to_pair_with_none(x):
+    return x, None
+
+
+@pytest.mark.parametrize("fn, what", [(to_none, "returned None"),
+                                      (to_dict, "returned a dict"),
+                                      (to_pair_with_none, "holding None")])
+def test_map_returning_none_or_a_dict_names_map_and_column(fn, what):
+    with pytest.raises(RuntimeError, match=what) as info:
+        _rows(_source().map(fn, input_columns=["col"], output_columns=["col"]))
+    assert fn.__name__ in str(info.value) and "['col']" in str(info.value)
+
+
+class _Broken:
+    def __getitem__(self, i):
+        if i == 2:
+            raise KeyError("row 2 is gone")
+        return (np.float32(i),)
+
+    def __len__(self):
+        return 4
+
+
+def test_batch_sampler_source_failure_is_wrapped():
+    data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=[[0, 1], [2, 3]])
+    with pytest.raises(RuntimeError, match="GeneratorDataset source raised KeyError") as info:
+        _rows(data)
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_batch_sampler_that_raises_is_named():
+    def sampler():
+        yield [0, 1]
+        raise OSError("sampler broke")
+    data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=sampler())
+    with pytest.raises(RuntimeError, match="batch_sampler raised OSError: sampler broke"):
+        _rows(data)
+
+
+def test_python_multiprocessing_is_not_silently_ignored():
+    def double(x):
+        return x * 2
+    with pytest.warns(UserWarning, match=r"map\(double\): python_multiprocessing=True is not "
+                                         r"carried out"):
+        data = _source().map(double, input_columns=["col"], num_parallel_workers=2,
+                             python_multiprocessing=True)
+    assert [r[0].item() for r in _rows(data)] == [0.0, 2.0, 4.0, 6.0]

@@ -1,0 +1,172 @@
+"""``mscore run`` ends cleanly: a missing script or a taken master port is found before any
+worker starts, more workers than cores is warned about, the rank that failed first is named,
+and a launcher killed with SIGKILL leaves no worker, nor any child of one, running. The
+workers here are plain Python scripts (no backend), each bounded in time."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mscore import launch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups, /proc")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tagged_pids(tag):
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if tag.encode() in f.read():
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
+
+
+def _run(argv):
+    return subprocess.run([sys.executable, "-m", "mscore.launch", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+
+
+def test_missing_script_is_reported_before_any_worker_starts(tmp_path):
+    missing = str(tmp_path / "no_such_script.py")
+    started = time.monotonic()
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--log_dir={tmp_path}", missing])
+    assert proc.returncode == 2
+    assert f"the script {missing!r} does not exist" in proc.stderr
+    assert not list(tmp_path.glob("*.log"))  # no worker ever started
+    assert time.monotonic() - started < 30
+
+
+def test_taken_master_port_is_reported_before_any_worker_starts(tmp_path):
+    script = tmp_path / "w.py"
+    script.write_text("raise SystemExit(0)\n")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        proc = _run(["--worker_num=1", "--local_worker_num=1", f"--master_port={port}",
+                     f"--log_dir={tmp_path}", str(script)])
+    assert proc.returncode == 2
+    assert f"--master_port {port} on 127.0.0.1 is in use" in proc.stderr
+    assert not list(tmp_path.glob("*.log"))
+
+
+def test_more_workers_than_cores_is_warned(capsys):
+    launch.warn_oversubscription(8, cores=2)
+    err = capsys.readouterr().err
+    assert "starting 8 workers on a machine with 2 CPU core(s)" in err
+    launch.warn_oversubscription(2, cores=2)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_rank_that_failed_first_is_named(tmp_path):
+    script = tmp_path / "w.py"
+    script.write_text("import os, sys, time\n"
+                      "rank = int(os.environ['RANK'])\n"
+                      "time.sleep(1.0 if rank == 1 else 1.3)\n"
+                      "sys.exit(5 if rank == 1 else 7)\n")
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+                 str(script)])
+    assert proc.returncode == 5, proc.stderr
+    assert "worker rank 1 " in proc.stderr and "exited with status 5 first" in proc.stderr
+
+
+def test_sigkill_of_the_launcher_leaves_nothing_running(tmp_path):
+    tag = f"mscore-sigkill-test-{os.getpid()}-{time.monotonic_ns()}"
+    script = tmp_path / "w.py"
+    script.write_text("import subprocess, sys, time\n"
+                      f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)',"
+                      f" {tag!r}])\n"
+                      "print('READY', flush=True)\n"
+                      "time.sleep(120)\n")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mscore.launch", "--worker_num=2", "--local_worker_num=2",
+         f"--master_port={_free_port()}", str(script), tag],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=dict(os.environ, PYTHONPATH=ROOT), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        ready = 0
+        while ready < 2 and time.monotonic() < deadline:
+            line = launcher.stdout.readline()
+            assert line, "the launcher ended early"
+            ready += b"READY" in line
+        while len(_tagged_pids(tag)) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the launcher, 2 workers and 2 grandchildren
+        assert len(_tagged_pids(tag)) == 5
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _tagged_pids(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = _tagged_pids(tag)
+    finally:
+        for pid in _tagged_pids(tag):
+            os.kill(pid, signal.SIGKILL)
+        if launcher.poll() is None:
+            launcher.kill()
+        launcher.stdout.close()
+    assert left == []
+
+
+@pytest.mark.parametrize("teardown, status, how", [
+    (0.8, 3, "left the job first (exited with status 3)"),
+    (8.0, 1, "left the job first (was still ending when the workers were stopped)")])
+def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(
+        tmp_path, teardown, status, how):
+    # rank 1 begins to leave (notes it), then takes `teardown` s to end with status 3; rank 0
+    # notices 0.2 s after the note and fails at once (status 1): rank 1 is named
+    script = tmp_path / "w.py"
+    script.write_text("import os, sys, time\n"
+                      "from mscore.communication import _failfast\n"
+                      "rank = int(os.environ['RANK'])\n"
+                      "_failfast.install(lambda: None, rank)\n"
+                      "time.sleep(1.0)\n"
+                      "if rank == 1:\n"
+                      "    _failfast.note_leaving('exit')\n"
+                      f"    time.sleep({teardown})\n"
+                      "    sys.exit(3)\n"
+                      "time.sleep(0.2)\n"
+                      "sys.exit(1)\n")
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+                 str(script)])
+    assert proc.returncode == status, proc.stderr
+    assert "worker rank 1 " in proc.stderr and how in proc.stderr
+    assert "rank 0 failed after it (status 1)" in proc.stderr
+
+
+def test_first_to_leave_weighs_notes_exits_and_kills():
+    from mscore.supervisor import KILLED_SLACK_SECONDS, first_to_leave
+
+    class Rank:
+        def __init__(self, rank):
+            self.rank = rank
+    r0, r1, r2 = (Rank(r) for r in range(3))
+    workers = [r0, r1, r2]
+    # no notes: the earliest failed exit
+    assert first_to_leave(r0, workers, {r0: (10.0, 1), r1: (10.5, 1)}, {}) is r0
+    # rank 1 noted leaving before rank 0 failed: rank 1, ended or not
+    assert first_to_leave(r0, workers, {r0: (10.0, 1)}, {1: (9.8, "exit")}) is r1
+    # rank 2 killed -9: its exit is reported late (no note); rank 0 noted an exception just
+    # before that report, because rank 2's connections had closed already: rank 2
+    late = KILLED_SLACK_SECONDS / 2
+    assert first_to_leave(r2, workers, {r2: (10.0, -9)},
+                          {0: (10.0 - late, "uncaught RuntimeError")}) is r2
+    # but a note well before the kill's report stays first
+    assert first_to_leave(r2, workers, {r2: (10.0, -9)},
+                          {0: (10.0 - 3 * KILLED_SLACK_SECONDS, "exit")}) is r0
