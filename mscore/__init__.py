@@ -33,7 +33,8 @@ from mscore.parallel._context import (  # noqa: F401
 # Subpackages that load on first use.
 _LAZY_MODULES = {"amp": "mscore.amp", "train": "mscore.train", "dataset": "mscore.dataset",
                  "conformance": "mscore.conformance", "communication": "mscore.communication",
-                 "boost": "mscore.boost", "parallel": "mscore.parallel"}
+                 "boost": "mscore.boost", "parallel": "mscore.parallel", "mint": "mscore.mint",
+                 "numpy": "mscore.numpy"}
 # MindSpore's top-level names whose home is mindspore.train (Model, callbacks, metrics,
 # serialization, summary, dataset helper, loss-scale managers): resolved through
 # mscore.train, so a name added there later appears here too.

@@ -61,10 +61,25 @@ def mscore_module_name(ms_module):
     return "mscore" + ms_module[len("mindspore"):]
 
 
+TENSOR = "mindspore.Tensor"  # the pseudo-module of Tensor's public methods and properties
+
+
+def resolve_tensor_attribute(name):
+    """mscore's ``Tensor.name`` (the function of a method, unbound), or ``_MISSING``."""
+    tensor_cls = importlib.import_module("mscore").Tensor
+    for klass in tensor_cls.__mro__:
+        if name in vars(klass):
+            value = vars(klass)[name]
+            return getattr(value, "__func__", value), None
+    return _MISSING, None
+
+
 def resolve(ms_module, name, kind=None):
     """mscore's object for MindSpore's ``ms_module.name``, or ``_MISSING`` (with the reason
     the lookup failed when it was not a plain absence). A submodule must be importable
     (``from mscore.x.y import z`` works), not only an attribute."""
+    if ms_module == TENSOR:
+        return resolve_tensor_attribute(name)
     if kind == "module":
         try:
             return importlib.import_module(f"{mscore_module_name(ms_module)}.{name}"), None
@@ -205,6 +220,8 @@ def check_name(ms_module, name, rec):
         problems = value_problems(rec, obj)
         if rec.get("kind") in ("class", "function") and rec.get("signature") is not None:
             problems = compare_params(rec["signature"], mscore_params(obj))
+        if rec.get("kind") == "method" and rec.get("signature") is not None:
+            problems = method_problems(rec, obj)
         if rec.get("call_signature") is not None and inspect.isclass(obj):
             ours = mscore_params(obj, call=True)
             if ours is not None:
@@ -224,6 +241,22 @@ def check_name(ms_module, name, rec):
     else:
         result.update(status="missing", note=error or "")
     return result
+
+
+def method_problems(rec, function):
+    """A Tensor method matches when one of MindSpore's documented overloads binds the same
+    way in mscore's method (``self`` left out); otherwise the first overload's
+    differences."""
+    ours = mscore_params(function)
+    if ours is not None and ours and ours[0][0] == "self":
+        ours = ours[1:]
+    first = None
+    for overload in [rec["signature"]] + rec.get("overloads", []):
+        problems = compare_params(overload, ours)
+        if not problems:
+            return []
+        first = problems if first is None else first
+    return first
 
 
 def value_problems(rec, obj):
@@ -315,7 +348,12 @@ def render(reference, results):
     lines.append(f"| **total** | {tot['names']} | {tot['training']} | {tot['match']} | "
                  f"{tot['mismatch']} | {tot['planned']} | {tot['absent']} | "
                  f"{tot['missing']} |")
-    lines += ["", "The ops modules (`mindspore.ops`, `.operations`, `.functional`, "
+    lines += ["", "`mindspore.Tensor` is not a module: its rows are the public methods and "
+              "properties of MindSpore's `Tensor` (`x.add`, `x.swapaxes`, `x.add_` ...), "
+              "compared with mscore's `Tensor`; a method matches when one of MindSpore's "
+              "documented overloads binds the same way (a C++-bound method's overloads are "
+              "parsed from its docstring).", ""]
+    lines += ["The ops modules (`mindspore.ops`, `.operations`, `.functional`, "
               "`.composite`) count only their training-side subset (the operations training "
               "code uses; `tools/api_coverage_rules.py`, `TRAINING_OPS`) as expected; the "
               "rest is listed by category at the end of each of those sections.", ""]

@@ -9,7 +9,10 @@ Run ONCE with the real MindSpore (never from mscore or its tests)::
 public objects the module itself defines), and for each name: its kind, the class or module
 that defines it, MindSpore's base classes of interest, the platforms its docstring lists
 ("Supported Platforms"), and the call signature (a class's constructor) as a list of
-parameters with their kinds and defaults. ``tools/api_coverage.py`` compares mscore with it.
+parameters with their kinds and defaults. The public methods of ``mindspore.Tensor`` are
+recorded the same way under the pseudo-module ``mindspore.Tensor`` (a C++-bound method has
+no inspectable signature: its docstring's documented overloads are parsed instead).
+``tools/api_coverage.py`` compares mscore with it.
 """
 from __future__ import annotations
 
@@ -37,7 +40,14 @@ MODULES = (
     "mindspore.common.dtype", "mindspore.common.tensor", "mindspore.common.parameter",
     "mindspore.nn.optim", "mindspore.nn.wrap", "mindspore.nn.loss",
     "mindspore.nn.learning_rate_schedule", "mindspore.nn.dynamic_lr",
+    # the NumPy-style and PyTorch-style namespaces
+    "mindspore.numpy", "mindspore.mint", "mindspore.mint.nn", "mindspore.mint.nn.functional",
+    "mindspore.mint.optim",
 )
+
+# Not a module: the public methods and properties of ``mindspore.Tensor``, recorded under
+# this name (``tensor_api``).
+TENSOR = "mindspore.Tensor"
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                    "mindspore-2.10-api.json")
@@ -188,6 +198,72 @@ def describe(obj):
     return rec
 
 
+_DOC_SIGNATURE = r"^\s*(?:\.\. method:: Tensor\.)?{name}(\(.*\))"
+
+
+def parse_signature(text):
+    """``[name, kind code, default]`` parameters of a signature written as text
+    (``"(dim=None, keepdim=False, *, dtype=None)"``), or None when it does not parse."""
+    text = text.strip()
+    depth = 0
+    for i, ch in enumerate(text):  # cut after the closing parenthesis (``-> Tensor`` & co.)
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            text = text[:i + 1]
+            break
+    namespace = {}
+    try:
+        exec(f"def _f{text}: pass", {}, namespace)  # noqa: S102  (MindSpore's own docs)
+    except Exception:
+        return None
+    return signature_of(namespace["_f"])
+
+
+def tensor_overloads(name, method):
+    """The call signatures of a C++-bound Tensor method, from its docstring: the first line
+    ``name(...) -> Tensor`` and every ``.. method:: Tensor.name(...)`` overload."""
+    pattern = re.compile(_DOC_SIGNATURE.format(name=re.escape(name)), re.M)
+    found = []
+    for m in pattern.finditer(getattr(method, "__doc__", None) or ""):
+        params = parse_signature(m.group(1))
+        if params is not None and params not in found:
+            found.append(params)
+    return found
+
+
+def describe_tensor_attribute(cls, name):
+    """The record of one public name of ``Tensor``: ``kind`` method / property / attribute,
+    and for a method its ``signature`` (``self`` left out; the first documented overload for
+    a C++-bound one) and the other ``overloads``."""
+    static = inspect.getattr_static(cls, name)
+    if isinstance(static, property) or type(static).__name__ == "getset_descriptor":
+        return {"kind": "property"}
+    value = getattr(cls, name)
+    if not callable(value):
+        return {"kind": "attribute"}
+    rec = {"kind": "method"}
+    params = signature_of(value)
+    if params is not None:
+        if params and params[0][0] == "self":
+            params = params[1:]
+        rec["signature"] = params
+        rec["defined_in"] = getattr(value, "__module__", None)
+        return rec
+    overloads = tensor_overloads(name, value)
+    rec["signature"] = overloads[0] if overloads else None
+    if len(overloads) > 1:
+        rec["overloads"] = overloads[1:]
+    return rec
+
+
+def tensor_api():
+    """``{name: record}`` for the public names of ``mindspore.Tensor``."""
+    from mindspore import Tensor
+    return {n: describe_tensor_attribute(Tensor, n) for n in dir(Tensor)
+            if not n.startswith("_")}
+
+
 def dumps_one_name_per_line(out):
     """JSON with one line per public name, so a new capture diffs name by name."""
     head = {k: v for k, v in out.items() if k != "modules"}
@@ -219,6 +295,7 @@ def main():
     for name in MODULES:
         mod = importlib.import_module(name)
         out["modules"][name] = {n: describe(getattr(mod, n)) for n in public_names(mod)}
+    out["modules"][TENSOR] = tensor_api()
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT + ".tmp", "w") as f:
         f.write(dumps_one_name_per_line(out))

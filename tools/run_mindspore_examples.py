@@ -10,6 +10,7 @@ importable (``source /work/wt/env.sh`` or an installed mscore)::
     python tools/run_mindspore_examples.py --backend torch --jobs 2
     python tools/run_mindspore_examples.py --only 'nn\\.(Dense|Conv2d)$' --show-failures
     python tools/run_mindspore_examples.py --write              # docs/mindspore-examples.md
+    python tools/run_mindspore_examples.py --batch 50           # 50 programs per process
 
 Each program is the recorded source with the word ``mindspore`` replaced by ``mscore`` (plain
 text, as a user would edit it), run in its own Python process in an empty scratch directory
@@ -156,6 +157,29 @@ def run_batch(examples, backend, timeout=120.0):
     return [dict(r, id=example_id(e), module=e["module"]) for e, r in zip(examples, results)]
 
 
+def run_batched(examples, backend, size, jobs=2, timeout=60.0, progress=None):
+    """The results of ``examples`` run ``size`` at a time in one process each
+    (:func:`run_batch`; ``jobs`` processes at a time), in the corpus order; a batch whose
+    process dies is run again one program per process (:func:`run_example`)."""
+    chunks = [examples[i:i + size] for i in range(0, len(examples), size)]
+
+    def one_chunk(chunk):
+        try:
+            return run_batch(chunk, backend, timeout * len(chunk))
+        except (RuntimeError, subprocess.TimeoutExpired):
+            return [run_example(ex, backend, timeout) for ex in chunk]
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for chunk, done in zip(chunks, pool.map(one_chunk, chunks)):
+            for ex, res in zip(chunk, done):
+                if res["status"] == "ran":
+                    res["numbers"] = same_numbers(res["stdout"], ex.get("ms_output", ""))
+                results.append(res)
+                if progress:
+                    progress(len(results), len(examples), res)
+    return results
+
+
 def numbers(text):
     """The numbers printed in ``text``, in order (``True``/``False`` count as 1/0)."""
     text = re.sub(r"\bTrue\b", "1", re.sub(r"\bFalse\b", "0", text))
@@ -262,8 +286,10 @@ def render(results, backend, command, corpus):
         "",
         "The measure: MindSpore programs that run unchanged after replacing the word "
         "`mindspore` by `mscore`. The programs are the `>>>` examples of the docstrings of "
-        "MindSpore 2.10's public training-side names (one program per name, the Examples "
-        "section joined; `tests/data/make_mindspore_examples.py` with the real MindSpore), "
+        "MindSpore 2.10's public training-side names, of the public methods of its `Tensor` "
+        "and of the names of `mindspore.numpy` and `mindspore.mint` (one program per name, "
+        "the Examples section joined; `tests/data/make_mindspore_examples.py` with the real "
+        "MindSpore), "
         "kept when they run in MindSpore on the CPU: "
         f"{len(corpus['examples'])} of {corpus.get('programs', '?')} distinct programs. Names "
         "left out before running: " + "; ".join(f"{why}: {n}" for why, n in excluded.items())
@@ -310,6 +336,9 @@ def main(argv=None):
                     help="print every failure with its cause")
     ap.add_argument("--json", metavar="FILE", help="write every result to FILE")
     ap.add_argument("--write", action="store_true", help=f"regenerate {DOC}")
+    ap.add_argument("--batch", type=int, default=0, metavar="N",
+                    help="run N programs per process (faster; they share process state such "
+                         "as seeds and context settings); 0: one process per program")
     ap.add_argument("--corpus", default=CORPUS)
     ap.add_argument("--results", metavar="FILE",
                     help="report on the results --json saved instead of running again")
@@ -327,6 +356,9 @@ def main(argv=None):
     if args.results:
         with open(args.results) as f:
             results = json.load(f)
+    elif args.batch:
+        results = run_batched(examples, args.backend, args.batch, args.jobs, args.timeout,
+                              progress)
     else:
         results = run_all(examples, args.backend, args.jobs, args.timeout, progress)
     print(report(results, args.backend))
@@ -339,7 +371,8 @@ def main(argv=None):
             json.dump(results, f, indent=1)
     if args.write:
         command = "python tools/run_mindspore_examples.py --write" + (
-            f" --backend {args.backend}" if args.backend != "numpy" else "")
+            f" --backend {args.backend}" if args.backend != "numpy" else "") + (
+            f" --batch {args.batch}" if args.batch else "")
         text = render(results, args.backend, command, corpus)
         with open(DOC + ".tmp", "w") as f:
             f.write(text)

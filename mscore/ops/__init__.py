@@ -94,3 +94,7 @@ from mscore.ops import composite, functional, operations  # noqa: F401
 from mscore.ops import tensor_methods  # noqa: F401  (attaches Tensor's methods)
 from mscore.ops.summary import (  # noqa: F401
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
+from mscore.ops.elementwise_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.array_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.integer_random_func import *  # noqa: E402,F401,F403
+from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E402,E702

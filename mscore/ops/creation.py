@@ -110,7 +110,7 @@ def tuple_to_array(input_x):
 def linspace(start, end, steps):
     """``steps`` evenly spaced float32 values from ``start`` to ``end`` inclusive."""
     if isinstance(steps, Tensor):
-        steps = int(steps.asnumpy())
+        steps = int(steps)  # a 1-element Tensor too, as MindSpore accepts
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"steps: expected an int, got {type(steps).__name__}")
     if steps <= 0:

@@ -1,0 +1,311 @@
+"""MindSpore's ``mindspore.mint.nn.functional``: PyTorch-style functions over
+:mod:`mscore.ops` (the argument names and orders of PyTorch; one op implementation)."""
+from __future__ import annotations
+
+from mscore.common import dtype as mdt
+from mscore import ops
+
+__all__ = [
+    "relu", "relu_", "relu6", "gelu", "silu", "sigmoid", "tanh", "elu", "leaky_relu",
+    "hardtanh", "logsigmoid", "prelu", "glu", "softmax", "log_softmax", "dropout",
+    "linear", "layer_norm", "group_norm", "batch_norm", "embedding", "normalize", "one_hot",
+    "pad", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
+    "soft_margin_loss", "threshold", "pixel_shuffle", "flatten", "sigmoid_",
+    "adaptive_max_pool2d", "adaptive_avg_pool1d", "avg_pool1d", "hardshrink", "hardsigmoid",
+    "hardswish", "mish", "selu", "unfold", "upsample",
+]
+
+
+def relu(input, inplace=False):  # noqa: A002
+    """``max(input, 0)``."""
+    return ops.relu(input)
+
+
+def relu_(input):  # noqa: A002
+    """In place: ``max(input, 0)``; returns ``input``."""
+    return input.copy_(ops.relu(input))
+
+
+def relu6(input, inplace=False):  # noqa: A002
+    """``min(max(input, 0), 6)``."""
+    return ops.relu6(input)
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    """Gaussian error linear unit (``approximate`` 'none' or 'tanh')."""
+    return ops.gelu(input, approximate)
+
+
+def silu(input, inplace=False):  # noqa: A002
+    """``input * sigmoid(input)``."""
+    return ops.silu(input)
+
+
+def sigmoid(input):  # noqa: A002
+    """Logistic sigmoid."""
+    return ops.sigmoid(input)
+
+
+def tanh(input):  # noqa: A002
+    """Hyperbolic tangent."""
+    return ops.tanh(input)
+
+
+def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """Exponential linear unit."""
+    return ops.elu(input, alpha)
+
+
+def leaky_relu(input, negative_slope=0.01):  # noqa: A002
+    """``input`` where positive, ``negative_slope * input`` elsewhere."""
+    return ops.leaky_relu(input, negative_slope)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
+    """``input`` clamped to ``[min_val, max_val]``."""
+    return ops.hardtanh(input, min_val, max_val)
+
+
+def logsigmoid(input):  # noqa: A002
+    """``log(sigmoid(input))``."""
+    return ops.logsigmoid(input)
+
+
+def prelu(input, weight):  # noqa: A002
+    """``input`` where positive, ``weight * input`` elsewhere."""
+    return ops.prelu(input, weight)
+
+
+def glu(input, dim=-1):  # noqa: A002
+    """Gated linear unit: the first half times sigmoid of the second along ``dim``."""
+    return ops.glu(input, dim)
+
+
+def softmax(input, dim=None, dtype=None):  # noqa: A002
+    """Softmax along ``dim`` (the last axis when None)."""
+    return ops.softmax(input, -1 if dim is None else dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, *, dtype=None):  # noqa: A002
+    """Log-softmax along ``dim`` (the last axis when None)."""
+    x = input if dtype is None else ops.cast(input, dtype)
+    return ops.log_softmax(x, -1 if dim is None else dim)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zeroes entries with probability ``p`` and scales the rest by ``1 / (1 - p)``."""
+    return ops.dropout(input, p, training)
+
+
+def linear(input, weight, bias=None):  # noqa: A002
+    """``input @ weight.T + bias``."""
+    return ops.dense(input, weight, bias)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """Normalised over the trailing ``normalized_shape`` axes, then scaled and shifted."""
+    return ops.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    """Normalised over groups of channels."""
+    return ops.group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
+               training=False, momentum=0.1, eps=1e-05):
+    """Batch normalisation (running statistics updated in training)."""
+    return ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                          eps)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
+              scale_grad_by_freq=False):
+    """Rows of ``weight`` at the indices ``input``."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported")
+    return ops.gather(weight, input, 0)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):  # noqa: A002
+    """``input`` divided by its ``p``-norm along ``dim`` (at least ``eps``)."""
+    norm = ops.pow(ops.sum(ops.pow(ops.abs(input), p), dim, True), 1.0 / p)
+    return ops.div(input, ops.clamp(norm, eps))
+
+
+def one_hot(tensor, num_classes=-1):
+    """Class indices as one-hot int64 rows (``num_classes`` -1: the largest index + 1)."""
+    if num_classes == -1:
+        num_classes = int(ops.amax(tensor).item()) + 1
+    return ops.cast(ops.one_hot(tensor, num_classes, 1, 0), mdt.int64)
+
+
+def pad(input, pad, mode="constant", value=None):  # noqa: A002
+    """``input`` padded by ``pad`` (pairs from the last axis backwards)."""
+    return ops.pad(input, pad, mode, value)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa
+    """2-d convolution; ``padding`` an int, a pair, 'same' or 'valid'."""
+    if isinstance(padding, str):
+        return ops.conv2d(input, weight, bias, stride, padding, 0, dilation, groups)
+    return ops.conv2d(input, weight, bias, stride, "pad", padding, dilation, groups)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):
+    """2-d max pooling."""
+    return ops.max_pool2d(input, kernel_size, stride, padding, dilation, return_indices,
+                          ceil_mode)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    """2-d average pooling."""
+    return ops.avg_pool2d(input, kernel_size, kernel_size if stride is None else stride,
+                          padding, ceil_mode, count_include_pad, divisor_override or 0)
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """2-d average pooling to ``output_size``."""
+    return ops.adaptive_avg_pool2d(input, output_size)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+                align_corners=None, recompute_scale_factor=None):
+    """Resampled to ``size`` or by ``scale_factor`` (the output size ``floor(in *
+    scale_factor)`` per spatial axis, as PyTorch)."""
+    if size is None and scale_factor is not None:
+        spatial = input.shape[2:]
+        factors = scale_factor if isinstance(scale_factor, (tuple, list)) else \
+            (scale_factor,) * len(spatial)
+        size = tuple(int(s * f) for s, f in zip(spatial, factors))
+    return ops.interpolate(input, size, None, mode, align_corners)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa
+                  label_smoothing=0.0):
+    """Cross entropy of logits against class indices or probabilities."""
+    return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  # noqa
+    """Negative log-likelihood of log-probabilities against class indices."""
+    return ops.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def mse_loss(input, target, reduction="mean"):  # noqa: A002
+    """Mean squared error."""
+    return ops.mse_loss(input, target, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    """Mean absolute error."""
+    return ops.l1_loss(input, target, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):  # noqa: A002
+    """Binary cross entropy of probabilities."""
+    return ops.binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",  # noqa
+                                     pos_weight=None):
+    """Binary cross entropy of logits."""
+    return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
+    """Kullback-Leibler divergence of log-probabilities ``input`` from ``target``."""
+    if log_target:
+        target = ops.exp(target)
+    return ops.kl_div(input, target, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """Cosine embedding loss."""
+    return ops.cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
+def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
+    """``log(1 + exp(-target * input))``, reduced."""
+    return ops.soft_margin_loss(input, target, reduction)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    """``input`` where above ``threshold``, else ``value``."""
+    return ops.threshold(input, threshold, value)
+
+
+def pixel_shuffle(input, upscale_factor):  # noqa: A002
+    """Channels rearranged into an ``upscale_factor`` larger spatial grid."""
+    return ops.pixel_shuffle(input, upscale_factor)
+
+
+def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+    """Axes ``start_dim`` .. ``end_dim`` merged."""
+    return ops.flatten(input, start_dim=start_dim, end_dim=end_dim)
+
+
+def sigmoid_(input):  # noqa: A002
+    """In place: logistic sigmoid; returns ``input``."""
+    return input.copy_(ops.sigmoid(input))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    """2-d max pooling to ``output_size``."""
+    return ops.adaptive_max_pool2d(input, output_size, return_indices)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """1-d average pooling to ``output_size``."""
+    return ops.adaptive_avg_pool1d(input, output_size)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True):
+    """1-d average pooling of (N, C, L) as a 2-d pooling of height 1."""
+    k = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
+    st = k if stride is None else (stride if isinstance(stride, int) else stride[0])
+    pd = padding if isinstance(padding, int) else padding[0]
+    out = ops.avg_pool2d(ops.expand_dims(input, 2), (1, k), (1, st), (0, pd), ceil_mode,
+                         count_include_pad, 0)
+    return ops.squeeze(out, 2)
+
+
+def hardshrink(input, lambd=0.5):  # noqa: A002
+    """0 where ``|x| <= lambd``, else ``x``."""
+    return ops.hardshrink(input, lambd)
+
+
+def hardsigmoid(input):  # noqa: A002
+    """``relu6(x + 3) / 6``."""
+    return ops.hardsigmoid(input)
+
+
+def hardswish(input):  # noqa: A002
+    """``x * relu6(x + 3) / 6``."""
+    return ops.hardswish(input)
+
+
+def mish(input):  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    return ops.mish(input)
+
+
+def selu(input):  # noqa: A002
+    """Scaled exponential linear unit."""
+    return ops.selu(input)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Sliding blocks of (N, C, H, W) as columns (im2col)."""
+    return ops.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+             align_corners=None):
+    """Resampled to ``size`` or by ``scale_factor``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)

@@ -1,0 +1,31 @@
+"""MindSpore's ``mindspore.numpy``: NumPy-style functions on mscore Tensors
+(``import mscore.numpy as mnp``).
+
+The functions are thin over :mod:`mscore.ops`, with MindSpore's NumPy defaults (Python ints
+become int32, floats float32). The names MindSpore has and mscore leaves out (inverse
+trigonometric and bitwise functions, polynomials, histograms, FFT ...) are listed with their
+reasons in ``docs/api-coverage.md``.
+"""
+from mscore.common.dtype import (  # noqa: F401  (MindSpore's dtype names here)
+    bool_, float16, float32, float64, float_, int8, int16, int32, int64, uint8)
+import math as _math
+
+from mscore.common.tensor import Tensor as _Tensor
+from mscore.numpy import array_creations, array_ops, host_ops, logic_ops, math_ops  # noqa
+from mscore.numpy.array_creations import *  # noqa: F401,F403
+from mscore.numpy.array_ops import *  # noqa: F401,F403
+from mscore.numpy.logic_ops import *  # noqa: F401,F403
+from mscore.numpy.math_ops import *  # noqa: F401,F403
+from mscore.numpy.host_ops import *  # noqa: F401,F403
+
+ndarray = _Tensor  # MindSpore's arrays are Tensors
+inf = PINF = _math.inf
+NINF = -_math.inf
+nan = _math.nan
+pi = _math.pi
+int_ = int32  # mindspore.numpy's default integer is int32 (mindspore.int_ is int64)
+
+__all__ = (array_creations.__all__ + array_ops.__all__ + logic_ops.__all__ + math_ops.__all__
+           + host_ops.__all__
+           + ["bool_", "float16", "float32", "float64", "float_", "int8", "int16", "int32",
+              "int64", "int_", "uint8", "ndarray"])

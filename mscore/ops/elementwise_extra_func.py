@@ -1,0 +1,467 @@
+"""Elementwise and small linear-algebra functions of ``mindspore.ops`` that training code and
+Tensor methods use, built from the ops in :mod:`mscore.ops` (so every backend runs them and
+gradients follow from those ops' rules)."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore import ops
+
+__all__ = [
+    "tan", "sinh", "cosh", "log2", "log10", "exp2", "trunc", "frac", "round",
+    "deg2rad", "rad2deg", "erfc", "logit", "hypot", "xlogy", "xdivy", "lerp", "fmod",
+    "float_power", "logaddexp2", "sinc", "signbit", "isneginf", "isposinf", "isreal",
+    "nan_to_num", "addcdiv", "addmm", "addbmm", "baddbmm", "addmv", "addr", "inner", "dot",
+    "mv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin",
+    "is_floating_point", "is_complex", "atan", "arctan", "atan2", "arctan2", "asin",
+    "arcsin", "acos", "arccos", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
+]
+
+
+def _float(x, name="input"):
+    """``x`` as a floating Tensor (integers and bools become float32, as MindSpore's float
+    ops do)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x if x.dtype.is_floating else ops.cast(x, mdt.float32)
+
+
+def tan(input):  # noqa: A002
+    """Tangent, elementwise: ``sin(x) / cos(x)``."""
+    x = _float(input)
+    return ops.div(ops.sin(x), ops.cos(x))
+
+
+def sinh(input):  # noqa: A002
+    """Hyperbolic sine, elementwise: ``(exp(x) - exp(-x)) / 2``."""
+    x = _float(input)
+    return ops.mul(ops.sub(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
+
+
+def cosh(input):  # noqa: A002
+    """Hyperbolic cosine, elementwise: ``(exp(x) + exp(-x)) / 2``."""
+    x = _float(input)
+    return ops.mul(ops.add(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
+
+
+def log2(input):  # noqa: A002
+    """Base-2 logarithm, elementwise."""
+    return ops.div(ops.log(_float(input)), math.log(2.0))
+
+
+def log10(input):  # noqa: A002
+    """Base-10 logarithm, elementwise."""
+    return ops.div(ops.log(_float(input)), math.log(10.0))
+
+
+def exp2(input):  # noqa: A002
+    """``2 ** input``, elementwise."""
+    return ops.exp(ops.mul(_float(input), math.log(2.0)))
+
+
+def trunc(input):  # noqa: A002
+    """Rounded toward zero, elementwise (integers unchanged)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
+    if not input.dtype.is_floating:
+        return input
+    return ops.where(ops.less(input, 0), ops.ceil(input), ops.floor(input))
+
+
+def fix(input):  # noqa: A002
+    """MindSpore's alias of :func:`trunc`."""
+    return trunc(input)
+
+
+def frac(x):
+    """The fractional part, elementwise: ``x - trunc(x)``."""
+    return ops.sub(x, trunc(x))
+
+
+def round(input, decimals=0):  # noqa: A001,A002
+    """Rounded to ``decimals`` places, half to even (as MindSpore and NumPy)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
+    if not isinstance(decimals, int) or isinstance(decimals, bool):
+        raise TypeError(f"decimals: expected an int, got {type(decimals).__name__}")
+    if not input.dtype.is_floating:
+        return input
+    scale = 10.0 ** decimals
+    x = ops.mul(input, scale) if decimals else input
+    low = ops.floor(x)
+    diff = ops.sub(x, low)
+    half_even = ops.equal(ops.remainder(low, 2.0), 0.0)
+    up = ops.logical_or(ops.greater(diff, 0.5),
+                        ops.logical_and(ops.equal(diff, 0.5), ops.logical_not(half_even)))
+    out = ops.where(up, ops.add(low, 1.0), low)
+    return ops.div(out, scale) if decimals else out
+
+
+def deg2rad(x):
+    """Degrees to radians, elementwise."""
+    return ops.mul(_float(x, "x"), math.pi / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees, elementwise."""
+    return ops.mul(_float(x, "x"), 180.0 / math.pi)
+
+
+def erfc(input):  # noqa: A002
+    """Complementary error function ``1 - erf(x)``, elementwise."""
+    return ops.sub(1.0, ops.erf(_float(input)))
+
+
+def logit(input, eps=None):  # noqa: A002
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is
+    given."""
+    p = _float(input)
+    if eps is not None:
+        p = ops.clamp(p, float(eps), 1.0 - float(eps))
+    return ops.log(ops.div(p, ops.sub(1.0, p)))
+
+
+def hypot(input, other):  # noqa: A002
+    """``sqrt(input ** 2 + other ** 2)``, elementwise."""
+    a, b = _float(input), _float(other, "other")
+    return ops.sqrt(ops.add(ops.mul(a, a), ops.mul(b, b)))
+
+
+def xlogy(input, other):  # noqa: A002
+    """``input * log(other)``, 0 where ``input`` is 0."""
+    x, y = _float(input), _float(other, "other") if isinstance(other, Tensor) else other
+    out = ops.mul(x, ops.log(y if isinstance(y, Tensor) else ops.full_like(x, y)))
+    return ops.where(ops.equal(x, 0.0), ops.zeros_like(out), out)
+
+
+def xdivy(x, y):
+    """``x / y``, 0 where ``x`` is 0."""
+    out = ops.div(x, y)
+    return ops.where(ops.equal(x, 0), ops.zeros_like(out), out)
+
+
+def lerp(input, end, weight):  # noqa: A002
+    """``input + weight * (end - input)``."""
+    return ops.add(input, ops.mul(weight, ops.sub(end, input)))
+
+
+def fmod(input, other):  # noqa: A002
+    """Remainder of the division truncated toward zero (its sign is the dividend's)."""
+    return ops.sub(input, ops.mul(trunc(ops.div(input, other)), other))
+
+
+def float_power(input, exponent):  # noqa: A002
+    """``input ** exponent`` computed in float64 where the backend has it (float32
+    otherwise)."""
+    return ops.pow(_float(input), exponent)
+
+
+def logaddexp2(input, other):  # noqa: A002
+    """``log2(2 ** input + 2 ** other)``, computed stably."""
+    a, b = _float(input), _float(other, "other")
+    hi = ops.maximum(a, b)
+    lo = ops.minimum(a, b)
+    return ops.add(hi, log2(ops.add(1.0, exp2(ops.sub(lo, hi)))))
+
+
+def sinc(input):  # noqa: A002
+    """``sin(pi x) / (pi x)``, 1 at 0."""
+    x = _float(input)
+    zero = ops.equal(x, 0.0)
+    px = ops.mul(ops.where(zero, ops.ones_like(x), x), math.pi)
+    return ops.where(zero, ops.ones_like(x), ops.div(ops.sin(px), px))
+
+
+def signbit(input):  # noqa: A002
+    """True where the value is negative."""
+    return ops.less(input, 0)
+
+
+def isneginf(input):  # noqa: A002
+    """True where the value is -inf."""
+    return ops.logical_and(ops.isinf(input), ops.less(input, 0))
+
+
+def isposinf(input):  # noqa: A002
+    """True where the value is +inf."""
+    return ops.logical_and(ops.isinf(input), ops.greater(input, 0))
+
+
+def isreal(input):  # noqa: A002
+    """True everywhere: mscore's dtypes are real."""
+    return ops.ones_like(input, dtype=mdt.bool_)
+
+
+def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
+    """NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (the dtype's
+    largest and lowest finite values by default)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
+    if not input.dtype.is_floating:
+        return input
+    big = float(np.finfo(input.dtype.np_dtype).max)
+    out = ops.where(ops.isnan(input), ops.full_like(input, 0.0 if nan is None else nan), input)
+    out = ops.where(isposinf(out), ops.full_like(out, big if posinf is None else posinf), out)
+    return ops.where(isneginf(out), ops.full_like(out, -big if neginf is None else neginf),
+                     out)
+
+
+def addcdiv(input, tensor1, tensor2, value=1):  # noqa: A002
+    """``input + value * tensor1 / tensor2``."""
+    return ops.add(input, ops.mul(value, ops.div(tensor1, tensor2)))
+
+
+def _beta_alpha(base, product, beta, alpha):
+    """``beta * base + alpha * product`` (``base`` ignored when ``beta`` is 0, so its NaNs do
+    not leak, as in MindSpore)."""
+    out = product if alpha == 1 else ops.mul(product, alpha)
+    if beta == 0:
+        return out
+    return ops.add(base if beta == 1 else ops.mul(base, beta), out)
+
+
+def addmm(input, mat1, mat2, beta=1, alpha=1):  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _beta_alpha(input, ops.matmul(mat1, mat2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, beta=1, alpha=1):  # noqa: A002
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    return _beta_alpha(input, ops.sum(ops.bmm(batch1, batch2), 0), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, beta=1, alpha=1):  # noqa: A002
+    """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
+    return _beta_alpha(input, ops.bmm(batch1, batch2), beta, alpha)
+
+
+def addmv(input, mat, vec, beta=1, alpha=1):  # noqa: A002
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _beta_alpha(input, ops.matmul(mat, vec), beta, alpha)
+
+
+def addr(x, vec1, vec2, beta=1, alpha=1):
+    """``beta * x + alpha * outer(vec1, vec2)``."""
+    return _beta_alpha(x, ops.outer(vec1, vec2), beta, alpha)
+
+
+def inner(input, other):  # noqa: A002
+    """Sum of products over the last axes (a scalar times a tensor when one is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return ops.mul(input, other)
+    k = input.shape[-1]
+    if other.shape[-1] != k:
+        raise ValueError(f"inner: the last dimensions differ: {input.shape} and "
+                         f"{other.shape}")
+    flat = ops.matmul(ops.reshape(input, (-1, k)), ops.transpose(ops.reshape(other, (-1, k)),
+                                                                (1, 0)))
+    return ops.reshape(flat, input.shape[:-1] + other.shape[:-1])
+
+
+def dot(input, other):  # noqa: A002
+    """The dot product of two 1-d Tensors."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise ValueError(f"dot: expected two 1-d Tensors, got shapes {input.shape} and "
+                         f"{other.shape}")
+    return ops.sum(ops.mul(input, other))
+
+
+def mv(mat, vec):
+    """Matrix times vector."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: expected a 2-d matrix and a 1-d vector, got shapes "
+                         f"{mat.shape} and {vec.shape}")
+    return ops.matmul(mat, vec)
+
+
+def positive(input):  # noqa: A002
+    """``input`` itself (the unary plus)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
+    if input.dtype.is_bool:
+        raise TypeError("positive: the input must not be a bool Tensor")
+    return input
+
+
+def sgn(input):  # noqa: A002
+    """The sign (for real dtypes, :func:`mscore.ops.sign`)."""
+    return ops.sign(input)
+
+
+def copysign(x, other):
+    """``|x|`` with the sign of ``other``."""
+    x = _float(x, "x")
+    neg = ops.less(other, 0) if isinstance(other, Tensor) else (other < 0 or (
+        isinstance(other, numbers.Real) and math.copysign(1.0, other) < 0))
+    return ops.where(neg, ops.neg(ops.abs(x)), ops.abs(x))
+
+
+def heaviside(input, values):  # noqa: A002
+    """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
+    one = ops.ones_like(input)
+    out = ops.where(ops.greater(input, 0), one, ops.zeros_like(input))
+    return ops.where(ops.equal(input, 0), ops.broadcast_to(ops.cast(values, input.dtype),
+                                                          input.shape), out)
+
+
+def fmax(input, other):  # noqa: A002
+    """Elementwise maximum that prefers the number where one side is NaN."""
+    out = ops.maximum(input, other)
+    out = ops.where(ops.isnan(input), other, out)
+    return ops.where(ops.isnan(other), input, out)
+
+
+def fmin(input, other):  # noqa: A002
+    """Elementwise minimum that prefers the number where one side is NaN."""
+    out = ops.minimum(input, other)
+    out = ops.where(ops.isnan(input), other, out)
+    return ops.where(ops.isnan(other), input, out)
+
+
+def square_difference(input, other):  # noqa: A002
+    """``(input - other) ** 2``."""
+    d = ops.sub(input, other)
+    return ops.mul(d, d)
+
+
+def is_floating_point(input):  # noqa: A002
+    """True when ``input`` has a floating dtype."""
+    return bool(input.dtype.is_floating)
+
+
+def is_complex(input):  # noqa: A002
+    """False: mscore has no complex dtypes."""
+    return False
+
+
+# -- inverse trigonometric and hyperbolic functions ----------------------------------------
+# The backend contract has no inverse trigonometric primitive: arctan is Cephes' single
+# precision rational approximation (range reduced to |x| <= tan(pi/8); error ~1 ulp of
+# float32), the others follow from it and from log/sqrt. Every branch's input is made safe
+# before ``where`` picks, so no branch computes inf/NaN whose gradient would leak.
+_TAN_3PI_8 = 2.414213562373095
+_TAN_PI_8 = 0.4142135623730950
+
+
+def _odd(x, positive_part):
+    """``f(x)`` of an odd function from ``f`` on ``x >= 0``: ``-f(-x)`` for negative ``x``.
+    Mirrored with ``where`` (not ``sign * f(abs)``), so the gradient at 0 is ``f'(0)``."""
+    negative = ops.less(x, 0.0)
+    t = ops.where(negative, ops.neg(x), x)
+    out = positive_part(t)
+    return ops.where(negative, ops.neg(out), out)
+
+
+def _atan_positive(a):
+    """Arctangent of ``a >= 0`` (Cephes' reduction and polynomial)."""
+    big = ops.greater(a, _TAN_3PI_8)
+    mid = ops.logical_and(ops.greater(a, _TAN_PI_8), ops.logical_not(big))
+    a_big = ops.where(big, a, ops.ones_like(a))
+    reduced = ops.where(big, ops.neg(ops.reciprocal(a_big)),
+                        ops.where(mid, ops.div(ops.sub(a, 1.0), ops.add(a, 1.0)), a))
+    offset = ops.where(big, ops.full_like(a, math.pi / 2),
+                       ops.where(mid, ops.full_like(a, math.pi / 4), ops.zeros_like(a)))
+    z = ops.mul(reduced, reduced)
+    poly = ops.sub(ops.mul(ops.add(ops.mul(ops.sub(ops.mul(z, 8.05374449538e-2),
+                                                   1.38776856032e-1), z),
+                                   1.99777106478e-1), z), 3.33329491539e-1)
+    return ops.add(offset, ops.add(ops.mul(ops.mul(poly, z), reduced), reduced))
+
+
+def atan(input):  # noqa: A002
+    """Arctangent, elementwise (radians in ``(-pi/2, pi/2)``)."""
+    return _odd(_float(input), _atan_positive)
+
+
+def arctan(input):  # noqa: A002
+    """NumPy's name of :func:`atan`."""
+    return atan(input)
+
+
+def atan2(input, other):  # noqa: A002
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right
+    quadrant, in ``[-pi, pi]``."""
+    y, x = _float(input), _float(other, "other")
+    y, x = ops.broadcast_to(y, _broadcast(y, x)), ops.broadcast_to(x, _broadcast(y, x))
+    x_zero = ops.equal(x, 0.0)
+    base = atan(ops.div(y, ops.where(x_zero, ops.ones_like(x), x)))
+    half_pi = ops.mul(ops.where(ops.less(y, 0.0), ops.full_like(y, -1.0),
+                                ops.where(ops.greater(y, 0.0), ops.ones_like(y),
+                                          ops.zeros_like(y))), math.pi / 2)
+    shift = ops.where(ops.less(y, 0.0), ops.full_like(y, -math.pi), ops.full_like(y, math.pi))
+    out = ops.where(ops.less(x, 0.0), ops.add(base, shift), base)
+    return ops.where(x_zero, half_pi, out)
+
+
+def _broadcast(a, b):
+    return tuple(np.broadcast_shapes(a.shape, b.shape))
+
+
+def arctan2(input, other):  # noqa: A002
+    """NumPy's name of :func:`atan2`."""
+    return atan2(input, other)
+
+
+def _unit_root(x):
+    """``sqrt(1 - x**2)``, kept at 0 (not NaN) at |x| = 1 and beyond."""
+    return ops.sqrt(ops.maximum(ops.sub(1.0, ops.mul(x, x)), 0.0))
+
+
+def asin(input):  # noqa: A002
+    """Arcsine, elementwise (NaN outside [-1, 1])."""
+    x = _float(input)
+    out = atan2(x, _unit_root(x))
+    return ops.where(ops.greater(ops.abs(x), 1.0), ops.full_like(x, math.nan), out)
+
+
+def arcsin(x):
+    """NumPy's name of :func:`asin`."""
+    return asin(x)
+
+
+def acos(input):  # noqa: A002
+    """Arccosine, elementwise (NaN outside [-1, 1])."""
+    return ops.sub(math.pi / 2, asin(input))
+
+
+def arccos(input):  # noqa: A002
+    """NumPy's name of :func:`acos`."""
+    return acos(input)
+
+
+def asinh(input):  # noqa: A002
+    """Inverse hyperbolic sine: ``sign(x) * log(|x| + sqrt(x**2 + 1))``."""
+    return _odd(_float(input),
+                lambda t: ops.log(ops.add(t, ops.sqrt(ops.add(ops.mul(t, t), 1.0)))))
+
+
+def arcsinh(input):  # noqa: A002
+    """NumPy's name of :func:`asinh`."""
+    return asinh(input)
+
+
+def acosh(input):  # noqa: A002
+    """Inverse hyperbolic cosine: ``log(x + sqrt(x**2 - 1))`` (NaN below 1)."""
+    x = _float(input)
+    return ops.log(ops.add(x, ops.sqrt(ops.sub(ops.mul(x, x), 1.0))))
+
+
+def arccosh(input):  # noqa: A002
+    """NumPy's name of :func:`acosh`."""
+    return acosh(input)
+
+
+def atanh(input):  # noqa: A002
+    """Inverse hyperbolic tangent: ``log((1 + x) / (1 - x)) / 2``."""
+    x = _float(input)
+    return ops.mul(ops.log(ops.div(ops.add(1.0, x), ops.sub(1.0, x))), 0.5)
+
+
+def arctanh(input):  # noqa: A002
+    """NumPy's name of :func:`atanh`."""
+    return atanh(input)
