@@ -2,7 +2,7 @@
 trace of the network.
 
 The network runs once in inference mode through the exporters' tracer
-(:mod:`mscore.train.serialization._trace`), with zeros for its inputs and parameters (only
+(:mod:`mscore.compile.trace`), with zeros for its inputs and parameters (only
 the structure matters), and every op becomes a node named as MindSpore's graph names it:
 ``Conv2D``, ``BatchNorm`` followed by ``TupleGetItem``, ``ReLU``, ``ReLU6``, ``Add``,
 ``BiasAdd`` (a layer's bias), ``MaxPool``, ``Concat`` over a ``MakeTuple``, ``ReduceMean``,
@@ -26,10 +26,10 @@ import numpy as np
 
 from mscore import context as _context
 from mscore._state import process as _process
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.train.serialization._trace import TraceGraph, array_args, trace
+from mscore.compile.trace import TraceGraph, array_args, trace
 
 FUSED = ("softmax", "log_softmax", "relu", "dense", "batch_norm")
 _NONE = (2 ** 63, 2 ** 63)           # a branch that removes nothing

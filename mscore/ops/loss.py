@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor, _float_input
 from mscore.ops.primitive_base import (_elementwise, check_bool, check_float, check_int,

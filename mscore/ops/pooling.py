@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from mscore import dispatch
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call

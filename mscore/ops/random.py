@@ -198,7 +198,7 @@ def global_state_parameter():
 
 def traced_stand_in(param):
     """A private Parameter named like the global stream ``param``, for a compiled program to
-    thread through its trace instead of ``param`` (see :data:`mscore._per_thread.state`)."""
+    thread through its trace instead of ``param`` (see :data:`mscore._state.thread`)."""
     return Parameter(param, name=param.name, requires_grad=False)
 
 

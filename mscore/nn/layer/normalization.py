@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from mscore import fused_reference, ops
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.initializer import Initializer
 from mscore.common.parameter import Parameter

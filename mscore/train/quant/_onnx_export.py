@@ -43,7 +43,7 @@ from mscore.nn.layer.activation import ReLU
 from mscore.train.quant import _fake_quant as fq
 from mscore.train.quant._observer import reset_export_target, set_export_target
 from mscore.train.serialization._export import OPSET, _IR_VERSION, _OnnxGraph, _onnx_type
-from mscore.train.serialization._trace import check_net_and_inputs, trace
+from mscore.compile.trace import check_net_and_inputs, trace
 
 _wrap = Tensor._wrap
 _INT32_MAX = 2 ** 31 - 1

@@ -1,6 +1,6 @@
 """``export``: write a network as ONNX or MINDIR, traced through the op layer on any backend.
 
-The tracing is shared (``_trace``): values that depend on an input or a Parameter become graph
+The tracing is shared (:mod:`mscore.compile.trace`): values that depend on an input or a Parameter become graph
 nodes, everything else is folded to a constant, Parameters become initializers under their
 ``Parameter.name``, and shapes are those of the example inputs (static shapes).
 
@@ -17,7 +17,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.train.serialization._onnx_batch import with_dynamic_batch
-from mscore.train.serialization._trace import (
+from mscore.compile.trace import (
     TraceGraph, check_net_and_inputs, is_index_array, trace)
 
 OPSET = 18

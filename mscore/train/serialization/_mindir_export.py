@@ -27,7 +27,7 @@ import os
 
 from mscore.nn.graph.mindir_types import FORMAT_NCHW, PAD_MODES, TYPE_IDS, same_pad_pairs
 from mscore.train.serialization._mindir_graph import PRIMITIVE, MindIRGraph, check_data_type
-from mscore.train.serialization._trace import check_net_and_inputs, trace
+from mscore.compile.trace import check_net_and_inputs, trace
 
 
 # -- converters: (graph, bound arguments, native output) -> handle --------------------------------

@@ -1,7 +1,7 @@
 """A network's graph for TensorBoard's Graphs tab: a GraphDef of its cells and ops.
 
 The network runs once on example inputs with the exporters' tracer recording every op (see
-:mod:`mscore.train.serialization._trace`). Each op becomes a node named after the cells it
+:mod:`mscore.compile.trace`). Each op becomes a node named after the cells it
 ran in, ``Network/dense_relu_sequential/0/dense_3``, so TensorBoard shows one box per cell
 that opens onto its ops, as PyTorch's ``add_graph`` does; inputs are ``input_0, ...``,
 Parameters are nodes named after the Parameter, constants are ``Const`` nodes, and every node
@@ -10,7 +10,7 @@ carries its output shape (``_output_shapes``) and dtype.
 from __future__ import annotations
 
 from mscore import context as _context
-from mscore.train.serialization._trace import TraceGraph, array_args, check_net_and_inputs, \
+from mscore.compile.trace import TraceGraph, array_args, check_net_and_inputs, \
     trace
 from mscore.train.summary.proto import summary_pb2 as pb
 

@@ -1,4 +1,4 @@
-"""Tracing a network through the op layer, for the exporters (ONNX, MINDIR).
+"""Tracing a network through the op layer, for the exporters (ONNX, MINDIR) and boost's graph passes.
 
 While the network runs once on the example inputs, a recording stand-in replaces the active
 backend (``mscore._state.process.backend``): every primitive call is forwarded to the real backend and
@@ -19,7 +19,7 @@ import numpy as np
 
 from mscore import context as _context
 from mscore._state import process as _process
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
