@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import statistics
 import sys
 from collections import Counter
 

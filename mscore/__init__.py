@@ -8,25 +8,25 @@ loaded on first use, so ``import mscore`` stays quick.
 """
 __version__ = "0.1.0"
 
-from mscore.common.dtype import (  # noqa: F401
+from mscore.common.dtype import (
     DType, bfloat16, bool_, byte, double, dtype_to_nptype, float16, float32, float64, float_,
     half, int8, int16, int32, int64, int_, intc, intp, long, pytype_to_dtype, short, single,
     ubyte, uint8)
-from mscore.common import dtype  # noqa: F401  (ms.dtype, as in MindSpore)
-from mscore.context import (  # noqa: F401
+from mscore.common import dtype
+from mscore.context import (
     COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, get_context, get_seed, initial_seed,
     manual_seed, seed, set_context, set_deterministic, set_device, set_seed, synchronize)
-from mscore.common.tensor import Tensor, tensor  # noqa: F401
-from mscore.common.parameter import Parameter, ParameterTuple  # noqa: F401
-from mscore.common import initializer as _initializer_module  # noqa: F401
-from mscore.common.initializer import initializer  # noqa: F401
-from mscore import ops  # noqa: F401
-from mscore.ops.grad import get_grad, grad, value_and_grad, vjp  # noqa: F401
-from mscore.ops.creation import from_numpy, is_tensor  # noqa: F401
-from mscore import nn  # noqa: F401
-from mscore.compile import (  # noqa: F401  (installs GRAPH_MODE into Cell)
+from mscore.common.tensor import Tensor, tensor
+from mscore.common.parameter import Parameter, ParameterTuple
+from mscore.common import initializer as _initializer_module
+from mscore.common.initializer import initializer
+from mscore import ops
+from mscore.ops.grad import get_grad, grad, value_and_grad, vjp
+from mscore.ops.creation import from_numpy, is_tensor
+from mscore import nn
+from mscore.compile import (
     constexpr, jit, jit_class, lazy_inline, mutable, no_inline, recompute)
-from mscore.parallel._context import (  # noqa: F401
+from mscore.parallel._context import (
     ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context)
 

@@ -7,6 +7,7 @@ import sys
 
 from mscore import __version__
 from mscore.commands import ArgumentParser, CommandError, command
+from mscore.plugin.hints import closest_name
 
 # name -> (module with main(argv), one line for `mscore --help`)
 COMMANDS = {
@@ -43,7 +44,6 @@ def _dispatch(argv):
         module = importlib.import_module(COMMANDS[argv[0]][0])
         return module.main(argv[1:])
     if argv and not argv[0].startswith("-"):
-        from mscore.plugin.hints import closest_name
         guess = closest_name(argv[0], COMMANDS)
         raise CommandError(f"unknown command {argv[0]!r}"
                            + (f" (did you mean {guess!r}?)" if guess else "")

@@ -8,10 +8,10 @@ fused op of its own, the reference autodiff's fused node (:mod:`mscore.autodiff.
 records the output with a closed-form VJP over the values the forward returns), and the
 conformance kit, which compares a backend's fused op against this forward.
 
-The normalisations' half-precision rule is MindSpore's (checked against MindSpore 2.10's LayerNorm and
-BatchNorm, see tests/data/make_half_norm_oracle.py): inputs narrower than float32 are
-normalised in float32 with their parameters cast to float32, and the output is rounded once
-to the input's dtype.
+The normalisations' half-precision rule is MindSpore's (checked against MindSpore 2.10's LayerNorm
+and BatchNorm, see tests/data/make_half_norm_oracle.py): inputs narrower than float32 are normalised
+in float32 with their parameters cast to float32, and the output is rounded once to the input's
+dtype.
 """
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def run_freeze(rank, ms, nn, boost):
     weights = []
     for step in range(STEPS):
         train(ms.Tensor(x[step, rows]), ms.Tensor(y[step, rows]))
-        weights.append(np.concatenate([l.weight.asnumpy().ravel() for l in layers]))
+        weights.append(np.concatenate([layer.weight.asnumpy().ravel() for layer in layers]))
     return {"freeze_weights": np.stack(weights)}
 
 

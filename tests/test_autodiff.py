@@ -1,10 +1,10 @@
 """The VJP rule of every primitive in mscore/autodiff/rules.py against central finite
 differences in float64 on the numpy backend.
 
-Each case differentiates ``f(primals) = sum(op(primals, ...) * c)`` with a fixed random
-cotangent ``c`` through :func:`mscore.autodiff.reference.reference_value_and_grad` (which records the
-primitive and applies its rule) and compares every gradient element with
-``(f(p + h e_i) - f(p - h e_i)) / 2h``.
+Each case differentiates ``f(primals) = sum(op(primals, ...) * c)`` with a fixed random cotangent
+``c`` through :func:`mscore.autodiff.reference.reference_value_and_grad` (which records the
+primitive and applies its rule) and compares every gradient element with ``(f(p + h e_i) - f(p - h
+e_i)) / 2h``.
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from _helpers import available_backends, use_backend
 from _oracle import check_case, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-import boost_nets  # noqa: E402
+import boost_nets
 
 ORACLE = load("boost_oracle.json")
 CASES = ORACLE["cases"]

@@ -105,7 +105,7 @@ def _constructors(tmp_path):
 def _outcome(fn):
     try:
         fn()
-    except Exception as exc:  # noqa: BLE001 - the type is the result
+    except Exception as exc:
         return type(exc).__name__
     return "ok"
 

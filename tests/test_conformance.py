@@ -458,8 +458,8 @@ def test_the_kit_without_pytest_names_the_extra(run_py, tmp_path):
             "sys.exit(main(['numpy']))")
     proc = run_py(["-c", code], cwd=tmp_path)
     assert proc.returncode == runner.USAGE_ERROR
-    assert proc.stderr.strip() == ('mscore conformance: error: the kit runs on pytest, which is not '
-                                   'installed; install it with: pip install '
+    assert proc.stderr.strip() == ('mscore conformance: error: the kit runs on pytest, which is '
+                                   'not installed; install it with: pip install '
                                    '"mscore[conformance]"')
 
 

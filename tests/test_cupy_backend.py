@@ -30,7 +30,7 @@ from mscore.plugin.backend import missing_primitives
 from mscore.plugin.registry import BackendUnavailableError, get_registry
 
 try:
-    import mscore_cupy  # noqa: F401
+    import mscore_cupy
 except ImportError:  # not pip-installed: test the code from the checkout all the same
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "cupy_backend"))
     import mscore_cupy  # noqa: F401

@@ -227,7 +227,7 @@ def test_compare_shows_its_progress_on_one_line_and_clears_it(capsys):
     captured = capsys.readouterr()
     assert status == 0, captured.err
     messages = captured.err.split("\r\033[K")
-    assert messages == ["", f"mscore compare: building the model on numpy (1/2)",
+    assert messages == ["", "mscore compare: building the model on numpy (1/2)",
                         f"mscore compare: building the model on {others[0]} (2/2)",
                         "mscore compare: step 1/2 on 2 backends",
                         "mscore compare: step 2/2 on 2 backends", ""]

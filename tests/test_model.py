@@ -65,12 +65,12 @@ def _write_fake_mnist(folder, n=64, seed=0):
 def _seed004_example(path):
     """Seed 004's Model example, with ``mindspore`` replaced by ``mscore``; returns the
     per-step losses and the trained Model."""
-    import mscore as ms  # noqa: F811  (the seed's import, renamed)
-    from mscore import nn  # noqa: F811
+    import mscore as ms
+    from mscore import nn
     from mscore.dataset import vision, transforms
     from mscore.dataset import MnistDataset
     from mscore.amp import FixedLossScaleManager
-    from mscore.train import Model, LossMonitor  # noqa: F811
+    from mscore.train import Model, LossMonitor
 
     def datapipe(path, batch_size):
         image_transforms = [
@@ -178,7 +178,7 @@ def _seed003_dataset(n=8, batch=8):
 
 
 def test_seed003_model_examples_on_every_backend(backend, tmp_path, capsys, monkeypatch):
-    from mscore.train.callback import Callback, CheckpointConfig, ModelCheckpoint  # noqa: F811
+    from mscore.train.callback import Callback, CheckpointConfig, ModelCheckpoint
     from mscore.nn import Momentum
     from mscore import Tensor
     monkeypatch.chdir(tmp_path)

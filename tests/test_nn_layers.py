@@ -617,7 +617,7 @@ def test_rnn_cells_match_numpy_and_gradients():
         nn.GRUCell(3, 4)(T(x.astype(np.float32)), T(np.zeros((2, 5), np.float32)))
 
 
-# -- losses -----------------------------------------------------------------------------------------
+# -- losses ----------------------------------------------------------------------------------------
 def _log_softmax(z, axis=1):
     z = z - z.max(axis, keepdims=True)
     return z - np.log(np.exp(z).sum(axis, keepdims=True))

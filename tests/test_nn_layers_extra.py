@@ -229,7 +229,7 @@ def test_unpool_gradient_is_a_gather():
                                g.reshape(-1)[idx.asnumpy().reshape(-1)])
 
 
-# -- numpy references for layers MindSpore runs only on GPU/Ascend ------------------------------------
+# -- numpy references for layers MindSpore runs only on GPU/Ascend ---------------------------------
 def test_replication_pad():
     x = rand(2, 3, 4)
     np.testing.assert_allclose(nn.ReplicationPad1d((2, 1))(T(x)).asnumpy(),
@@ -404,7 +404,7 @@ def test_image_quality_measures():
     np.testing.assert_allclose(net(T(a), T(b)).asnumpy(), want, rtol=1e-4)
 
 
-# -- training-mode randomness ---------------------------------------------------------------------------
+# -- training-mode randomness ----------------------------------------------------------------------
 @pytest.mark.parametrize("cell,shape", [(nn.Dropout1d(0.5), (8, 16, 5)),
                                         (nn.Dropout2d(0.5), (8, 16, 3, 3)),
                                         (nn.Dropout3d(0.25), (8, 16, 2, 2, 2)),
@@ -450,7 +450,7 @@ def test_rnn_parameter_views_and_dropout_between_layers():
     assert not np.allclose(a.asnumpy(), c.asnumpy())
 
 
-# -- every backend gives the numpy reference's values and gradients -------------------------------------
+# -- every backend gives the numpy reference's values and gradients --------------------------------
 def _case_lstm():
     return (set_params(nn.LSTM(3, 4, 1, bidirectional=True), np.float32),
             (rand(3, 2, 3).astype(np.float32), None, np.array([3, 2], np.int32)))

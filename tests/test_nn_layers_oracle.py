@@ -3,11 +3,11 @@ padding, normalisation, activations and the rest) against the real MindSpore's r
 
 The cases are ``tests/data/nn_layer_cases.py``; the expected values were recorded by
 ``tests/data/make_nn_layer_oracle.py`` (run with ``/tmp/ms/bin/python``) into
-``tests/data/mindspore_nn_layer_oracle.json``: parameter names and shapes, outputs with
-parameters set from their names, and the exception types of argument errors. Every value case
-runs on numpy and torch; jax (which compiles every op on first use, 1-5 s a case here) runs
-three representative cases by default and all of them with ``MSCORE_SLOW_TESTS=1``. Error cases are argument checks in Python, the same code on every
-backend: they run on numpy.
+``tests/data/mindspore_nn_layer_oracle.json``: parameter names and shapes, outputs with parameters
+set from their names, and the exception types of argument errors. Every value case runs on numpy and
+torch; jax (which compiles every op on first use, 1-5 s a case here) runs three representative cases
+by default and all of them with ``MSCORE_SLOW_TESTS=1``. Error cases are argument checks in Python,
+the same code on every backend: they run on numpy.
 """
 import json
 import os

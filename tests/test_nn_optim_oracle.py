@@ -154,9 +154,9 @@ def test_jvp_matches_central_differences(backend):
 
     eps = 1e-6
     hi, lo = f_np(x + eps * vx, y + eps * vy), f_np(x - eps * vx, y - eps * vy)
-    for got_out, got_t, want_out, h, l in zip(out, tangent, f_np(x, y), hi, lo):
+    for got_out, got_t, want_out, h, low in zip(out, tangent, f_np(x, y), hi, lo):
         np.testing.assert_allclose(got_out.asnumpy(), want_out, rtol=1e-10)
-        np.testing.assert_allclose(got_t.asnumpy(), (np.asarray(h) - np.asarray(l)) / (2 * eps),
+        np.testing.assert_allclose(got_t.asnumpy(), (np.asarray(h) - np.asarray(low)) / (2 * eps),
                                    rtol=1e-6, atol=1e-8)
 
 

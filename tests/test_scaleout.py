@@ -343,7 +343,7 @@ def test_two_launchers_of_two_workers_form_one_job_of_four(tmp_path):
                        3: (1, 4, 1, 10.0)}
 
 
-# -- jax: the sharded update in one process over simulated devices ----------------------------------
+# -- jax: the sharded update in one process over simulated devices ---------------------------------
 SIMULATED_STEP = """
 import numpy as np
 import jax
@@ -392,7 +392,7 @@ def test_jax_sharded_update_over_two_simulated_devices_in_one_process(tmp_path):
     np.testing.assert_allclose(got, want, rtol=FP32_RTOL, atol=1e-6)
 
 
-# -- SEMI_AUTO_PARALLEL: shard strategies over simulated devices (jax, GSPMD) ------------------------
+# -- SEMI_AUTO_PARALLEL: shard strategies over simulated devices (jax, GSPMD) ----------------------
 SEMI_AUTO = """
 import json, sys
 import numpy as np

@@ -19,7 +19,7 @@ from mscore import nn
 from mscore.common import dtype as mdt
 from mscore.plugin.registry import get_registry
 from mscore.train import serialization as ser
-from mscore.train.serialization import _checkpoint
+from mscore.train.serialization import _checkpoint, _ckpt_format
 from mscore.train.serialization import (load_checkpoint, load_param_into_net,
                                         save_checkpoint)
 from _helpers import use_backend
@@ -161,7 +161,7 @@ def test_checkpoint_written_on_one_backend_loads_on_another(src, dst, fmt, tmp_p
     np.testing.assert_array_equal(_bits(loaded["extra.bf16"].asnumpy()), _bits(want["extra.bf16"]))
 
 
-# -- files written by other tools ----------------------------------------------------------------------
+# -- files written by other tools ------------------------------------------------------------------
 def _varint(n):
     out = bytearray()
     n &= (1 << 64) - 1
@@ -280,7 +280,8 @@ def test_loads_a_checkpoint_built_with_protobuf_descriptor_apis(tmp_path):
                    type_name=".foreign.tool.Checkpoint.Value")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
-    Checkpoint = message_factory.GetMessageClass(pool.FindMessageTypeByName("foreign.tool.Checkpoint"))
+    Checkpoint = message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("foreign.tool.Checkpoint"))
     msg = Checkpoint()
     rng = np.random.default_rng(5)
     values = {"conv.weight": rng.standard_normal((4, 1, 3, 3)).astype(np.float16),
@@ -317,7 +318,8 @@ def test_loads_safetensors_written_by_the_safetensors_package(tmp_path):
         np.testing.assert_array_equal(got, arr)
     golden = load_checkpoint(os.path.join(DATA, "safetensors_package.safetensors"),
                              format="safetensors")
-    np.testing.assert_array_equal(golden["w"].asnumpy(), np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(golden["w"].asnumpy(),
+                                  np.arange(6, dtype=np.float32).reshape(2, 3))
     np.testing.assert_array_equal(golden["b"].asnumpy(), np.array([1, -1], np.int32))
 
 
@@ -331,10 +333,10 @@ def test_safetensors_written_by_mscore_load_in_the_safetensors_package(tmp_path)
     np.testing.assert_array_equal(got["i"], np.arange(5, dtype=np.int32))
 
 
-# -- large tensors ------------------------------------------------------------------------------------
+# -- large tensors ---------------------------------------------------------------------------------
 def test_large_tensor_is_split_like_mindspore_and_joined_on_load(tmp_path, monkeypatch):
     from mscore.train.proto import checkpoint_pb2
-    monkeypatch.setattr(_checkpoint, "SLICE_BYTES", 64)
+    monkeypatch.setattr(_ckpt_format, "SLICE_BYTES", 64)
     big = np.arange(103, dtype=np.float32).reshape(103, 1) * 0.5  # 412 bytes -> 7 pieces
     small = np.ones(4, np.float32)
     save_checkpoint([{"name": "big", "data": ms.Tensor(big)},
@@ -366,20 +368,22 @@ def test_pieces_that_do_not_add_up_are_an_error(tmp_path):
 
 def test_bfloat16_saved_as_float32_values_is_accepted(tmp_path):
     vals = np.array([1.0, 0.5, -3.25], np.float32)
-    (tmp_path / "b.ckpt").write_bytes(_hand_value("h", [3], "BFloat16", vals.astype("<f4").tobytes()))
+    (tmp_path / "b.ckpt").write_bytes(
+        _hand_value("h", [3], "BFloat16", vals.astype("<f4").tobytes()))
     got = load_checkpoint(str(tmp_path / "b.ckpt"))["h"]
     assert got.dtype is mdt.bfloat16
     np.testing.assert_array_equal(got.asnumpy().astype(np.float32), vals)
 
 
-# -- CRC ----------------------------------------------------------------------------------------------
+# -- CRC -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_crc_detects_a_flipped_byte(tmp_path, fmt):
     w = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
     save_checkpoint({"w": ms.Tensor(w)}, str(tmp_path / "c"), crc_check=True, format=fmt)
     path = tmp_path / f"c.{fmt}"
     data = bytearray(path.read_bytes())
-    np.testing.assert_array_equal(load_checkpoint(str(path), crc_check=True, format=fmt)["w"].asnumpy(), w)
+    loaded = load_checkpoint(str(path), crc_check=True, format=fmt)
+    np.testing.assert_array_equal(loaded["w"].asnumpy(), w)
     # a byte inside the tensor data: the file still parses, only the CRC can tell
     offset = bytes(data).find(w[4].tobytes()) + 1
     assert offset > 0
@@ -399,7 +403,7 @@ def test_crc_check_requires_a_crc(tmp_path, fmt):
         load_checkpoint(path, crc_check=True, format=fmt)
 
 
-# -- atomic and asynchronous saving ---------------------------------------------------------------------
+# -- atomic and asynchronous saving ----------------------------------------------------------------
 def test_failed_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):
     save_checkpoint({"w": ms.Tensor(np.ones(4, np.float32))}, str(tmp_path / "a"))
     before = (tmp_path / "a.ckpt").read_bytes()
@@ -532,7 +536,7 @@ def test_exit_waits_for_an_async_save(tmp_path):
                                   np.arange(100, dtype=np.float32))
 
 
-# -- load_param_into_net and filtering --------------------------------------------------------------
+# -- load_param_into_net and filtering -------------------------------------------------------------
 def _small_net():
     ms.set_seed(0)
     return nn.SequentialCell(nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2))
@@ -592,7 +596,7 @@ def test_filter_prefix_and_choice_func(tmp_path):
         ["0.bias", "2.bias"]
 
 
-# -- bad files ---------------------------------------------------------------------------------------
+# -- bad files -------------------------------------------------------------------------------------
 def _good_file(tmp_path):
     save_checkpoint({"w": ms.Tensor(np.arange(64, dtype=np.float32))}, str(tmp_path / "g"))
     return (tmp_path / "g.ckpt").read_bytes()
@@ -636,7 +640,7 @@ def test_unknown_tensor_type_is_a_value_error(tmp_path):
         load_checkpoint(str(tmp_path / "u.ckpt"))
 
 
-# -- argument checks -----------------------------------------------------------------------------------
+# -- argument checks -------------------------------------------------------------------------------
 def test_save_checkpoint_argument_checks(tmp_path):
     t = ms.Tensor(np.ones(2, np.float32))
     f = str(tmp_path / "x")

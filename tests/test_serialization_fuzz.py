@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mscore as ms
-from mscore.train.serialization import _checkpoint, load_checkpoint, parse_print, save_checkpoint
+from mscore.train.serialization import _ckpt_format, load_checkpoint, parse_print, save_checkpoint
 
 N_CKPT = 600
 N_SAFETENSORS = 200
@@ -29,19 +29,21 @@ def _base_ckpts(tmp_path):
     """Valid .ckpt files: several dtypes, a 0-d entry, a string, a tensor split in pieces,
     and the same with a CRC footer."""
     rng = np.random.default_rng(0)
-    items = [{"name": "conv.weight", "data": ms.Tensor(rng.standard_normal((2, 1, 3, 3)).astype(np.float32))},
+    conv = rng.standard_normal((2, 1, 3, 3)).astype(np.float32)
+    emb = rng.standard_normal((5, 3)).astype(ml_dtypes.bfloat16)
+    items = [{"name": "conv.weight", "data": ms.Tensor(conv)},
              {"name": "bn.gamma", "data": ms.Tensor(np.ones(2, np.float16))},
-             {"name": "emb", "data": ms.Tensor(rng.standard_normal((5, 3)).astype(ml_dtypes.bfloat16))},
+             {"name": "emb", "data": ms.Tensor(emb)},
              {"name": "ids", "data": ms.Tensor(np.arange(-3, 3, dtype=np.int64))},
              {"name": "mask", "data": ms.Tensor(np.array([True, False, True]))},
              {"name": "big", "data": ms.Tensor(np.arange(40, dtype=np.int32))}]
-    old = _checkpoint.SLICE_BYTES
-    _checkpoint.SLICE_BYTES = 48  # "big" (160 bytes) is written as 4 pieces
+    old = _ckpt_format.SLICE_BYTES
+    _ckpt_format.SLICE_BYTES = 48  # "big" (160 bytes) is written as 4 pieces
     try:
         save_checkpoint(items, str(tmp_path / "base"), append_dict={"epoch": 3, "note": "ok"})
         save_checkpoint(items, str(tmp_path / "base_crc"), crc_check=True)
     finally:
-        _checkpoint.SLICE_BYTES = old
+        _ckpt_format.SLICE_BYTES = old
     return [(tmp_path / "base.ckpt").read_bytes(), (tmp_path / "base_crc.ckpt").read_bytes()]
 
 

@@ -180,7 +180,7 @@ def test_merge_argument_checks():
         merge_sliced_parameter(uneven, {"w": layout})
 
 
-# -- parse_print ---------------------------------------------------------------------------------------
+# -- parse_print -----------------------------------------------------------------------------------
 def _print_file(tmp_path, values):
     msg = print_pb2.Print()
     for v in values:

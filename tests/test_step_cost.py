@@ -15,7 +15,7 @@ import mscore as ms
 from mscore import amp, nn, ops
 from mscore.common.parameter import Parameter
 
-from _helpers import available_backends, use_backend  # noqa: E402
+from _helpers import available_backends, use_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 

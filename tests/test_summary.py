@@ -12,7 +12,7 @@ import mscore as ms
 from mscore.train.summary import (CorruptRecordError, SummaryRecord, SummaryWriteError,
                                   event_files, iter_records, load_summaries, read_events)
 from mscore.train.summary.crc32c import crc32c, masked_crc32c
-import mscore.train.summary.crc32c as crc_module  # noqa: E402
+import mscore.train.summary.crc32c as crc_module
 from mscore.train.summary import events as events_module
 from mscore.train.summary import writer as writer_module
 

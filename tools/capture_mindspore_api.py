@@ -214,7 +214,7 @@ def parse_signature(text):
             break
     namespace = {}
     try:
-        exec(f"def _f{text}: pass", {}, namespace)  # noqa: S102  (MindSpore's own docs)
+        exec(f"def _f{text}: pass", {}, namespace)
     except Exception:
         return None
     return signature_of(namespace["_f"])

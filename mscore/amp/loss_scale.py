@@ -15,7 +15,7 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.wrap.loss_scale import (
     HOST_OPS, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaleRule, DynamicLossScaleUpdateCell,
-    FixedLossScaleUpdateCell, all_finite, check_overflow_streak)
+    FixedLossScaleUpdateCell, all_finite, check_overflow_streak)  # noqa: F401 (mscore.amp's)
 from mscore.ops import functional as F
 
 

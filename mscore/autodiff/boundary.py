@@ -23,7 +23,7 @@ from mscore._state import thread as _thread
 from mscore.autodiff.tracer import Node, Tracer, unwrap
 
 
-class hook_session:  # noqa: N801  (used as a context manager, like a function)
+class hook_session:
     """Open while a ``value_and_grad`` runs its function and the backward pass. ``calls``
     collects objects with a ``finish()`` method, called after the backward pass in reverse
     order of creation (latest call first, as a backward pass visits them)."""

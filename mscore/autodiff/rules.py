@@ -167,7 +167,7 @@ def _where(g, out, cond, x, y, needs=None):
 
 
 @_rule("cast")
-def _cast(g, out, a, dtype):  # noqa: A002
+def _cast(g, out, a, dtype):
     src = dtype_of(a)
     if not src.is_floating:
         return [None]
@@ -204,7 +204,7 @@ def _max(g, out, a, axis, keepdims):
 
 # -- shape ------------------------------------------------------------------------------------
 @_rule("reshape")
-def _reshape(g, out, a, shape):  # noqa: A002
+def _reshape(g, out, a, shape):
     return [call("reshape", g, shape_of(a))]
 
 
@@ -217,7 +217,7 @@ def _transpose(g, out, a, perm):
 
 
 @_rule("broadcast_to")
-def _broadcast_to(g, out, a, shape):  # noqa: A002
+def _broadcast_to(g, out, a, shape):
     return [unbroadcast(g, shape_of(a))]
 
 

@@ -1,13 +1,12 @@
 """The reference autodiff's data types: :class:`Tracer`, :class:`Node`, and recording.
 
-While :func:`mscore.autodiff.reference.reference_value_and_grad` runs, the differentiable inputs are wrapped in :class:`Tracer`
-objects. The op dispatcher (:func:`mscore.dispatch.call`) sees a tracer among an op's
-arguments and calls :func:`record`, which runs the op on the plain values and returns a new
-tracer remembering how it was made. The backward pass (:mod:`mscore.autodiff.reference`)
-walks these nodes newest first and applies the VJP rules of :mod:`mscore.autodiff.rules`,
-which are themselves written in primitive ops, so every backend (numpy, CuPy, a third
-party's) reuses them unchanged. This module sits below :mod:`mscore.dispatch`; the backward
-pass, above it.
+While :func:`mscore.autodiff.reference.reference_value_and_grad` runs, the differentiable inputs are
+wrapped in :class:`Tracer` objects. The op dispatcher (:func:`mscore.dispatch.call`) sees a tracer
+among an op's arguments and calls :func:`record`, which runs the op on the plain values and returns
+a new tracer remembering how it was made. The backward pass (:mod:`mscore.autodiff.reference`) walks
+these nodes newest first and applies the VJP rules of :mod:`mscore.autodiff.rules`, which are
+themselves written in primitive ops, so every backend (numpy, CuPy, a third party's) reuses them
+unchanged. This module sits below :mod:`mscore.dispatch`; the backward pass, above it.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from mscore.boost.grad_accumulation import GradientAccumulation
 from mscore.boost.grad_freeze import FreezeOpt, GradientFreeze, freeze_cell
 from mscore.boost.group_loss_scale_manager import GroupLossScaleManager
 from mscore.boost.less_batch_normalization import LessBN
-from mscore.boost import (adasum, base, boost, boost_cell_wrapper, dim_reduce,  # noqa: F401
+from mscore.boost import (adasum, base, boost, boost_cell_wrapper, dim_reduce,
                           grad_accumulation, grad_freeze, group_loss_scale_manager,
                           less_batch_normalization)
 

@@ -30,6 +30,8 @@ from mscore._state import thread as _thread
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.compile.trace import TraceGraph, array_args, trace
+from mscore import dispatch
+from mscore.nn.layer.normalization import _BatchNorm
 
 FUSED = ("softmax", "log_softmax", "relu", "dense", "batch_norm")
 _NONE = (2 ** 63, 2 ** 63)           # a branch that removes nothing
@@ -344,7 +346,6 @@ def run_pass(graph):
 # -- tracing the network ------------------------------------------------------------------------
 def _zeros_like(a):
     if isinstance(a, Tensor):
-        from mscore import dispatch
         data = a._data
         value = getattr(data, "value", data)           # a reference-autodiff tracer
         return Tensor._wrap(call("full", tuple(dispatch.shape(value)), 0,
@@ -358,7 +359,6 @@ def _zeros_like(a):
 def _structure_only(params):
     """Outside any gradient trace or compiled program, with every parameter holding zeros of
     its shape and dtype (the values restored afterwards): the trace needs only shapes."""
-    from mscore import dispatch
     saved_state = (_thread.tracing_depth, _thread.compiled_depth, _thread.mutation_scopes)
     saved = [p._data for p in params]
     _thread.tracing_depth, _thread.compiled_depth, _thread.mutation_scopes = 0, 0, ()
@@ -376,7 +376,6 @@ def _structure_only(params):
 def _owners(network):
     """``{id(parameter): (parent cell, attribute name, BatchNorm cell)}`` for the BatchNorm
     layers registered in ``network``."""
-    from mscore.nn.layer.normalization import _BatchNorm
     owners = {}
     for _, parent in network.cells_and_names():
         for name, child in parent._cells.items():

@@ -5,6 +5,9 @@ from __future__ import annotations
 import warnings
 
 from mscore.common.parameter import Parameter
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.boost.less_batch_normalization import CommonHeadLastFN
+from mscore.nn.layer.conv import Conv2d
 
 __all__ = ["OptimizerProcess", "ParameterProcess"]
 
@@ -38,7 +41,6 @@ class OptimizerProcess:
     """
 
     def __init__(self, opt):
-        from mscore.nn.optim.optimizer import Optimizer
         if not isinstance(opt, Optimizer):
             raise TypeError(f"For 'OptimizerProcess', 'opt' must be an Optimizer, got "
                             f"{type(opt).__name__}")
@@ -64,8 +66,6 @@ class OptimizerProcess:
         """Each group of ``parameters`` split into one with ``grad_centralization`` (weights:
         no 'beta'/'gamma'/'bias' in the name, not of a grouped convolution nor of a
         CommonHeadLastFN) and one without; 'order_params' groups stay."""
-        from mscore.boost.less_batch_normalization import CommonHeadLastFN
-        from mscore.nn.layer.conv import Conv2d
         groups = []
         for group in parameters:
             if "order_params" in group:

@@ -27,6 +27,13 @@ import numbers
 
 from mscore import _state
 from mscore.common._errors import TypeAttributeError
+from mscore.boost.grad_freeze import FreezeOpt
+from mscore.boost.less_batch_normalization import LessBN
+from mscore.boost.base import ParameterProcess
+from mscore.boost.base import OptimizerProcess
+from mscore.boost.grad_freeze import GradientFreeze
+from mscore.nn.cell import Cell
+from mscore.boost.dim_reduce import prepare_dim_reduce
 
 __all__ = ["AutoBoost"]
 
@@ -144,7 +151,6 @@ class AutoBoost:
         self.local_pca_mat_path = None
         self.timeout = 1800
         self.boost_config = self._configuration(level, boost_config_dict)
-        from mscore.boost.base import ParameterProcess
         self._param_processer = ParameterProcess()
         _active.set(self)
 
@@ -185,14 +191,9 @@ class AutoBoost:
         network in :class:`~mscore.boost.LessBN` and rebuilds the optimizer with gradient
         centralization groups; gradient freezing makes a :class:`~mscore.boost.FreezeOpt`;
         AdaSum marks the optimizer (``optimizer.adasum = True``)."""
-        from mscore.boost.base import OptimizerProcess, ParameterProcess
-        from mscore.boost.grad_freeze import GradientFreeze
-        from mscore.boost.less_batch_normalization import LessBN
-        from mscore.nn.cell import Cell
         if not isinstance(network, Cell):
             raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
         if self.boost_config.get("dim_reduce"):
-            from mscore.boost.dim_reduce import prepare_dim_reduce
             return prepare_dim_reduce(self, network, optimizer)
         if self.boost_config.get("less_bn"):
             network = LessBN(network, fn_flag=self._fn_flag)
@@ -216,7 +217,6 @@ class AutoBoost:
     def network_auto_process_eval(self, network):
         """The network for evaluation at this configuration (wrapped in LessBN with less
         BN on)."""
-        from mscore.boost.less_batch_normalization import LessBN
         if self.boost_config.get("dim_reduce"):
             return network
         if self.boost_config.get("less_bn"):
@@ -229,8 +229,6 @@ class AutoBoost:
 
 
 def _already_boosted(network, optimizer):
-    from mscore.boost.grad_freeze import FreezeOpt
-    from mscore.boost.less_batch_normalization import LessBN
     return (getattr(optimizer, "_auto_boost", None) is not None
             or isinstance(optimizer, FreezeOpt) or isinstance(network, LessBN))
 

@@ -32,6 +32,11 @@ from mscore.nn.wrap.loss_scale import all_finite
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.parallel import _context as _parallel
+from mscore.communication import management
+from mscore.boost.adasum import AdaSum, server_group_name
+from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+from mscore.nn.wrap.grad_reducer import broadcast_parameters
+from mscore.nn.wrap.grad_reducer import agree_overflow
 
 __all__ = ["BoostTrainOneStepCell", "BoostTrainOneStepWithLossScaleCell"]
 
@@ -99,7 +104,6 @@ class BoostTrainOneStepCell(TrainOneStepCell):
         has ``world // device_number`` > 1 server groups, a power of 2."""
         if not getattr(self.optimizer, "adasum", None) or not self.reducer_flag:
             return False
-        from mscore.communication import management
         groups = management.get_group_size() // int(self.auto_boost.device_number)
         return bool(groups > 1 and groups & (groups - 1) == 0)
 
@@ -110,7 +114,6 @@ class BoostTrainOneStepCell(TrainOneStepCell):
     # -- the step -------------------------------------------------------------------------------
     def __call__(self, *inputs):
         if self.enable_adasum and not self._adasum_synced:
-            from mscore.nn.wrap.grad_reducer import broadcast_parameters
             broadcast_parameters(list(self.get_parameters()))   # rank 0's, to every group
             self._adasum_synced = True
         if self.enable_adasum:
@@ -166,9 +169,6 @@ class BoostTrainOneStepCell(TrainOneStepCell):
         return loss
 
     def _init_adasum(self):
-        from mscore.boost.adasum import AdaSum, server_group_name
-        from mscore.communication import management
-        from mscore.nn.wrap.grad_reducer import DistributedGradReducer
         rank = management.get_rank()
         world = management.get_group_size()
         device_number = int(self.auto_boost.device_number)
@@ -290,7 +290,6 @@ class BoostTrainOneStepWithLossScaleCell(BoostTrainOneStepCell):
             grads = reducer(grads)
         overflow = F.logical_not(all_finite(grads))
         if self.reducer_flag:
-            from mscore.nn.wrap.grad_reducer import agree_overflow
             overflow = agree_overflow(overflow)
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, overflow)

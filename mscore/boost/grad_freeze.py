@@ -29,6 +29,8 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.wrap.grad_reducer import DistributedGradReducer
 
 __all__ = ["GradientFreeze", "FreezeOpt", "freeze_cell"]
 
@@ -85,7 +87,6 @@ class FreezeOpt(Cell):
 
     def __init__(self, opt, train_parameter_groups=None, train_strategy=None):
         super().__init__(auto_prefix=False)
-        from mscore.nn.optim.optimizer import Optimizer
         if not isinstance(opt, Optimizer):
             raise TypeError(f"The first arg 'opt' must be an Optimizer instance, but got "
                             f"{type(opt)}")
@@ -260,7 +261,6 @@ def freeze_cell(reducer_flag, network, optimizer, sens, grad, use_grad_accumulat
     for opt in optimizer.opts:
         reducer = None
         if reducer_flag:
-            from mscore.nn.wrap.grad_reducer import DistributedGradReducer
             params = ParameterProcess().assign_parameter_group(list(opt.parameters))
             reducer = DistributedGradReducer(params, mean, degree)
         cells.append(_TrainFreezeCell(network, sens, grad, reducer, use_grad_accumulation, opt,

@@ -25,6 +25,9 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
+from mscore.common.initializer import initializer
+from mscore.nn.layer.basic import Dense
+from mscore.boost import _less_bn_graph
 
 __all__ = ["CommonHeadLastFN", "LessBN"]
 
@@ -40,7 +43,6 @@ def _l2_normalize(x):
 def _initial(init, shape, name):
     """The initial value of a CommonHeadLastFN parameter: a Tensor (or Parameter, whose
     value is copied), an initializer name or an Initializer."""
-    from mscore.common.initializer import initializer
     if isinstance(init, Tensor):
         if tuple(init.shape) != tuple(shape):
             raise ValueError(f"For 'CommonHeadLastFN', '{name}' must have shape {list(shape)}, "
@@ -125,7 +127,6 @@ def _name_params(cell, prefix):
 
 def _convert_dense(net):
     """In ``net`` and every sub-cell, the last direct Dense child becomes FN."""
-    from mscore.nn.layer.basic import Dense
     last = None
     for name, sub in net.name_cells().items():
         if sub is net:
@@ -183,13 +184,12 @@ class LessBN(Cell):
         return super().__call__(*args, **kwargs)
 
     def _remove_batch_norms(self, args):
-        from mscore.boost import _less_bn_graph
         for _, cell in self.network.cells_and_names():
             if isinstance(cell, LessBN):   # one analysis covers the whole network
                 object.__setattr__(cell, "_pending", False)
         try:
             removable = _less_bn_graph.removable_batch_norms(self.network, args)
-        except Exception as exc:  # noqa: BLE001 - the network still runs, with every BN
+        except Exception as exc:
             warnings.warn(f"LessBN: the network could not be traced to find removable "
                           f"BatchNorm layers ({type(exc).__name__}: {exc}); it keeps all of "
                           f"them", RuntimeWarning, stacklevel=3)

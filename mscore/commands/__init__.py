@@ -17,6 +17,9 @@ import os
 import sys
 
 from mscore._optional import missing_dependency_hint
+from mscore.context import ENV_SOURCE
+import mscore as ms
+from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
 
 USAGE_ERROR = 2
 
@@ -65,7 +68,6 @@ def backend_choice(value, option="--backend"):
     built-in default)."""
     if value is not None:
         return value, option
-    from mscore.context import ENV_SOURCE
     env = os.environ.get("MSCORE_BACKEND")
     if env:
         return env, ENV_SOURCE
@@ -77,8 +79,6 @@ def select_backend(name, source, device_target=None, device_source="--device-tar
     """``mscore.set_context(backend=name, device_target=..., **context)``; a name that is not
     installed, a backend that cannot run here or a bad device is a :class:`CommandError`
     naming where the value came from (``source``, ``device_source``)."""
-    import mscore as ms
-    from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
     if name is not None:
         context["backend"] = name
     if device_target is not None:

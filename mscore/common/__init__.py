@@ -1,5 +1,5 @@
 """dtypes, Tensor, Parameter, initializers."""
-from mscore.common import dtype  # noqa: F401
-from mscore.common.dtype import *  # noqa: F401,F403  (ms.float16, ...)
-from mscore.common.tensor import Tensor  # noqa: F401
-from mscore.common.parameter import Parameter, ParameterTuple  # noqa: F401
+from mscore.common import dtype
+from mscore.common.dtype import *
+from mscore.common.tensor import Tensor
+from mscore.common.parameter import Parameter, ParameterTuple

@@ -4,7 +4,7 @@
 ``get_rank()``/``get_group_size()``/``get_local_rank()`` place this process; ``create_group``
 makes sub-groups; :mod:`~mscore.communication.comm_func` has the collectives on Tensors.
 """
-from mscore.communication.management import (  # noqa: F401
+from mscore.communication.management import (
     HCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP, GlobalComm,
     create_group, destroy_group, get_group_rank_from_world_rank, get_group_size,
     get_local_rank, get_local_rank_size, get_process_group_ranks, get_rank,

@@ -69,7 +69,7 @@ def _exit_now(exc_type, exc, tb):
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
-                except Exception:  # noqa: BLE001 - a closed stream must not stop the exit
+                except Exception:
                     pass
             os._exit(130 if issubclass(exc_type, KeyboardInterrupt) else 1)
 

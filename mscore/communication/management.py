@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from mscore import _state as _process_state
 from mscore import context
 from mscore.communication import _failfast
+from mscore.plugin.registry import get_registry
+from mscore.communication._env import NO_LAUNCHER_HINT, job_env_from
+from mscore.common import dtype as mdt
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
@@ -69,7 +72,6 @@ def _check_backend_matches_device(backend_name, device_target):
 
 
 def _collectives_factory(backend):
-    from mscore.plugin.registry import get_registry
     registry = get_registry()
     factory = registry.collectives_factory(backend.name)
     if factory is None:
@@ -95,7 +97,6 @@ def init(backend_name=None):
     mismatched one, when no launcher variables are set, when the active backend has no
     collectives, or when the job cannot be joined (the engine's reason).
     """
-    from mscore.communication._env import NO_LAUNCHER_HINT, job_env_from
     _check_backend_name(backend_name)
     if GlobalComm.INITED:
         return
@@ -147,7 +148,6 @@ def _agree_seed(collectives, backend):
     """A random seed drawn by rank 0 and broadcast: the default of the shuffles every rank
     must do alike (dataset pipelines without a seed)."""
     import numpy as np
-    from mscore.common import dtype as mdt
     mine = np.array(np.random.SeedSequence().entropy % 2 ** 31, dtype=np.int32)
     agreed = collectives.broadcast(backend.from_numpy(mine, mdt.int32), 0, None)
     return int(backend.to_numpy(agreed))

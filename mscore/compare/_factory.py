@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from mscore._optional import missing_dependency_hint
 from mscore.compare.errors import CompareSetupError
+from mscore.nn.cell import Cell
+from mscore.train import Model
 
 
 def load_factory(spec):
@@ -100,8 +102,6 @@ def build_trainee(factory, amp_level):
     ``amp_level`` (None for "the factory decides") applies to the 4-tuple form; a factory
     returning a Model keeps the Model's own level, and giving one too is an error.
     """
-    from mscore.nn.cell import Cell
-    from mscore.train import Model
     result = factory()
     if not isinstance(result, (tuple, list)):
         raise CompareSetupError(f"factory: expected it to return (network, loss_fn, optimizer, "

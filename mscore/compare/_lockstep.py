@@ -11,6 +11,9 @@ from mscore.compare import _run
 from mscore.compare._ops import watch_random
 from mscore.compare.errors import BackendRunError
 from mscore.compare.tolerance import step_tolerance, worse_dtype
+from mscore.train.serialization import load_checkpoint, load_param_into_net, \
+    save_checkpoint
+from mscore.context import current_backend
 
 
 class Lane:
@@ -43,7 +46,6 @@ class Lane:
 
     def step(self, tap, batch, step):
         """One train step of ``tap``'s model on this lane's backend."""
-        from mscore.context import current_backend
         try:
             with watch_random(current_backend()) as drew:
                 loss, overflow, scale, grads = tap.step(batch)
@@ -69,8 +71,6 @@ class Lane:
 def copy_initial_weights(lanes, folder):
     """Write the reference's initial weights with ``save_checkpoint`` and load them into
     every other lane's free and shadow models with ``load_checkpoint``."""
-    from mscore.train.serialization import load_checkpoint, load_param_into_net, \
-        save_checkpoint
     path = os.path.join(folder, "initial.ckpt")
     ref = lanes[0]
     ref.activate()

@@ -12,6 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
+from mscore.common import dtype as mdt
+from mscore.common.dtype import DType
+from mscore.common.parameter import Parameter
+from mscore.common.tensor import Tensor
+from mscore.ops import functional as F
+from mscore import dispatch
+from mscore.ops.grad import value_and_grad
 
 _MISSING = object()
 # Creation, transfer, device and random ops: not computations worth comparing.
@@ -73,7 +80,6 @@ class HostArray:
 
 
 def _dtype_name(arr):
-    from mscore.common import dtype as mdt
     return mdt.from_numpy_dtype(arr.dtype).name
 
 
@@ -81,7 +87,6 @@ _SCALARS = (type(None), bool, int, float, complex, str, bytes, slice, type(Ellip
 
 
 def _is_native(backend, x):
-    from mscore.common.dtype import DType
     if isinstance(x, _SCALARS + (DType, tuple, list, dict)):
         return False
     try:
@@ -171,10 +176,6 @@ def record_ops(backend, calls):
 def _fused_adapters():
     """Fused ops through the functional API, so a backend without the fused op replays it
     with the core's composite (and is differentiated through it)."""
-    from mscore.common.parameter import Parameter
-    from mscore.common.tensor import Tensor
-    from mscore.ops import functional as F
-    from mscore import dispatch
 
     w = Tensor._wrap
 
@@ -214,7 +215,6 @@ def run_op(name, args, kwargs):
     """Run op ``name`` on the active backend (native arguments): primitives through the
     dispatcher, fused ops through the functional API (the core's composite where the
     backend has no fused version). A tuple result gives its first item."""
-    from mscore import dispatch
     if name in FUSED_OPS:
         out = _fused_adapters()[name](*args, **kwargs)
     else:
@@ -226,11 +226,6 @@ def replay(call, cotangent):
     """Replay ``call`` on the active backend: ``(output, input gradients)`` as numpy, the
     gradients (of ``sum(output * cotangent)``, one per floating array argument) None when
     ``cotangent`` is None or the output is not floating."""
-    from mscore import dispatch
-    from mscore.common import dtype as mdt
-    from mscore.common.tensor import Tensor
-    from mscore.ops import functional as F
-    from mscore.ops.grad import value_and_grad
 
     backend = dispatch.backend()
     args = list(to_native(backend, call.args))

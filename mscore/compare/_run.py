@@ -17,6 +17,14 @@ import numpy as np
 from mscore._optional import missing_dependency_hint
 from mscore.compare.errors import BackendRunError, CompareSetupError
 from mscore.compare._factory import build_trainee
+from mscore.dataset.engine import as_dataset
+from mscore.common import dtype as mdt
+from mscore.plugin.registry import get_registry
+from mscore.common.parameter import Parameter, ParameterTuple
+from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
+from mscore.dataset.engine import to_tensor
+import mscore as ms
 
 MODES = {"pynative": 1, "graph": 0}   # ms.PYNATIVE_MODE, ms.GRAPH_MODE
 
@@ -171,7 +179,6 @@ def storage_eps(arr):
 def draw_batches(dataset, steps):
     """``steps`` batches of ``dataset`` as tuples of numpy arrays (starting a new epoch when
     one ends), so every backend trains on exactly the same data."""
-    from mscore.dataset.engine import as_dataset
     ds = as_dataset(dataset, "dataset")
     batches = []
     while len(batches) < steps:
@@ -201,7 +208,6 @@ def _host(value):
 def network_compute_dtype(network):
     """The lowest-precision float dtype any cell of ``network`` computes in (float32 if
     none is set): how amp levels O1-O3 show in a built network."""
-    from mscore.common import dtype as mdt
     order = {mdt.float32: 0, mdt.float16: 1, mdt.bfloat16: 2}
     worst = mdt.float32
     for _, cell in network.cells_and_names():
@@ -221,9 +227,6 @@ class GradTap:
     """
 
     def __init__(self, trainee):
-        from mscore.common.parameter import Parameter, ParameterTuple
-        from mscore.common.tensor import Tensor
-        from mscore.nn.cell import Cell
 
         optimizer = trainee.optimizer
         self.names = [p.name for p in optimizer.parameters]
@@ -254,7 +257,6 @@ class GradTap:
 
     def step(self, batch):
         """One train step on ``batch``: ``(loss, overflow, scale, grads or None)``."""
-        from mscore.dataset.engine import to_tensor
         self.cell.set_train(True)
         out = self.cell(*[to_tensor(a) for a in batch])
         if isinstance(out, (tuple, list)) and len(out) >= 3:
@@ -287,7 +289,6 @@ class GradTap:
     def set_state(self, arrays):
         """Give the training state the values ``arrays`` (from another backend's
         :meth:`get_state`, the same model built by the same factory)."""
-        from mscore.common.tensor import Tensor
         params = self.state_params()
         if len(params) != len(arrays):
             raise BackendRunError(f"the train cell holds {len(params)} parameters here and "
@@ -313,8 +314,6 @@ def global_norm(grads):
 def activate(target, mode):
     """Select ``target``'s backend and device and the execution mode; a backend that cannot
     run here is a :class:`BackendRunError` with the reason."""
-    import mscore as ms
-    from mscore.plugin.registry import get_registry
     try:
         spec = get_registry().spec(target.backend)
     except ValueError as exc:
@@ -338,7 +337,6 @@ def check_dtype(spec, dtype):
 
 def build_on(target, factory, amp_level, mode, seed):
     """Select ``target`` and build the factory's model there from ``seed``."""
-    import mscore as ms
     spec = activate(target, mode)
     ms.set_seed(seed)
     try:

@@ -1,18 +1,17 @@
 """``--bisect``: find the first cell, op and dtype where a drifting backend differs.
 
-At the first step ``t`` whose one-step check failed, both backends get the reference's
-weights before step ``t`` and batch ``t``. On the reference, forward hooks on every cell of
-the loss network record each cell call's inputs and output, and a zero "probe" added to every output (the
-hook returns ``output + probe``) gives, as the gradient of the scaled loss with respect to
-the probes, the gradient arriving at each cell's output. Then every cell call is re-run on
-its own, on both backends, from the *reference's* inputs and output gradient: its output,
-and the gradients of its inputs and parameters. Fed identical inputs, a correct cell agrees
-within :func:`~mscore.compare.tolerance.local_tolerance` of its dtype, so the differences
-do not pile up along the network and the first cell that differs is the culprit: the first
-to finish whose output differs, or else the innermost whose gradients differ, taken in
-backward order. Inside that cell the ops the drifting backend ran (watched through the
-backend contract) are replayed one by one on the reference, output and gradient, and the
-first op that differs is named with its dtype.
+At the first step ``t`` whose one-step check failed, both backends get the reference's weights
+before step ``t`` and batch ``t``. On the reference, forward hooks on every cell of the loss network
+record each cell call's inputs and output, and a zero "probe" added to every output (the hook
+returns ``output + probe``) gives, as the gradient of the scaled loss with respect to the probes,
+the gradient arriving at each cell's output. Then every cell call is re-run on its own, on both
+backends, from the *reference's* inputs and output gradient: its output, and the gradients of its
+inputs and parameters. Fed identical inputs, a correct cell agrees within
+:func:`~mscore.compare.tolerance.local_tolerance` of its dtype, so the differences do not pile up
+along the network and the first cell that differs is the culprit: the first to finish whose output
+differs, or else the innermost whose gradients differ, taken in backward order. Inside that cell the
+ops the drifting backend ran (watched through the backend contract) are replayed one by one on the
+reference, output and gradient, and the first op that differs is named with its dtype.
 """
 from __future__ import annotations
 
@@ -22,6 +21,16 @@ import numpy as np
 
 from mscore.compare import _ops, _run
 from mscore.compare.tolerance import local_tolerance
+from mscore import dispatch
+from mscore.common.tensor import Tensor
+from mscore.common import dtype as mdt
+from mscore.ops import functional as F
+from mscore.ops.grad import value_and_grad
+from mscore.compare.tolerance import eps
+from mscore.common.parameter import MutationScope
+from mscore.train.serialization import load_param_into_net
+from mscore.common.parameter import Parameter
+from mscore.dataset.engine import to_tensor
 
 _FLOAT_KINDS = "fV"
 
@@ -154,8 +163,6 @@ class _Built:
         _run.activate(self.target, "pynative")
 
     def _load(self, state):
-        from mscore.common.tensor import Tensor
-        from mscore.train.serialization import load_param_into_net
         params = {k: Tensor(v) for k, v in state.items()}
         for _, p in self.trainee.network.parameters_and_names():
             if p.name in params and params[p.name].dtype is not p.dtype:
@@ -166,11 +173,6 @@ class _Built:
     def record(self, batch, loss_scale):
         """The cell calls of one forward pass on ``batch``, with the gradients (of the loss
         times ``loss_scale``) arriving at each output."""
-        from mscore.common.parameter import MutationScope, Parameter
-        from mscore.common.tensor import Tensor
-        from mscore.dataset.engine import to_tensor
-        from mscore.ops import functional as F
-        from mscore.ops.grad import value_and_grad
         self.activate()
         inputs = [to_tensor(a) for a in batch]
         calls = []
@@ -195,8 +197,6 @@ class _Built:
 
     def _hooks(self, calls, probes):
         from contextlib import ExitStack
-        from mscore.common.tensor import Tensor
-        from mscore.ops import functional as F
         stack = ExitStack()
         counter = {"start": 0, "end": 0}
         started = {}
@@ -236,7 +236,6 @@ class _Built:
 
     def check(self, call):
         """``{"out", "grads"}`` (numpy) of ``call``'s cell re-run alone, or ``{"error"}``."""
-        from mscore.common.parameter import MutationScope
         cell = self.cells[call.path][0]
         try:
             with MutationScope() as scope:
@@ -249,7 +248,6 @@ class _Built:
 
 
 def _active():
-    from mscore import dispatch
     return dispatch.backend()
 
 
@@ -258,22 +256,16 @@ def _is_float(host):
 
 
 def _args_to_host(backend, args):
-    from mscore.common.tensor import Tensor
     return tuple(_ops.HostArray(a.asnumpy()) if isinstance(a, Tensor) else a for a in args)
 
 
 def _args_to_native(args):
-    from mscore.common.tensor import Tensor
     return [Tensor(a.value) if isinstance(a, _ops.HostArray) else a for a in args]
 
 
 def _local(cell, args, cotangent):
     """Output of ``cell(*args)`` and, given the output's ``cotangent``, the gradients of
     its floating inputs and trainable parameters (numpy, by name)."""
-    from mscore.common import dtype as mdt
-    from mscore.common.tensor import Tensor
-    from mscore.ops import functional as F
-    from mscore.ops.grad import value_and_grad
     out = cell(*args)
     result = {"out": out.asnumpy() if isinstance(out, Tensor) else None, "grads": {}}
     if cotangent is None or not isinstance(out, Tensor):
@@ -330,7 +322,6 @@ def _cell_table(calls, ref_results, test_results):
 def _dtype_of(call, calls):
     """The least precise floating dtype among the inputs and outputs of a call and of every
     call made inside it (a wrapper may take and return float32 and compute in float16)."""
-    from mscore.compare.tolerance import eps
     names = []
     for c in [call] + [o for o in calls if call.contains(o)]:
         names += [a.dtype for a in c.args if _is_float(a)]
@@ -360,7 +351,6 @@ def _find_op(finding, call, test_net, ref_net):
     test_net.activate()
     ops = []
     cell = test_net.cells[call.path][0]
-    from mscore.common.parameter import MutationScope
     with MutationScope() as scope, _ops.record_ops(_active(), ops):
         cell(*_args_to_native(call.args))
         scope.restore()

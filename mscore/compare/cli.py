@@ -13,6 +13,8 @@ import signal
 import sys
 
 from mscore.commands import ArgumentParser, CommandError, command
+from mscore.compare.engine import compare_backends
+from mscore.compare.errors import CompareSetupError
 
 
 class _OutOfTime(BaseException):
@@ -95,8 +97,6 @@ def main(argv=None):
     if args.timeout is not None and not args.timeout > 0:
         raise CommandError(f"--timeout: expected a positive number of seconds, got "
                            f"{args.timeout}")
-    from mscore.compare.engine import compare_backends
-    from mscore.compare.errors import CompareSetupError
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = _ProgressLine(sys.stderr) if show else None
     try:

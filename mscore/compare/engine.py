@@ -8,6 +8,9 @@ import warnings
 from mscore.compare import _lockstep, _run
 from mscore.compare.errors import BackendRunError, CompareSetupError
 from mscore.compare.report import CompareReport
+from mscore.compare._factory import load_factory
+from mscore.compare.bisect import bisect_drifts
+import mscore as ms
 
 _AMP = ("O0", "O1", "O2", "O3")
 
@@ -55,7 +58,6 @@ def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level
     arguments raise :class:`~mscore.compare.errors.CompareSetupError` (a ValueError).
     """
     if isinstance(factory, str):
-        from mscore.compare._factory import load_factory
         factory = load_factory(factory)
     if not callable(factory):
         raise TypeError(f"factory: expected a callable or 'module:function', got "
@@ -69,7 +71,6 @@ def compare_backends(factory, backends, steps=50, device_target="CPU", amp_level
     targets = _run.parse_targets(backends, device_target)
     options = {"steps": steps, "device_target": device_target, "amp_level": amp_level,
                "mode": mode, "seed": seed}
-    import mscore as ms
     saved = {"backend": ms.get_context("backend"),
              "device_target": ms.get_context("device_target"),
              "mode": ms.get_context("mode")}
@@ -100,7 +101,6 @@ def _compare(factory, targets, options, bisect, progress):
     report = CompareReport([lane.run for lane in lanes], options)
     if bisect and report.drifting:
         progress("bisecting the first drifting step")
-        from mscore.compare.bisect import bisect_drifts
         report.bisect = bisect_drifts(factory, lanes, batches, options)
     return report
 

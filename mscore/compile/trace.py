@@ -1,7 +1,7 @@
-"""Tracing a network through the op layer, for the exporters (ONNX, MINDIR) and boost's graph passes.
+"""Tracing a network through the op layer, for the exporters (ONNX, MINDIR) and boost's graphs.
 
-While the network runs once on the example inputs, a recording stand-in replaces the active
-backend (``mscore._state.process.backend``): every primitive call is forwarded to the real backend and
+While the network runs once on the example inputs, a recording stand-in replaces the active backend
+(``mscore._state.process.backend``): every primitive call is forwarded to the real backend and
 recorded with its inputs, attributes and output. Values that depend on an input or a Parameter
 become graph nodes; everything else (``full`` scalars, index arrays, Tensors held by layers) is
 folded to a constant. The network runs in inference mode (``set_train(False)``) and eagerly
@@ -24,6 +24,7 @@ from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+from mscore.nn.cell import Cell
 
 # Primitive ops that only read metadata or move data out: forwarded, never recorded.
 _PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
@@ -276,7 +277,6 @@ def flatten_outputs(out, what="output"):
 
 def check_net_and_inputs(net, inputs):
     """Validate export's ``net`` and example ``inputs`` arguments."""
-    from mscore.nn.cell import Cell
     if not isinstance(net, Cell):
         raise TypeError(f"net: expected a Cell, got {type(net).__name__}")
     if not inputs:

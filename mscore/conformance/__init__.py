@@ -7,7 +7,7 @@ Run it with ``mscore conformance BACKEND`` (or ``python -m mscore.conformance BA
 (:mod:`mscore.conformance.pytest_plugin`), which compares the backend with the numpy
 reference at the tolerances of :mod:`mscore.conformance.harness`.
 """
-from mscore.conformance.harness import (  # noqa: F401
+from mscore.conformance.harness import (
     SUITE_VERSION, TOLERANCES, Tolerance, compare, tolerance)
 
 __all__ = ["SUITE_VERSION", "TOLERANCES", "Tolerance", "compare", "tolerance", "main"]

@@ -18,6 +18,13 @@ import os
 import sys
 
 import numpy as np
+from mscore.common import dtype as mdt
+from mscore.communication import management
+from mscore import nn
+from mscore.communication import get_rank
+from mscore.communication import comm_func, get_group_size, init
+from mscore.plugin.registry import get_registry
+import mscore as ms
 
 SHAPE = (3, 4)
 # the reductions run per dtype (every other dtype: sum only)
@@ -30,7 +37,6 @@ def rank_input(rank, dtype):
     values = base * (rank + 1) + 10 * rank
     if dtype == "bool":
         return (values > 3 * rank).astype(np.bool_)
-    from mscore.common import dtype as mdt
     return values.astype(mdt.as_dtype(dtype).np_dtype)
 
 
@@ -53,7 +59,6 @@ def _eager(ms, comm_func, dtypes):
             for op in ("sum", "max"):
                 out[f"reduce_scatter/{op}/{dtype}"] = _record(
                     comm_func.reduce_scatter_tensor(rows, op)[0])
-    from mscore.communication import management
     coll = management.collectives()
     if coll.all_reduce_coalesced is not None:   # optional: several arrays, one collective
         arrays = [ms.Tensor(rank_input(_rank(), "float32")),
@@ -68,7 +73,6 @@ def _eager(ms, comm_func, dtypes):
 
 
 def _graph(ms, comm_func):
-    from mscore import nn
 
     class Collect(nn.Cell):
         def construct(self, x):
@@ -96,7 +100,6 @@ def _record(tensor):
 
 
 def _rank():
-    from mscore.communication import get_rank
     return get_rank()
 
 
@@ -110,9 +113,6 @@ def main(argv=None):
     p.add_argument("--graph", action="store_true", help="also inside a GRAPH_MODE Cell")
     p.add_argument("--plugin", action="append", default=[])
     args = p.parse_args(argv)
-    import mscore as ms
-    from mscore.communication import comm_func, get_group_size, init
-    from mscore.plugin.registry import get_registry
     for name in args.plugin:
         get_registry().register_plugin(importlib.import_module(name), name.rsplit(".", 1)[-1])
     ms.set_context(backend=args.backend, device_target=args.device.split(":")[0])

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mscore.common import dtype as mdt
+from mscore import ops
+import mscore as ms
 
 SUITE_VERSION = "1.0.0"
 
@@ -218,8 +220,6 @@ def value_and_grads(fn, positions, case_key, dtype):
     """A function of the inputs returning ``{"value", "grads"}``: ``ms.value_and_grad`` at
     ``positions`` of ``sum(fn(*xs) * C)``, with a fixed random cotangent ``C`` (values in
     +-[0.5, 1.5], representable in ``dtype``) drawn from ``case_key``."""
-    import mscore as ms
-    from mscore import ops
 
     def loss(*xs):
         out = fn(*xs)

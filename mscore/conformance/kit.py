@@ -15,6 +15,10 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.conformance import calls, harness
+from mscore.common.tensor import Tensor
+from mscore.plugin.registry import get_registry
+from mscore import context
+import mscore as ms
 
 REFERENCE_BACKEND = "numpy"
 _REFERENCE_CACHE: dict = {}
@@ -125,7 +129,6 @@ class Kit:
     """
 
     def __init__(self, target, case_key, record):
-        from mscore.plugin.registry import get_registry
         self.target = target
         self.name = target.name
         self.device = target.device
@@ -199,7 +202,6 @@ class Kit:
     def activate(self):
         """Make the backend under test (on the kit's device) the active one (the execution
         mode is left as it is)."""
-        import mscore as ms
         ms.set_context(backend=self.name, device_target=self.target.device_target,
                        device_id=self.target.device_id)
         calls.instrument(self.backend)     # placing the backend may rebind its methods
@@ -207,8 +209,6 @@ class Kit:
     @contextlib.contextmanager
     def on_reference(self):
         """Run the block on the numpy reference backend (CPU), then switch back."""
-        import mscore as ms
-        from mscore import context
         saved_mode = context.get_context("mode")
         ms.set_context(backend=REFERENCE_BACKEND, device_target="CPU", device_id=0,
                        mode=ms.PYNATIVE_MODE)
@@ -223,7 +223,6 @@ class Kit:
     @contextlib.contextmanager
     def graph_mode(self):
         """Run the block in GRAPH_MODE on the backend under test."""
-        import mscore as ms
         ms.set_context(mode=ms.GRAPH_MODE)
         try:
             yield
@@ -393,14 +392,12 @@ def _is_float(a):
 
 
 def _to_tensor(x):
-    from mscore.common.tensor import Tensor
     if isinstance(x, np.ndarray):
         return Tensor(x)
     return x
 
 
 def _to_numpy(value):
-    from mscore.common.tensor import Tensor
     if isinstance(value, Tensor):
         return value.asnumpy()
     if isinstance(value, dict):

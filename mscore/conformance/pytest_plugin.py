@@ -31,6 +31,14 @@ from pathlib import Path
 import pytest
 
 from mscore.conformance import report as _report
+from mscore.conformance.harness import stable_seed
+from mscore.conformance.kit import Kit, Record
+from mscore.conformance import harness
+import mscore as ms
+from mscore.conformance.coverage import verdict
+from mscore.conformance.kit import Target, declared_device_targets, normalize_device
+from mscore.plugin.registry import get_registry
+from mscore.plugin.hints import unknown_backend_detail
 
 _STATE_KEY = pytest.StashKey()
 _KIT_MARKER = "mscore_needs"
@@ -99,8 +107,6 @@ class KitState:
         return self._targets
 
     def _build_targets(self):
-        from mscore.conformance.kit import Target, declared_device_targets, normalize_device
-        from mscore.plugin.registry import get_registry
         registry = get_registry()
         for module_name in self.option("mscore_plugin") or []:
             _register_module(registry, module_name)
@@ -112,7 +118,6 @@ class KitState:
             names = [n.strip() for n in wanted.split(",") if n.strip()]
             missing = [n for n in names if n not in installed and n not in registry.collisions]
             if missing:
-                from mscore.plugin.hints import unknown_backend_detail
                 raise pytest.UsageError("--mscore-backend: " + "; ".join(
                     unknown_backend_detail(n, installed) for n in missing))
         devices_opt = self.option("mscore_device")
@@ -338,7 +343,6 @@ def _quick_deselection(items):
     test function keeps at least one item and every declared dtype at least one test. Items
     of undeclared dtypes stay (they are skipped with the reason); unparametrized tests and
     capability checks stay."""
-    from mscore.conformance.harness import stable_seed
     groups, dtypes = {}, {}
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -376,9 +380,6 @@ def _quick_deselection(items):
 def kit(request):
     """The backend under test (a :class:`mscore.conformance.kit.Kit`), active on its device,
     seeded with ``ms.set_seed(0)``; numpy on CPU is restored afterwards."""
-    from mscore.conformance.kit import Kit, Record
-    from mscore.conformance import harness
-    import mscore as ms
     target = request.param
     if target.unavailable:
         pytest.skip(target.unavailable)
@@ -414,7 +415,6 @@ def kit(request):
 
 
 def _restore():
-    import mscore as ms
     ms.set_context(backend="numpy", device_target="CPU", device_id=0, mode=ms.PYNATIVE_MODE)
 
 
@@ -525,7 +525,6 @@ def pytest_sessionfinish(session, exitstatus):
         return
     state.entries = _report.test_entries(state)
     state.coverage = _report.coverage_tables(state, state.entries)
-    from mscore.conformance.coverage import verdict
     state.verdict = verdict(state.targets(), state.entries, state.coverage,
                             _is_full_run(session.config, state), int(exitstatus))
     session.exitstatus = state.verdict.exit_status

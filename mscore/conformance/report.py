@@ -9,6 +9,12 @@ import time
 from pathlib import Path
 
 from mscore.conformance import coverage as cov
+from mscore.conformance.harness import SHORT
+from mscore.conformance.harness import SUITE_VERSION
+from mscore.plugin.backend import FUSED_OPS
+from mscore.plugin.registry import get_registry
+from mscore.plugin.backend import KNOWN_CAPABILITIES
+import mscore
 
 LEVEL_ORDER = ("contract", "capabilities", "ops", "errors", "grad", "layers", "amp",
                "training", "checkpoint")
@@ -79,7 +85,6 @@ def stale_entries(state):
 # -- terminal ----------------------------------------------------------------------------------
 def print_matrix(tr, backend, entries):
     """The feature x dtype x device table of one backend, totals and skip reasons."""
-    from mscore.conformance.harness import SHORT
     devices = sorted({e["device"] for e in entries})
     dtypes_seen = {e["dtype"] for e in entries}
     dtypes = [d for d in _DTYPE_ORDER if d in dtypes_seen] + \
@@ -168,8 +173,6 @@ def build_report(state, entries, stale, verdict, coverage, profile):
     """The JSON report: versions, device, capabilities, coverage, verdict, every test."""
     import pytest
 
-    import mscore
-    from mscore.conformance.harness import SUITE_VERSION
     backends = []
     for target in state.targets():
         spec = target.spec
@@ -296,8 +299,6 @@ def write_report(path, report):
 def _fused_ops(target):
     if target.unavailable:
         return []
-    from mscore.plugin.backend import FUSED_OPS
-    from mscore.plugin.registry import get_registry
     try:
         b = get_registry().get(target.name)
     except Exception as exc:  # the tests already failed on it; the report says why
@@ -307,7 +308,6 @@ def _fused_ops(target):
 
 def coverage_tables(state, entries):
     """``{target id: coverage table}`` for every target that could run."""
-    from mscore.plugin.backend import KNOWN_CAPABILITIES
     tables = {}
     for target in state.targets():
         if target.spec is None or target.unavailable:

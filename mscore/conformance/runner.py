@@ -14,6 +14,7 @@ import os
 import sys
 
 from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command  # noqa: F401
+from mscore.plugin.hints import unknown_backend_detail
 
 NOT_RUN = 2
 EXTRA_HINT = 'pip install "mscore[conformance]"'
@@ -127,7 +128,6 @@ def main(argv=None) -> int:
             return NOT_RUN
         missing = [n for n in names if n not in installed]
         if missing:
-            from mscore.plugin.hints import unknown_backend_detail
             raise CommandError("BACKEND: " + "; ".join(unknown_backend_detail(n, installed)
                                                        for n in missing))
     try:

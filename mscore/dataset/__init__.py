@@ -12,15 +12,15 @@ batches onto the device in a background thread (``dataset_sink_mode=True``). Sou
 ``Cifar100Dataset``, ``ImageFolderDataset``, ``FakeImageDataset``, ``TextFileDataset``,
 ``CSVDataset``; samplers in :mod:`mscore.dataset.samplers`.
 """
-from mscore.dataset import config, text, transforms, vision  # noqa: F401
-from mscore.dataset import engine, samplers  # noqa: F401
-from mscore.dataset.callback import DSCallback, WaitedDSCallback  # noqa: F401
-from mscore.dataset.engine import (  # noqa: F401
+from mscore.dataset import config, text, transforms, vision
+from mscore.dataset import engine, samplers
+from mscore.dataset.callback import DSCallback, WaitedDSCallback
+from mscore.dataset.engine import (
     BatchInfo, CSVDataset, Cifar10Dataset, Cifar100Dataset, Dataset, FakeImageDataset,
     FashionMnistDataset, GeneratorDataset, ImageFolderDataset, IterableDataset, KMnistDataset,
     MappableDataset, MnistDataset, NumpySlicesDataset, PaddedDataset, RandomDataset, Schema,
     TextFileDataset, as_dataset, read_idx, to_tensor, write_idx, zip)
-from mscore.dataset.engine.samplers import (  # noqa: F401
+from mscore.dataset.engine.samplers import (
     DistributedSampler, PKSampler, RandomSampler, Sampler, SequentialSampler, Shuffle,
     SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
 

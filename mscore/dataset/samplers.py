@@ -1,6 +1,6 @@
 """Samplers (MindSpore's ``mindspore.dataset.samplers``); see
 :mod:`mscore.dataset.engine.samplers`."""
-from mscore.dataset.engine.samplers import (  # noqa: F401
+from mscore.dataset.engine.samplers import (
     BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler,
     SequentialSampler, Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
 

@@ -38,6 +38,16 @@ from mscore.commands import ArgumentParser, CommandError, backend_choice, comman
 from mscore.common.dtype import float32
 from mscore.common.tensor import Tensor
 from mscore.train.summary.record import SummaryRecord
+from mscore.dataset import write_idx
+from mscore.dataset import MnistDataset, transforms, vision
+from mscore import nn
+from mscore.plugin.registry import get_registry
+from mscore.train.summary.plot import plot_summary
+from mscore.amp import FixedLossScaleManager
+from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
+    ProgressBar
+from mscore.train.summary import SummaryCollector
+import mscore as ms
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64
@@ -51,7 +61,6 @@ def write_digits_idx(folder, seed=0):
     """Write scikit-learn's digits as MNIST IDX files (``train-*`` 80 %, ``t10k-*`` 20 %,
     a fixed random split) into ``folder``; returns ``(n_train, n_test)``."""
     from sklearn.datasets import load_digits
-    from mscore.dataset import write_idx
     digits = load_digits()
     images = np.clip(np.rint(digits.images * (255.0 / 16.0)), 0, 255).astype(np.uint8)
     labels = digits.target.astype(np.uint8)
@@ -69,8 +78,6 @@ def write_digits_idx(folder, seed=0):
 def datapipe(path, usage, batch_size, shuffle, num_shards=None, shard_id=None):
     """The tutorial's pipeline, plus the 8x8 -> 28x28 step for the digits (``num_shards`` /
     ``shard_id`` as MnistDataset's; in a data-parallel job they default to the job's)."""
-    import mscore as ms
-    from mscore.dataset import MnistDataset, transforms, vision
     image_transforms = [
         vision.Resize((20, 20)),
         vision.Pad(4),
@@ -87,7 +94,6 @@ def datapipe(path, usage, batch_size, shuffle, num_shards=None, shard_id=None):
 
 def build_network():
     """The tutorial's network: Flatten, Dense 784-512-512-10 with ReLU."""
-    from mscore import nn
 
     class Network(nn.Cell):
         def __init__(self):
@@ -165,7 +171,6 @@ def _check(args):
 
 def _declared_devices(backend):
     """The device targets a backend's plugin declares ("CPU", "GPU"); empty if unknown."""
-    from mscore.plugin.registry import get_registry
     try:
         return {d.split(":")[0] for d in get_registry().spec(backend).devices}
     except ValueError:
@@ -209,7 +214,6 @@ def _plural(count, noun):
 
 def _plot_runs(output_dir):
     """Draw every run under ``output_dir`` into ``output_dir/loss.png``; the line to print."""
-    from mscore.train.summary.plot import plot_summary
     picture = os.path.join(output_dir, "loss.png")
     try:
         plot_summary(output_dir, picture, title=TITLE)
@@ -232,7 +236,6 @@ def main(argv=None) -> int:
 
 def _run(args):
     start = time.perf_counter()
-    import mscore as ms
 
     name, source = backend_choice(args.backend)
     device = args.device_target
@@ -254,11 +257,6 @@ def _run(args):
 
 
 def _train_and_report(args, backend, mode, start):
-    import mscore as ms
-    from mscore import nn
-    from mscore.amp import FixedLossScaleManager
-    from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
-        ProgressBar
 
     ms.set_seed(args.seed)
     with tempfile.TemporaryDirectory(prefix="mscore-digits-") as tmp:
@@ -286,7 +284,6 @@ def _train_and_report(args, backend, mode, start):
         if args.progress is not None:
             callbacks.append(ProgressBar(show=args.progress))
         if not args.no_summary:
-            from mscore.train.summary import SummaryCollector
             callbacks.append(SummaryCollector(run_dir, collect_freq=5))
         threads = args.threads or "library default"
         print(f"mscore {ms.__version__} | backend {backend} | mode {mode} | amp "

@@ -7,13 +7,16 @@ Each returns ``(network, loss_fn, optimizer, dataset)`` built on the active back
         --amp O2
     mscore compare mscore.examples.compare_nets:conv_bn --backends numpy,torch --steps 50
 
-The data are scikit-learn's handwritten digits (shipped with it, no download): 8 x 8 images
-scaled to [0, 1] and normalised with MNIST's mean and deviation; ``amp_tutorial_mlp`` enlarges
-them to MNIST's 28 x 28 (each pixel 3 x 3, then a 2-pixel border) so the tutorial's network runs unchanged.
+The data are scikit-learn's handwritten digits (shipped with it, no download): 8 x 8 images scaled
+to [0, 1] and normalised with MNIST's mean and deviation; ``amp_tutorial_mlp`` enlarges them to
+MNIST's 28 x 28 (each pixel 3 x 3, then a 2-pixel border) so the tutorial's network runs unchanged.
 """
 from __future__ import annotations
 
 import numpy as np
+from mscore.dataset import NumpySlicesDataset
+from mscore.examples.amp_digits import build_network
+from mscore import nn
 
 BATCH = 64
 
@@ -34,7 +37,6 @@ def digits(size=8):
 
 
 def _dataset(size):
-    from mscore.dataset import NumpySlicesDataset
     images, labels = digits(size)
     ds = NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
     return ds.batch(BATCH, drop_remainder=True)
@@ -43,8 +45,6 @@ def _dataset(size):
 def amp_tutorial_mlp():
     """The amp tutorial's network (Flatten, Dense 784-512-512-10 with ReLU), CrossEntropyLoss,
     Momentum(0.01, 0.9), digits at 28 x 28 in batches of 64."""
-    from mscore.examples.amp_digits import build_network
-    from mscore import nn
     net = build_network()
     return (net, nn.CrossEntropyLoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9),
             _dataset(28))
@@ -53,7 +53,6 @@ def amp_tutorial_mlp():
 def conv_bn():
     """Conv(1->16, 3x3) BN ReLU, Conv(16->32, 3x3, stride 2) BN ReLU, Flatten, Dense(512, 10):
     CrossEntropyLoss, Momentum(0.01, 0.9), digits at 8 x 8 in batches of 64."""
-    from mscore import nn
     net = nn.SequentialCell(
         nn.Conv2d(1, 16, 3, pad_mode="same"), nn.BatchNorm2d(16), nn.ReLU(),
         nn.Conv2d(16, 32, 3, stride=2, pad_mode="same"), nn.BatchNorm2d(32), nn.ReLU(),

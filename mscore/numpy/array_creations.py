@@ -8,7 +8,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.numpy._convert import asarray as _asarray, with_dtype
+from mscore.numpy._convert import asarray as _asarray
 
 __all__ = [
     "array", "asarray", "asfarray", "copy_", "ones", "zeros", "full", "empty", "ones_like",

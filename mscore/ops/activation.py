@@ -24,7 +24,7 @@ from mscore.ops.random import uniform
 _wrap = Tensor._wrap
 
 
-def relu(input, inplace=False):  # noqa: A002
+def relu(input, inplace=False):
     """max(x, 0); the gradient at 0 is 0, as in MindSpore and torch. ``inplace`` writes the
     result into ``input`` and returns it."""
     x = _check_tensor(input, "input")
@@ -42,24 +42,24 @@ def relu6(x):
     return minimum(relu(x), 6.0)
 
 
-def leaky_relu(input, alpha=0.2):  # noqa: A002
+def leaky_relu(input, alpha=0.2):
     """x where x > 0 else alpha * x."""
     x = _check_tensor(input, "input")
     return where(greater(x, 0.0), x, mul(x, alpha))
 
 
-def sigmoid(input):  # noqa: A002
+def sigmoid(input):
     """1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2 to stay finite for large |x|."""
     x = _float_input(input)
     return mul(add(tanh(mul(x, 0.5)), 1.0), 0.5)
 
 
-def silu(input):  # noqa: A002
+def silu(input):
     """x * sigmoid(x)."""
     return mul(input, sigmoid(input))
 
 
-def softplus(input, beta=1, threshold=20):  # noqa: A002
+def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, linear above ``threshold``."""
     x = _float_input(input)
     bx = mul(x, float(beta))
@@ -68,7 +68,7 @@ def softplus(input, beta=1, threshold=20):  # noqa: A002
     return where(greater(bx, float(threshold)), x, soft)
 
 
-def gelu(input, approximate="none"):  # noqa: A002
+def gelu(input, approximate="none"):
     """Gaussian error linear unit; ``approximate`` is 'none' (erf) or 'tanh'."""
     x = _float_input(input, "input")
     fused = dispatch.fused("gelu") if approximate in ("none", "tanh") else None
@@ -82,7 +82,7 @@ def gelu(input, approximate="none"):  # noqa: A002
     raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
 
 
-def prelu(input, weight):  # noqa: A002
+def prelu(input, weight):
     """x where x > 0 else weight * x (weight broadcast over the channel axis 1)."""
     x = _check_tensor(input, "input")
     weight = _check_tensor(weight, "weight")
@@ -91,7 +91,7 @@ def prelu(input, weight):  # noqa: A002
     return where(greater(x, 0.0), x, mul(x, weight))
 
 
-def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
+def softmax(input, axis=-1, *, dtype=None):
     """exp(x) / sum(exp(x)) along ``axis`` (of ``input`` cast to ``dtype`` when given)."""
     x = _float_input(input if dtype is None else cast(input, dtype), "input")
     ax = _axis1(axis, x.ndim)
@@ -175,19 +175,19 @@ def mish(x):
     return mul(x, tanh(_softplus(x)))
 
 
-def hardsigmoid(input):  # noqa: A002
+def hardsigmoid(input):
     """``relu6(x + 3) / 6``."""
     x = _float_input(input)
     return div(relu6(add(x, 3.0)), 6.0)
 
 
-def hardswish(input):  # noqa: A002
+def hardswish(input):
     """``x * relu6(x + 3) / 6``."""
     x = _float_input(input)
     return mul(x, hardsigmoid(x))
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0):  # noqa: A002
+def hardtanh(input, min_val=-1.0, max_val=1.0):
     """``input`` limited to [min_val, max_val]."""
     x = _float_input(input)
     lo, hi = _number(min_val, "min_val"), _number(max_val, "max_val")
@@ -223,14 +223,14 @@ def _real(value, name, cls):
     return float(value)
 
 
-def hardshrink(input, lambd=0.5):  # noqa: A002
+def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, 0 elsewhere."""
     x = _float_tensor(input, "input", "hardshrink")
     lambd = _real(lambd, "lambd", "hardshrink")
     return where(greater(abs(x), lambd), x, 0.0)
 
 
-def softshrink(input, lambd=0.5):  # noqa: A002
+def softshrink(input, lambd=0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between
     (``lambd`` >= 0; MindSpore's kernel raises RuntimeError otherwise)."""
     x = _float_tensor(input, "input", "softshrink")
@@ -242,7 +242,7 @@ def softshrink(input, lambd=0.5):  # noqa: A002
                  where(less(x, -lambd), add(x, lambd), 0.0))
 
 
-def tanhshrink(input):  # noqa: A002
+def tanhshrink(input):
     """``x - tanh(x)`` (integer inputs compute in float32)."""
     x = _check_tensor(input, "input")
     if not x.dtype.is_floating:
@@ -250,7 +250,7 @@ def tanhshrink(input):  # noqa: A002
     return sub(x, tanh(x))
 
 
-def threshold(input, thr, value):  # noqa: A002
+def threshold(input, thr, value):
     """``x`` where ``x > thr``, ``value`` elsewhere (in the input's dtype)."""
     x = _check_tensor(input, "input")
     thr = _real(thr, "thr", "threshold")
@@ -275,7 +275,7 @@ def softmin(x, axis=-1, *, dtype=None):
     return softmax(neg(x), int(axis))
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=True):  # noqa: A002
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=True):
     """Randomized leaky ReLU: negative values scaled by a slope drawn uniformly from
     [lower, upper) per element (``training``), by (lower + upper) / 2 otherwise."""
     upper = _real(upper, "upper", "rrelu")

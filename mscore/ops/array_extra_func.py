@@ -74,7 +74,7 @@ def _take_along(x, axis, idx):
 
 
 # -- orders -------------------------------------------------------------------------------
-def argsort(input, axis=-1, descending=False):  # noqa: A002
+def argsort(input, axis=-1, descending=False):
     """Indices that sort ``input`` along ``axis`` (stable), as int32 (MindSpore's index
     dtype for sorting)."""
     x = _tensor(input)
@@ -96,12 +96,12 @@ def sort(input_x, axis=-1, descending=False):
     return _take_along(x, _axis(axis, x.ndim), idx.asnumpy()), idx
 
 
-def msort(input):  # noqa: A002
+def msort(input):
     """``input`` sorted along its first axis."""
     return sort(input, 0)[0]
 
 
-def topk(input, k, dim=None, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=None, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) entries along ``dim`` (the
     last axis when None)."""
     x = _tensor(input)
@@ -116,7 +116,7 @@ def topk(input, k, dim=None, largest=True, sorted=True):  # noqa: A002
     return _take_along(x, ax, idx), Tensor(idx.astype(np.int32))
 
 
-def median(input, axis=-1, keepdims=False):  # noqa: A002
+def median(input, axis=-1, keepdims=False):
     """``(values, indices)``: the lower median along ``axis`` and where it is."""
     x = _tensor(input)
     ax = _axis(axis, x.ndim)
@@ -131,7 +131,7 @@ def median(input, axis=-1, keepdims=False):  # noqa: A002
     return values, Tensor(pos.astype(np.int64))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
+def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)``: the ``k``-th smallest entry (1-based) along ``dim``."""
     x = _tensor(input)
     ax = _axis(dim, x.ndim, "dim")
@@ -147,13 +147,13 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     return values, Tensor(pos.astype(np.int64))
 
 
-def unique(input):  # noqa: A002
+def unique(input):
     """``(values, inverse)``: the distinct values (sorted) and, for each entry, the position
     of its value among them (MindSpore's ``ops.unique``)."""
     return unique_values(input, return_inverse=True)
 
 
-def unique_values(input, sorted=True, return_inverse=False, return_counts=False,  # noqa
+def unique_values(input, sorted=True, return_inverse=False, return_counts=False,
                   dim=None):
     """The distinct values (sorted), optionally with the inverse indices and the counts."""
     a = _host(_tensor(input))
@@ -167,7 +167,7 @@ def unique_values(input, sorted=True, return_inverse=False, return_counts=False,
     return (values, *extra) if extra else values
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Runs of equal consecutive values collapsed to one, with the inverse and counts."""
     a = _host(_tensor(input))
     flat = a.reshape(-1) if dim is None else np.moveaxis(a, dim, 0)
@@ -186,7 +186,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return (Tensor(values), *extra) if extra else Tensor(values)
 
 
-def nonzero(input, as_tuple=False):  # noqa: A002
+def nonzero(input, as_tuple=False):
     """Indices of the non-zero entries: an ``(n, ndim)`` int64 Tensor, or one 1-d Tensor per
     axis with ``as_tuple``."""
     a = _host(_tensor(input))
@@ -196,12 +196,12 @@ def nonzero(input, as_tuple=False):  # noqa: A002
     return Tensor(np.stack(idx, axis=-1).astype(np.int64).reshape(-1, builtins.max(a.ndim, 1)))
 
 
-def argwhere(input):  # noqa: A002
+def argwhere(input):
     """``nonzero(input)``: the ``(n, ndim)`` indices of the non-zero entries."""
     return nonzero(input)
 
 
-def masked_select(input, mask):  # noqa: A002
+def masked_select(input, mask):
     """The entries of ``input`` where ``mask`` (broadcast together) is true, as 1-d."""
     x = _tensor(input)
     m = _tensor(mask, "mask")
@@ -211,7 +211,7 @@ def masked_select(input, mask):  # noqa: A002
     return ops.getitem(xb, tuple(Tensor(i.astype(np.int64)) for i in where))
 
 
-def masked_scatter(input, mask, source):  # noqa: A002
+def masked_scatter(input, mask, source):
     """``input`` with the positions where ``mask`` is true filled, in order, from
     ``source``'s first entries."""
     x = _tensor(input)
@@ -230,7 +230,7 @@ def count_nonzero(x, axis=(), keep_dims=False, dtype=mdt.int32):
 
 
 # -- reductions ---------------------------------------------------------------------------
-def prod(input, axis=None, keep_dims=False, dtype=None):  # noqa: A002
+def prod(input, axis=None, keep_dims=False, dtype=None):
     """Product over ``axis`` (all axes when None), by pairwise multiplication (exact,
     differentiable)."""
     x = _tensor(input)
@@ -267,7 +267,7 @@ def _prod_axis(x, ax):
     return ops.squeeze(x, ax)
 
 
-def cumprod(input, dim, dtype=None):  # noqa: A002
+def cumprod(input, dim, dtype=None):
     """Running products along ``dim``."""
     x = _tensor(input)
     if dtype is not None:
@@ -297,26 +297,26 @@ def _running(x, ax, better):
     return ops.concat(vals, ax), ops.concat(idx, ax)
 
 
-def cummax(input, axis):  # noqa: A002
+def cummax(input, axis):
     """``(values, indices)`` of the running maximum along ``axis``."""
     x = _tensor(input)
     return _running(x, _axis(axis, x.ndim), ops.greater)
 
 
-def cummin(input, axis):  # noqa: A002
+def cummin(input, axis):
     """``(values, indices)`` of the running minimum along ``axis``."""
     x = _tensor(input)
     return _running(x, _axis(axis, x.ndim), ops.less)
 
 
-def logcumsumexp(input, axis):  # noqa: A002
+def logcumsumexp(input, axis):
     """``log(cumsum(exp(input)))`` along ``axis``, shifted by the maximum for stability."""
     x = _tensor(input)
     top = ops.stop_gradient(ops.amax(x, axis, True))
     return ops.add(ops.log(ops.cumsum(ops.exp(ops.sub(x, top)), axis)), top)
 
 
-def nansum(input, axis=None, keepdims=False, dtype=None):  # noqa: A002
+def nansum(input, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` treating NaN as 0."""
     x = _tensor(input)
     if x.dtype.is_floating:
@@ -324,7 +324,7 @@ def nansum(input, axis=None, keepdims=False, dtype=None):  # noqa: A002
     return ops.sum(x, axis, keepdims, dtype=dtype)
 
 
-def nanmean(input, axis=None, keepdims=False, dtype=None):  # noqa: A002
+def nanmean(input, axis=None, keepdims=False, dtype=None):
     """Mean over ``axis`` of the entries that are not NaN."""
     x = _tensor(input)
     if dtype is not None:
@@ -333,7 +333,7 @@ def nanmean(input, axis=None, keepdims=False, dtype=None):  # noqa: A002
     return ops.div(nansum(x, axis, keepdims), ops.sum(valid, axis, keepdims))
 
 
-def aminmax(input, axis=0, keepdims=False):  # noqa: A002
+def aminmax(input, axis=0, keepdims=False):
     """``(minimum, maximum)`` along ``axis``."""
     return (ops.amin(input, axis, keepdims), ops.amax(input, axis, keepdims))
 
@@ -349,7 +349,7 @@ def argmin_with_value(x, axis=0, keep_dims=False):
 
 
 # -- shapes and selection -----------------------------------------------------------------
-def index_select(input, axis, index):  # noqa: A002
+def index_select(input, axis, index):
     """Slices of ``input`` along ``axis`` at the 1-d integer ``index``."""
     x = _tensor(input)
     idx = _tensor(index, "index")
@@ -378,7 +378,7 @@ def moveaxis(x, source, destination):
     return movedim(x, source, destination)
 
 
-def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal of the ``dim1``/``dim2`` planes (shifted by ``offset``) as the last
     axis."""
     x = _tensor(input)
@@ -394,13 +394,13 @@ def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
     return ops.getitem(x, (Ellipsis, r, c))
 
 
-def trace(input, offset=0, axis1=0, axis2=1, dtype=None):  # noqa: A002
+def trace(input, offset=0, axis1=0, axis2=1, dtype=None):
     """Sum of the diagonal."""
     out = ops.sum(diagonal(input, offset, axis1, axis2), -1)
     return ops.cast(out, dtype) if dtype is not None else out
 
 
-def diag(input, diagonal=0):  # noqa: A002
+def diag(input, diagonal=0):
     """A 1-d input as the diagonal of a square matrix; the diagonal of a 2-d input."""
     x = _tensor(input)
     if x.ndim == 1:
@@ -425,7 +425,7 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
     return x
 
 
-def repeat_interleave(input, repeats, axis=None):  # noqa: A002
+def repeat_interleave(input, repeats, axis=None):
     """Each entry repeated ``repeats`` times along ``axis`` (the flattened input when
     None)."""
     x = _tensor(input)
@@ -437,7 +437,7 @@ def repeat_interleave(input, repeats, axis=None):  # noqa: A002
     return ops.gather(x, Tensor(idx.astype(np.int64)), ax)
 
 
-def tensor_split(input, indices_or_sections, axis=0):  # noqa: A002
+def tensor_split(input, indices_or_sections, axis=0):
     """Pieces of ``input`` along ``axis``: ``n`` near-equal ones (the first ``size % n``
     one larger), or cut at the given indices."""
     x = _tensor(input)
@@ -457,22 +457,22 @@ def tensor_split(input, indices_or_sections, axis=0):  # noqa: A002
                  for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def hsplit(input, indices_or_sections):  # noqa: A002
+def hsplit(input, indices_or_sections):
     """:func:`tensor_split` along axis 1 (axis 0 for a 1-d input)."""
     return tensor_split(input, indices_or_sections, 1 if input.ndim > 1 else 0)
 
 
-def vsplit(input, indices_or_sections):  # noqa: A002
+def vsplit(input, indices_or_sections):
     """:func:`tensor_split` along axis 0."""
     return tensor_split(input, indices_or_sections, 0)
 
 
-def dsplit(input, indices_or_sections):  # noqa: A002
+def dsplit(input, indices_or_sections):
     """:func:`tensor_split` along axis 2."""
     return tensor_split(input, indices_or_sections, 2)
 
 
-def ravel(input):  # noqa: A002
+def ravel(input):
     """``input`` flattened to 1-d."""
     return ops.reshape(_tensor(input), (-1,))
 
@@ -498,7 +498,7 @@ def take(x, indices, axis=None, mode="clip"):
     return ops.gather(x, Tensor(idx.astype(np.int64)), ax)
 
 
-def scatter(input, axis, index, src):  # noqa: A002
+def scatter(input, axis, index, src):
     """``input`` with ``src``'s entries written along ``axis`` at ``index`` (a number
     ``src`` is written everywhere ``index`` points)."""
     x = _tensor(input)
@@ -520,7 +520,7 @@ def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none")
     return scatter(input_x, axis, indices, updates)
 
 
-def scatter_add_dim(input, dim, index, src):  # noqa: A002
+def scatter_add_dim(input, dim, index, src):
     """``input`` with ``src``'s entries added along ``dim`` at ``index`` (repeats add up)."""
     x = _tensor(input)
     ax = _axis(dim, x.ndim, "dim")
@@ -567,7 +567,7 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, side=Non
     return Tensor(out.astype(np.int32 if out_int32 else np.int64))
 
 
-def bincount(input, weights=None, minlength=0):  # noqa: A002
+def bincount(input, weights=None, minlength=0):
     """Counts of each non-negative integer value (weighted sums with ``weights``)."""
     a = _host(_tensor(input))
     w = None if weights is None else _host(weights)
@@ -575,7 +575,7 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
     return Tensor(out if w is not None else out.astype(np.int64))
 
 
-def rot90(input, k=1, dims=(0, 1)):  # noqa: A002
+def rot90(input, k=1, dims=(0, 1)):
     """``input`` rotated by 90 degrees ``k`` times in the plane ``dims``."""
     x = _tensor(input)
     k %= 4
@@ -585,17 +585,17 @@ def rot90(input, k=1, dims=(0, 1)):  # noqa: A002
     return x
 
 
-def fliplr(input):  # noqa: A002
+def fliplr(input):
     """``input`` reversed along axis 1."""
     return ops.flip(input, (1,))
 
 
-def flipud(input):  # noqa: A002
+def flipud(input):
     """``input`` reversed along axis 0."""
     return ops.flip(input, (0,))
 
 
-def cross(input, other, dim=None):  # noqa: A002
+def cross(input, other, dim=None):
     """The cross product of 3-vectors along ``dim`` (the first axis of size 3 when None)."""
     x = _tensor(input)
     if dim is None:

@@ -24,9 +24,9 @@ import numpy as np
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
-from mscore.ops.grad import GradOperation  # noqa: F401
-from mscore.ops.linalg import mm  # noqa: F401  (C.mm)
-from mscore.ops.random import normal  # noqa: F401
+from mscore.ops.grad import GradOperation
+from mscore.ops.linalg import mm
+from mscore.ops.random import normal
 
 uniform = F.uniform
 

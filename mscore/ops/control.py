@@ -18,7 +18,7 @@ from mscore.context import get_context
 _wrap = Tensor._wrap
 
 
-def cast(input, dtype):  # noqa: A002
+def cast(input, dtype):
     """``input`` converted to ``dtype``; differentiable for float targets."""
     x = _check_tensor(input, "input")
     return _wrap(call("cast", x._data, mdt.as_dtype(dtype)))

@@ -40,18 +40,18 @@ def ones(shape, dtype=None):
                       mdt.as_dtype(dtype or mdt.float32)))
 
 
-def fill(type, shape, value):  # noqa: A002  (MindSpore's argument name)
+def fill(type, shape, value):
     """MindSpore's ``ops.fill(type, shape, value)``."""
     return full(shape, value, type)
 
 
-def zeros_like(input, *, dtype=None):  # noqa: A002
+def zeros_like(input, *, dtype=None):
     """Zeros with the shape (and dtype) of ``input``."""
     x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 0, mdt.as_dtype(dtype) if dtype else x.dtype))
 
 
-def ones_like(input, *, dtype=None):  # noqa: A002
+def ones_like(input, *, dtype=None):
     """Ones with the shape (and dtype) of ``input``."""
     x = _check_tensor(input, "input")
     return _wrap(call("full", x.shape, 1, mdt.as_dtype(dtype) if dtype else x.dtype))
@@ -124,7 +124,7 @@ def linspace(start, end, steps):
     return add(lo, mul(k, div(sub(hi, lo), float(steps - 1))))
 
 
-def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+def full_like(input, fill_value, *, dtype=None):
     """A Tensor shaped like ``input`` filled with ``fill_value`` (``input``'s dtype unless
     ``dtype``)."""
     if not isinstance(input, Tensor):
@@ -144,12 +144,12 @@ def _triangle(x, diagonal, lower):
     return where(Tensor(keep), x, zeros_like(x))
 
 
-def tril(input, diagonal=0):  # noqa: A002
+def tril(input, diagonal=0):
     """The lower triangle of the last two axes (above ``diagonal`` zeroed)."""
     return _triangle(input, diagonal, True)
 
 
-def triu(input, diagonal=0):  # noqa: A002
+def triu(input, diagonal=0):
     """The upper triangle of the last two axes (below ``diagonal`` zeroed)."""
     return _triangle(input, diagonal, False)
 
@@ -161,7 +161,7 @@ class _Triangle(Primitive):
         super().__init__()
         self.diagonal = check_int(diagonal, "diagonal", type(self).__name__)
 
-    def compute(self, input):  # noqa: A002
+    def compute(self, input):
         return type(self)._fn(input, self.diagonal)
 
 

@@ -29,20 +29,20 @@ def _binary(name, a, b):
         raise
 
 
-def add(input, other): return _binary("add", input, other)             # noqa: A002,E704
-def sub(input, other): return _binary("sub", input, other)             # noqa: A002,E704
-def mul(input, other): return _binary("mul", input, other)             # noqa: A002,E704
-def maximum(input, other): return _binary("maximum", input, other)     # noqa: A002,E704
-def minimum(input, other): return _binary("minimum", input, other)     # noqa: A002,E704
-def equal(input, other): return _binary("equal", input, other)         # noqa: A002,E704
-def not_equal(input, other): return _binary("not_equal", input, other)  # noqa: A002,E704
-def less(input, other): return _binary("less", input, other)           # noqa: A002,E704
-def less_equal(input, other): return _binary("less_equal", input, other)  # noqa: A002,E704
-def greater(input, other): return _binary("greater", input, other)     # noqa: A002,E704
-def greater_equal(input, other): return _binary("greater_equal", input, other)  # noqa: A002,E704
+def add(input, other): return _binary("add", input, other)
+def sub(input, other): return _binary("sub", input, other)
+def mul(input, other): return _binary("mul", input, other)
+def maximum(input, other): return _binary("maximum", input, other)
+def minimum(input, other): return _binary("minimum", input, other)
+def equal(input, other): return _binary("equal", input, other)
+def not_equal(input, other): return _binary("not_equal", input, other)
+def less(input, other): return _binary("less", input, other)
+def less_equal(input, other): return _binary("less_equal", input, other)
+def greater(input, other): return _binary("greater", input, other)
+def greater_equal(input, other): return _binary("greater_equal", input, other)
 
 
-def div(input, other, *, rounding_mode=None):  # noqa: A002
+def div(input, other, *, rounding_mode=None):
     """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``.
     ``rounding_mode`` 'floor' rounds the quotient down, 'trunc' toward zero (both keep an
     integer input's dtype)."""
@@ -64,7 +64,7 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
     return _wrap(call("div", ra, rb))
 
 
-def floor_divide(input, other):  # noqa: A002
+def floor_divide(input, other):
     """Division rounded toward minus infinity."""
     ra, rb = _operands(input, other)
     dt = dispatch.dtype(ra)
@@ -74,13 +74,13 @@ def floor_divide(input, other):  # noqa: A002
     return _wrap(call("cast", q, dt))
 
 
-def remainder(input, other):  # noqa: A002
+def remainder(input, other):
     """``input - floor_divide(input, other) * other`` (sign of the divisor)."""
     q = floor_divide(input, other)
     return sub(input, mul(q, other))
 
 
-def pow(input, exponent):  # noqa: A001,A002
+def pow(input, exponent):
     """``input ** exponent`` elementwise."""
     return _binary("pow", input, exponent)
 
@@ -90,13 +90,13 @@ def _unary(name, x, argname="input"):
     return _wrap(call(name, x._data))
 
 
-def neg(input): return _unary("neg", input)                  # noqa: A002,E704
-def abs(input): return _unary("abs", input)                  # noqa: A001,A002,E704
-def sign(input): return _unary("sign", input)                # noqa: A002,E704
-def floor(input): return _unary("floor", input)              # noqa: A002,E704
-def ceil(input): return _unary("ceil", input)                # noqa: A002,E704
-def logical_not(input): return _unary("logical_not", input)  # noqa: A002,E704
-def isfinite(input): return _unary("isfinite", input)        # noqa: A002,E704
+def neg(input): return _unary("neg", input)
+def abs(input): return _unary("abs", input)
+def sign(input): return _unary("sign", input)
+def floor(input): return _unary("floor", input)
+def ceil(input): return _unary("ceil", input)
+def logical_not(input): return _unary("logical_not", input)
+def isfinite(input): return _unary("isfinite", input)
 
 
 def _float_unary(name, x):
@@ -107,42 +107,42 @@ def _float_unary(name, x):
     return _wrap(call(name, data))
 
 
-def exp(input): return _float_unary("exp", input)    # noqa: A002,E704
-def log(input): return _float_unary("log", input)    # noqa: A002,E704
+def exp(input): return _float_unary("exp", input)
+def log(input): return _float_unary("log", input)
 def sqrt(x): return _float_unary("sqrt", x)          # noqa: E704
-def sin(input): return _float_unary("sin", input)    # noqa: A002,E704
-def cos(input): return _float_unary("cos", input)    # noqa: A002,E704
-def tanh(input): return _float_unary("tanh", input)  # noqa: A002,E704
-def erf(input): return _float_unary("erf", input)    # noqa: A002,E704
+def sin(input): return _float_unary("sin", input)
+def cos(input): return _float_unary("cos", input)
+def tanh(input): return _float_unary("tanh", input)
+def erf(input): return _float_unary("erf", input)
 
 
-def logical_and(input, other):  # noqa: A002
+def logical_and(input, other):
     """Elementwise and (inputs cast to bool)."""
     return _wrap(call("logical_and", _bool(input), _bool(other)))
 
 
-def logical_or(input, other):  # noqa: A002
+def logical_or(input, other):
     """Elementwise or (inputs cast to bool)."""
     return _wrap(call("logical_or", _bool(input), _bool(other)))
 
 
-def isnan(input):  # noqa: A002
+def isnan(input):
     """True where ``input`` is nan."""
     x = _check_tensor(input, "input")
     return _wrap(call("not_equal", x._data, x._data))
 
 
-def isinf(input):  # noqa: A002
+def isinf(input):
     """True where ``input`` is +inf or -inf."""
     x = _check_tensor(input, "input")
     return _wrap(call("logical_and", call("logical_not", call("isfinite", x._data)),
                       call("equal", x._data, x._data)))
 
 
-def rsqrt(input): return div(1.0, sqrt(input))               # noqa: A002,E704
-def square(input): return mul(input, input)                  # noqa: A002,E704
-def reciprocal(input): return div(1.0, input)                # noqa: A002,E704
-def log1p(input): return log(add(input, 1.0))                # noqa: A002,E704
+def rsqrt(input): return div(1.0, sqrt(input))
+def square(input): return mul(input, input)
+def reciprocal(input): return div(1.0, input)
+def log1p(input): return log(add(input, 1.0))
 
 
 def native_addcmul(a, b, c):
@@ -154,7 +154,7 @@ def native_addcmul(a, b, c):
     return call("add", a, call("mul", b, c))
 
 
-def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
+def addcmul(input, tensor1, tensor2, value=1):
     """``input + value * tensor1 * tensor2`` elementwise (MindSpore's ``ops.addcmul``)."""
     x = _check_tensor(input, "input")
     t1 = _check_tensor(tensor1, "tensor1")
@@ -168,7 +168,7 @@ def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
     return _wrap(native_addcmul(*raw))
 
 
-def where(condition, input, other):  # noqa: A002
+def where(condition, input, other):
     """``input`` where ``condition`` else ``other`` (numbers take the other operand's
     dtype)."""
     cond = _bool(condition)
@@ -202,7 +202,7 @@ def clip_by_value(x, clip_value_min=None, clip_value_max=None):
     return x
 
 
-def clamp(input, min=None, max=None):  # noqa: A001,A002
+def clamp(input, min=None, max=None):
     """``input`` limited to [min, max] elementwise (either bound may be None)."""
     if min is None and max is None:
         raise ValueError("clamp: give min, max or both")
@@ -248,7 +248,7 @@ def true_divide(dividend, divisor):
     return div(dividend, divisor)
 
 
-def subtract(input, other, *, alpha=1):  # noqa: A002
+def subtract(input, other, *, alpha=1):
     """``input - alpha * other``."""
     return sub(input, other if alpha == 1 else mul(other, alpha))
 
@@ -267,24 +267,24 @@ def addn(x):
     return total
 
 
-def expm1(input):  # noqa: A002
+def expm1(input):
     """``exp(x) - 1``."""
     return sub(exp(input), 1.0)
 
 
-def logical_xor(input, other):  # noqa: A002
+def logical_xor(input, other):
     """Elementwise exclusive or (inputs cast to bool)."""
     a, b = _bool(input), _bool(other)
     return _wrap(call("not_equal", a, b))
 
 
-def logaddexp(input, other):  # noqa: A002
+def logaddexp(input, other):
     """``log(exp(input) + exp(other))`` computed stably."""
     m = maximum(input, other)
     return add(m, log1p(exp(neg(abs(sub(input, other))))))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities count
     as close; nans only with ``equal_nan``)."""
     x = _check_tensor(input, "input")
@@ -353,7 +353,7 @@ class Addcmul(Primitive):
     """``Addcmul()(input, tensor1, tensor2, value)``: ``input + value * tensor1 *
     tensor2``."""
 
-    def compute(self, input, tensor1, tensor2, value):  # noqa: A002
+    def compute(self, input, tensor1, tensor2, value):
         return addcmul(input, tensor1, tensor2, value)
 
 
@@ -365,7 +365,7 @@ class IsClose(Primitive):
         self.rtol, self.atol = rtol, atol
         self.equal_nan = check_bool(equal_nan, "equal_nan", "IsClose")
 
-    def compute(self, input, other):  # noqa: A002
+    def compute(self, input, other):
         return isclose(input, other, self.rtol, self.atol, self.equal_nan)
 
 

@@ -31,40 +31,40 @@ def _float(x, name="input"):
     return x if x.dtype.is_floating else ops.cast(x, mdt.float32)
 
 
-def tan(input):  # noqa: A002
+def tan(input):
     """Tangent, elementwise: ``sin(x) / cos(x)``."""
     x = _float(input)
     return ops.div(ops.sin(x), ops.cos(x))
 
 
-def sinh(input):  # noqa: A002
+def sinh(input):
     """Hyperbolic sine, elementwise: ``(exp(x) - exp(-x)) / 2``."""
     x = _float(input)
     return ops.mul(ops.sub(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
 
 
-def cosh(input):  # noqa: A002
+def cosh(input):
     """Hyperbolic cosine, elementwise: ``(exp(x) + exp(-x)) / 2``."""
     x = _float(input)
     return ops.mul(ops.add(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
 
 
-def log2(input):  # noqa: A002
+def log2(input):
     """Base-2 logarithm, elementwise."""
     return ops.div(ops.log(_float(input)), math.log(2.0))
 
 
-def log10(input):  # noqa: A002
+def log10(input):
     """Base-10 logarithm, elementwise."""
     return ops.div(ops.log(_float(input)), math.log(10.0))
 
 
-def exp2(input):  # noqa: A002
+def exp2(input):
     """``2 ** input``, elementwise."""
     return ops.exp(ops.mul(_float(input), math.log(2.0)))
 
 
-def trunc(input):  # noqa: A002
+def trunc(input):
     """Rounded toward zero, elementwise (integers unchanged)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
@@ -73,7 +73,7 @@ def trunc(input):  # noqa: A002
     return ops.where(ops.less(input, 0), ops.ceil(input), ops.floor(input))
 
 
-def fix(input):  # noqa: A002
+def fix(input):
     """MindSpore's alias of :func:`trunc`."""
     return trunc(input)
 
@@ -83,7 +83,7 @@ def frac(x):
     return ops.sub(x, trunc(x))
 
 
-def round(input, decimals=0):  # noqa: A001,A002
+def round(input, decimals=0):
     """Rounded to ``decimals`` places, half to even (as MindSpore and NumPy)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
@@ -112,12 +112,12 @@ def rad2deg(x):
     return ops.mul(_float(x, "x"), 180.0 / math.pi)
 
 
-def erfc(input):  # noqa: A002
+def erfc(input):
     """Complementary error function ``1 - erf(x)``, elementwise."""
     return ops.sub(1.0, ops.erf(_float(input)))
 
 
-def logit(input, eps=None):  # noqa: A002
+def logit(input, eps=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is
     given."""
     p = _float(input)
@@ -126,13 +126,13 @@ def logit(input, eps=None):  # noqa: A002
     return ops.log(ops.div(p, ops.sub(1.0, p)))
 
 
-def hypot(input, other):  # noqa: A002
+def hypot(input, other):
     """``sqrt(input ** 2 + other ** 2)``, elementwise."""
     a, b = _float(input), _float(other, "other")
     return ops.sqrt(ops.add(ops.mul(a, a), ops.mul(b, b)))
 
 
-def xlogy(input, other):  # noqa: A002
+def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0."""
     x, y = _float(input), _float(other, "other") if isinstance(other, Tensor) else other
     out = ops.mul(x, ops.log(y if isinstance(y, Tensor) else ops.full_like(x, y)))
@@ -145,23 +145,23 @@ def xdivy(x, y):
     return ops.where(ops.equal(x, 0), ops.zeros_like(out), out)
 
 
-def lerp(input, end, weight):  # noqa: A002
+def lerp(input, end, weight):
     """``input + weight * (end - input)``."""
     return ops.add(input, ops.mul(weight, ops.sub(end, input)))
 
 
-def fmod(input, other):  # noqa: A002
+def fmod(input, other):
     """Remainder of the division truncated toward zero (its sign is the dividend's)."""
     return ops.sub(input, ops.mul(trunc(ops.div(input, other)), other))
 
 
-def float_power(input, exponent):  # noqa: A002
+def float_power(input, exponent):
     """``input ** exponent`` computed in float64 where the backend has it (float32
     otherwise)."""
     return ops.pow(_float(input), exponent)
 
 
-def logaddexp2(input, other):  # noqa: A002
+def logaddexp2(input, other):
     """``log2(2 ** input + 2 ** other)``, computed stably."""
     a, b = _float(input), _float(other, "other")
     hi = ops.maximum(a, b)
@@ -169,7 +169,7 @@ def logaddexp2(input, other):  # noqa: A002
     return ops.add(hi, log2(ops.add(1.0, exp2(ops.sub(lo, hi)))))
 
 
-def sinc(input):  # noqa: A002
+def sinc(input):
     """``sin(pi x) / (pi x)``, 1 at 0."""
     x = _float(input)
     zero = ops.equal(x, 0.0)
@@ -177,27 +177,27 @@ def sinc(input):  # noqa: A002
     return ops.where(zero, ops.ones_like(x), ops.div(ops.sin(px), px))
 
 
-def signbit(input):  # noqa: A002
+def signbit(input):
     """True where the value is negative."""
     return ops.less(input, 0)
 
 
-def isneginf(input):  # noqa: A002
+def isneginf(input):
     """True where the value is -inf."""
     return ops.logical_and(ops.isinf(input), ops.less(input, 0))
 
 
-def isposinf(input):  # noqa: A002
+def isposinf(input):
     """True where the value is +inf."""
     return ops.logical_and(ops.isinf(input), ops.greater(input, 0))
 
 
-def isreal(input):  # noqa: A002
+def isreal(input):
     """True everywhere: mscore's dtypes are real."""
     return ops.ones_like(input, dtype=mdt.bool_)
 
 
-def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
+def nan_to_num(input, nan=None, posinf=None, neginf=None):
     """NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (the dtype's
     largest and lowest finite values by default)."""
     if not isinstance(input, Tensor):
@@ -211,7 +211,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
                      out)
 
 
-def addcdiv(input, tensor1, tensor2, value=1):  # noqa: A002
+def addcdiv(input, tensor1, tensor2, value=1):
     """``input + value * tensor1 / tensor2``."""
     return ops.add(input, ops.mul(value, ops.div(tensor1, tensor2)))
 
@@ -225,22 +225,22 @@ def _beta_alpha(base, product, beta, alpha):
     return ops.add(base if beta == 1 else ops.mul(base, beta), out)
 
 
-def addmm(input, mat1, mat2, beta=1, alpha=1):  # noqa: A002
+def addmm(input, mat1, mat2, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     return _beta_alpha(input, ops.matmul(mat1, mat2), beta, alpha)
 
 
-def addbmm(input, batch1, batch2, beta=1, alpha=1):  # noqa: A002
+def addbmm(input, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     return _beta_alpha(input, ops.sum(ops.bmm(batch1, batch2), 0), beta, alpha)
 
 
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):  # noqa: A002
+def baddbmm(input, batch1, batch2, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
     return _beta_alpha(input, ops.bmm(batch1, batch2), beta, alpha)
 
 
-def addmv(input, mat, vec, beta=1, alpha=1):  # noqa: A002
+def addmv(input, mat, vec, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     return _beta_alpha(input, ops.matmul(mat, vec), beta, alpha)
 
@@ -250,7 +250,7 @@ def addr(x, vec1, vec2, beta=1, alpha=1):
     return _beta_alpha(x, ops.outer(vec1, vec2), beta, alpha)
 
 
-def inner(input, other):  # noqa: A002
+def inner(input, other):
     """Sum of products over the last axes (a scalar times a tensor when one is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:
         return ops.mul(input, other)
@@ -263,7 +263,7 @@ def inner(input, other):  # noqa: A002
     return ops.reshape(flat, input.shape[:-1] + other.shape[:-1])
 
 
-def dot(input, other):  # noqa: A002
+def dot(input, other):
     """The dot product of two 1-d Tensors."""
     if input.ndim != 1 or other.ndim != 1:
         raise ValueError(f"dot: expected two 1-d Tensors, got shapes {input.shape} and "
@@ -279,7 +279,7 @@ def mv(mat, vec):
     return ops.matmul(mat, vec)
 
 
-def positive(input):  # noqa: A002
+def positive(input):
     """``input`` itself (the unary plus)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
@@ -288,7 +288,7 @@ def positive(input):  # noqa: A002
     return input
 
 
-def sgn(input):  # noqa: A002
+def sgn(input):
     """The sign (for real dtypes, :func:`mscore.ops.sign`)."""
     return ops.sign(input)
 
@@ -301,7 +301,7 @@ def copysign(x, other):
     return ops.where(neg, ops.neg(ops.abs(x)), ops.abs(x))
 
 
-def heaviside(input, values):  # noqa: A002
+def heaviside(input, values):
     """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
     one = ops.ones_like(input)
     out = ops.where(ops.greater(input, 0), one, ops.zeros_like(input))
@@ -309,32 +309,32 @@ def heaviside(input, values):  # noqa: A002
                                                           input.shape), out)
 
 
-def fmax(input, other):  # noqa: A002
+def fmax(input, other):
     """Elementwise maximum that prefers the number where one side is NaN."""
     out = ops.maximum(input, other)
     out = ops.where(ops.isnan(input), other, out)
     return ops.where(ops.isnan(other), input, out)
 
 
-def fmin(input, other):  # noqa: A002
+def fmin(input, other):
     """Elementwise minimum that prefers the number where one side is NaN."""
     out = ops.minimum(input, other)
     out = ops.where(ops.isnan(input), other, out)
     return ops.where(ops.isnan(other), input, out)
 
 
-def square_difference(input, other):  # noqa: A002
+def square_difference(input, other):
     """``(input - other) ** 2``."""
     d = ops.sub(input, other)
     return ops.mul(d, d)
 
 
-def is_floating_point(input):  # noqa: A002
+def is_floating_point(input):
     """True when ``input`` has a floating dtype."""
     return bool(input.dtype.is_floating)
 
 
-def is_complex(input):  # noqa: A002
+def is_complex(input):
     """False: mscore has no complex dtypes."""
     return False
 
@@ -373,17 +373,17 @@ def _atan_positive(a):
     return ops.add(offset, ops.add(ops.mul(ops.mul(poly, z), reduced), reduced))
 
 
-def atan(input):  # noqa: A002
+def atan(input):
     """Arctangent, elementwise (radians in ``(-pi/2, pi/2)``)."""
     return _odd(_float(input), _atan_positive)
 
 
-def arctan(input):  # noqa: A002
+def arctan(input):
     """NumPy's name of :func:`atan`."""
     return atan(input)
 
 
-def atan2(input, other):  # noqa: A002
+def atan2(input, other):
     """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right
     quadrant, in ``[-pi, pi]``."""
     y, x = _float(input), _float(other, "other")
@@ -402,7 +402,7 @@ def _broadcast(a, b):
     return tuple(np.broadcast_shapes(a.shape, b.shape))
 
 
-def arctan2(input, other):  # noqa: A002
+def arctan2(input, other):
     """NumPy's name of :func:`atan2`."""
     return atan2(input, other)
 
@@ -412,7 +412,7 @@ def _unit_root(x):
     return ops.sqrt(ops.maximum(ops.sub(1.0, ops.mul(x, x)), 0.0))
 
 
-def asin(input):  # noqa: A002
+def asin(input):
     """Arcsine, elementwise (NaN outside [-1, 1])."""
     x = _float(input)
     out = atan2(x, _unit_root(x))
@@ -424,44 +424,44 @@ def arcsin(x):
     return asin(x)
 
 
-def acos(input):  # noqa: A002
+def acos(input):
     """Arccosine, elementwise (NaN outside [-1, 1])."""
     return ops.sub(math.pi / 2, asin(input))
 
 
-def arccos(input):  # noqa: A002
+def arccos(input):
     """NumPy's name of :func:`acos`."""
     return acos(input)
 
 
-def asinh(input):  # noqa: A002
+def asinh(input):
     """Inverse hyperbolic sine: ``sign(x) * log(|x| + sqrt(x**2 + 1))``."""
     return _odd(_float(input),
                 lambda t: ops.log(ops.add(t, ops.sqrt(ops.add(ops.mul(t, t), 1.0)))))
 
 
-def arcsinh(input):  # noqa: A002
+def arcsinh(input):
     """NumPy's name of :func:`asinh`."""
     return asinh(input)
 
 
-def acosh(input):  # noqa: A002
+def acosh(input):
     """Inverse hyperbolic cosine: ``log(x + sqrt(x**2 - 1))`` (NaN below 1)."""
     x = _float(input)
     return ops.log(ops.add(x, ops.sqrt(ops.sub(ops.mul(x, x), 1.0))))
 
 
-def arccosh(input):  # noqa: A002
+def arccosh(input):
     """NumPy's name of :func:`acosh`."""
     return acosh(input)
 
 
-def atanh(input):  # noqa: A002
+def atanh(input):
     """Inverse hyperbolic tangent: ``log((1 + x) / (1 - x)) / 2``."""
     x = _float(input)
     return ops.mul(ops.log(ops.div(ops.add(1.0, x), ops.sub(1.0, x))), 0.5)
 
 
-def arctanh(input):  # noqa: A002
+def arctanh(input):
     """NumPy's name of :func:`atanh`."""
     return atanh(input)

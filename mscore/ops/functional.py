@@ -2,9 +2,9 @@
 functional namespace, re-exported from the concept modules, plus the Primitive instances it
 holds under lowercase names (``F.tensor_add``, ``F.partial``, ``F.reduce_max``, ...), which
 MindSpore 1.x-style code calls like functions."""
-from mscore.ops.control import (  # noqa: F401
+from mscore.ops.control import (
     assign, cast, depend, stop_gradient)
-from mscore.ops.elementwise import (  # noqa: F401
+from mscore.ops.elementwise import (
     abs, absolute, add, addcmul, addn, assign_add, assign_sub, ceil, clamp, clip,
     clip_by_value, cos, div, divide, eq, equal, erf, exp, expm1, floor, floor_div,
     floor_divide, floor_mod, ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan,
@@ -12,46 +12,46 @@ from mscore.ops.elementwise import (  # noqa: F401
     logical_xor, lt, maximum, minimum, mul, multiply, native_addcmul, ne, neg, negative,
     not_equal, pow, reciprocal, remainder, rsqrt, select, sign, sin, sqrt, square, sub,
     subtract, tanh, true_divide, where)
-from mscore.ops.manipulation import (  # noqa: F401
+from mscore.ops.manipulation import (
     broadcast_to, cat, concat, dtype, expand_dims, flatten, flatten_dims, numel, permute, rank,
     reshape, shape, size, squeeze, stack, swapaxes, swapdims, t, tile, transpose, unsqueeze)
-from mscore.ops.creation import (  # noqa: F401
+from mscore.ops.creation import (
     arange, eye, fill, full, full_like, is_tensor, linspace, ones, ones_like, scalar_to_tensor,
     tril, triu, tuple_to_array, zeros, zeros_like)
-from mscore.ops.indexing import (  # noqa: F401
+from mscore.ops.indexing import (
     chunk, flip, gather, gather_d, gather_elements, getitem, masked_fill, narrow, one_hot,
     setitem, slice, split, strided_slice, unbind, unstack)
-from mscore.ops.reduction import (  # noqa: F401
+from mscore.ops.reduction import (
     all, amax, amin, any, argmax, argmin, clip_by_global_norm, clip_by_norm, logsumexp, max,
     mean, min, norm, reduce_mean, reduce_sum, std, sum, var)
-from mscore.ops.linalg import (  # noqa: F401
+from mscore.ops.linalg import (
     batch_matmul, bias_add, bmm, cosine_similarity, cumsum, dense, ger, matmul, mm, outer)
-from mscore.ops.random import (  # noqa: F401
+from mscore.ops.random import (
     dropout, normal, rand, randn, standard_normal, uniform)
-from mscore.ops.activation import (  # noqa: F401
+from mscore.ops.activation import (
     celu, elu, gelu, glu, hardsigmoid, hardswish, hardtanh, leaky_relu, log_softmax,
     logsigmoid, mish, prelu, relu, relu6, selu, sigmoid, silu, softmax, softplus, softsign)
-from mscore.ops.pad_modes import (  # noqa: F401
+from mscore.ops.pad_modes import (
     pad)
-from mscore.ops.conv import (  # noqa: F401
+from mscore.ops.conv import (
     conv, conv1d, conv2d, conv3d, conv_padding_pairs, conv_transpose,
     conv_transpose_same_padding)
-from mscore.ops.pooling import (  # noqa: F401
+from mscore.ops.pooling import (
     avg_pool, avg_pool2d, max_pool, max_pool2d)
-from mscore.ops.normalization import (  # noqa: F401
+from mscore.ops.normalization import (
     batch_norm, layer_norm)
-from mscore.ops.loss import (  # noqa: F401
+from mscore.ops.loss import (
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, kl_div, l1_loss,
     mse_loss, nll_loss, smooth_l1_loss)
-from mscore.ops.loss_embedding import (  # noqa: F401
+from mscore.ops.loss_embedding import (
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss,
     margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
     multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss)
-from mscore.ops.attention import (  # noqa: F401
+from mscore.ops.attention import (
     scaled_dot_product_attention)
-from mscore.ops.ctc import (  # noqa: F401
+from mscore.ops.ctc import (
     ctc_loss)
-from mscore.ops.grad import get_grad, grad, value_and_grad, vjp  # noqa: F401
+from mscore.ops.grad import get_grad, grad, value_and_grad, vjp
 from mscore.ops import control as _control
 from mscore.ops import elementwise as _elementwise
 from mscore.ops import reduction as _reduction

@@ -29,7 +29,7 @@ def _check_factor(value, name, cls):
     return int(value)
 
 
-def pixel_shuffle(input, upscale_factor):  # noqa: A002
+def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = _check_factor(upscale_factor, "upscale_factor", "pixel_shuffle")
     x = _check_tensor(input, "input")
@@ -47,7 +47,7 @@ def pixel_shuffle(input, upscale_factor):  # noqa: A002
     return reshape(y, pre + (c // (r * r), h * r, w * r))
 
 
-def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = _check_factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
     x = _check_tensor(input, "input")
@@ -128,7 +128,7 @@ def _check_sizes(size, scale_factor, rank):
     return None, tuple(float(s) for s in scale_factor)
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+def interpolate(input, size=None, scale_factor=None, mode="nearest",
                 align_corners=None, recompute_scale_factor=None):
     """Resize the spatial axes of a 3-5-d (N, C, *) input, as MindSpore 2.10 does:
     'nearest' (src = floor(dst * in / out)), 'nearest-exact' (half-pixel), 'linear' /
@@ -194,7 +194,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A0
     return x
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
+def upsample(input, size=None, scale_factor=None, mode="nearest",
              align_corners=None, recompute_scale_factor=None):
     """Alias of :func:`interpolate`."""
     return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
@@ -283,7 +283,7 @@ def _out_sizes(spatial, kernel, stride, dilation, pads):
     return tuple(outs)
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: (N, C, H, W) -> (N, C * kh * kw, L) sliding blocks, channel-major."""
     cls = "unfold"
     x = _check_tensor(input, "input")

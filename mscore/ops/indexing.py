@@ -64,7 +64,7 @@ def _index_arg(item):
     raise TypeError(f"index: unsupported index element {item!r}")
 
 
-def getitem(input, index):  # noqa: A002
+def getitem(input, index):
     """numpy-style indexing with ints, slices, None, Ellipsis and integer tensors."""
     x = _check_tensor(input, "input")
     if not isinstance(index, tuple):
@@ -72,7 +72,7 @@ def getitem(input, index):  # noqa: A002
     return _wrap(call("getitem", x._data, tuple(_index_arg(i) for i in index)))
 
 
-def setitem(input, index, value):  # noqa: A002
+def setitem(input, index, value):
     """A copy of ``input`` with ``input[index] = value`` (functional, differentiable)."""
     x = _check_tensor(input, "input")
     if not isinstance(index, tuple):
@@ -141,7 +141,7 @@ def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
     return where(_wrap(hit), on, off)
 
 
-def flip(input, dims):  # noqa: A002
+def flip(input, dims):
     """``input`` reversed along each axis of ``dims`` (a tuple or list of ints)."""
     x = _check_tensor(input, "input")
     if not isinstance(dims, (tuple, list)):
@@ -157,7 +157,7 @@ def flip(input, dims):  # noqa: A002
     return out
 
 
-def narrow(input, axis, start, length):  # noqa: A002
+def narrow(input, axis, start, length):
     """``length`` elements of ``input`` along ``axis`` from ``start``."""
     x = _check_tensor(input, "input")
     ax = _axis1(_int(axis, "axis"), x.ndim, "axis")
@@ -172,7 +172,7 @@ def narrow(input, axis, start, length):  # noqa: A002
     return getitem(x, (builtins.slice(None),) * ax + (builtins.slice(start, start + length),))
 
 
-def chunk(input, chunks, axis=0):  # noqa: A002
+def chunk(input, chunks, axis=0):
     """``input`` split along ``axis`` into ``chunks`` pieces of ``ceil(n / chunks)``
     elements (the last may be smaller; fewer pieces when the size runs out)."""
     x = _check_tensor(input, "input")
@@ -185,7 +185,7 @@ def chunk(input, chunks, axis=0):  # noqa: A002
     return split(x, builtins.max(step, 1), ax)
 
 
-def unbind(input, dim=0):  # noqa: A002
+def unbind(input, dim=0):
     """The slices of ``input`` along ``dim``, that axis removed."""
     x = _check_tensor(input, "input")
     if not -builtins.max(x.ndim, 1) <= _int(dim, "dim") < builtins.max(x.ndim, 1):
@@ -199,7 +199,7 @@ def unstack(input_x, axis=0):
     return unbind(input_x, axis)
 
 
-def gather_elements(input, dim, index):  # noqa: A002
+def gather_elements(input, dim, index):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim`` 0 (and so on): values of
     ``input`` picked along ``dim`` by ``index`` (same rank; other axes no larger)."""
     x = _check_tensor(input, "input")
@@ -236,7 +236,7 @@ def masked_fill(input_x, mask, value):
     return where(mask, value, x)
 
 
-def slice(input_x, begin, size):  # noqa: A001
+def slice(input_x, begin, size):
     """``size[i]`` elements from ``begin[i]`` along each axis (``-1``: to the end)."""
     x = _check_tensor(input_x, "input_x")
     begin, size = tuple(begin), tuple(size)
@@ -332,7 +332,7 @@ def _getitem_any_step(x, index):
     return out
 
 
-def roll(input, shifts, dims=None):  # noqa: A002
+def roll(input, shifts, dims=None):
     """Elements shifted cyclically by ``shifts`` along ``dims`` (flattened when None)."""
     x = _check_tensor(input, "input")
     shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
@@ -421,7 +421,7 @@ class GatherD(Primitive):
 class Slice(Primitive):
     """``Slice()(x, begin, size)``."""
 
-    def compute(self, input, begin, size):  # noqa: A002
+    def compute(self, input, begin, size):
         return slice(input, begin, size)
 
 
@@ -462,7 +462,7 @@ class ReverseV2(Primitive):
                             f"{type(axis).__name__}")
         self.axis = tuple(check_int(a, "axis", "ReverseV2") for a in axis)
 
-    def compute(self, input):  # noqa: A002
+    def compute(self, input):
         return flip(input, self.axis)
 
 

@@ -27,7 +27,7 @@ def _host(x):
 
 
 def _integer_binary(name, fn):
-    def op(input, other):  # noqa: A002
+    def op(input, other):
         a, b = _host(input), _host(other)
         if a.dtype.kind == "f" or b.dtype.kind == "f":
             raise TypeError(f"{name}: expected integer or bool Tensors, got {a.dtype} and "
@@ -49,7 +49,7 @@ gcd = _integer_binary("gcd", np.gcd)
 lcm = _integer_binary("lcm", np.lcm)
 
 
-def bitwise_not(input):  # noqa: A002
+def bitwise_not(input):
     """Bitwise NOT of an integer Tensor (logical NOT of a bool one), on the host."""
     a = _host(input)
     if a.dtype.kind == "f":
@@ -57,7 +57,7 @@ def bitwise_not(input):  # noqa: A002
     return Tensor(np.invert(a))
 
 
-def nextafter(input, other):  # noqa: A002
+def nextafter(input, other):
     """The next representable float after ``input`` toward ``other`` (on the host)."""
     a = _host(input)
     return Tensor(np.nextafter(a, _host(other).astype(a.dtype)).astype(a.dtype))
@@ -83,7 +83,7 @@ def exponential(shape, lambd, dtype):
     return ops.div(ops.neg(ops.log(ops.sub(1.0, u))), float(lambd))
 
 
-def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
+def multinomial(input, num_samples, replacement=True, seed=None):
     """``num_samples`` category indices per row drawn with probabilities ``input``
     (int64), from the uniform stream."""
     probs = _host(input).astype(np.float64)
@@ -105,7 +105,7 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
     return Tensor(np.stack(out).astype(np.int64).reshape(probs.shape[:-1] + (n,)))
 
 
-def _quantile(input, q, axis, keepdims, ignore_nan):  # noqa: A002
+def _quantile(input, q, axis, keepdims, ignore_nan):
     x = input if input.dtype.is_floating else ops.cast(input, mdt.float32)
     if axis is None:
         x, axis, restore = ops.reshape(x, (-1,)), 0, x.ndim
@@ -136,18 +136,18 @@ def _quantile(input, q, axis, keepdims, ignore_nan):  # noqa: A002
     return out
 
 
-def quantile(input, q, axis=None, keepdims=False):  # noqa: A002
+def quantile(input, q, axis=None, keepdims=False):
     """The ``q``-th quantiles over ``axis`` (linear interpolation between order
     statistics; a 1-d ``q`` adds a leading axis)."""
     return _quantile(input, q, axis, keepdims, ignore_nan=False)
 
 
-def nanquantile(input, q, axis=None, keepdims=False):  # noqa: A002
+def nanquantile(input, q, axis=None, keepdims=False):
     """:func:`quantile` ignoring NaN."""
     return _quantile(input, q, axis, keepdims, ignore_nan=True)
 
 
-def nanmedian(input, axis=-1, keepdims=False):  # noqa: A002
+def nanmedian(input, axis=-1, keepdims=False):
     """``(values, indices)``: the lower median along ``axis`` ignoring NaN."""
     a = _host(input)
     axis %= max(a.ndim, 1)
@@ -160,7 +160,7 @@ def nanmedian(input, axis=-1, keepdims=False):  # noqa: A002
     return values, Tensor(pos.astype(np.int64))
 
 
-def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
+def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows of ``input`` (variables) over its columns (observations),
     with frequency and analytic weights."""
     x = input if input.dtype.is_floating else ops.cast(input, mdt.float32)

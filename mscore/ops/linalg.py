@@ -20,7 +20,7 @@ from mscore.ops.reduction import sum
 _wrap = Tensor._wrap
 
 
-def matmul(input, other):  # noqa: A002
+def matmul(input, other):
     """Matrix product with numpy semantics (1-d operands are promoted and squeezed)."""
     a, b = _as_tensor(input, "input"), _as_tensor(other, "other")
     ra, rb = _operands(a, b)
@@ -63,7 +63,7 @@ def bmm(input_x, mat2):
 batch_matmul = bmm
 
 
-def dense(input, weight, bias=None):  # noqa: A002
+def dense(input, weight, bias=None):
     """``input @ weight.T + bias`` (weight is (out, in))."""
     x = _check_tensor(input, "input")
     w = _check_tensor(weight, "weight")
@@ -77,7 +77,7 @@ def dense(input, weight, bias=None):  # noqa: A002
     return out if bias is None else add(out, bias)
 
 
-def ger(input, vec2):  # noqa: A002
+def ger(input, vec2):
     """Outer product of two vectors."""
     a, b = _check_tensor(input, "input"), _check_tensor(vec2, "vec2")
     if a.ndim != 1 or b.ndim != 1:
@@ -88,7 +88,7 @@ def ger(input, vec2):  # noqa: A002
 outer = ger
 
 
-def mm(input, mat2):  # noqa: A002
+def mm(input, mat2):
     """The matrix product of two 2-d Tensors."""
     return matmul(input, mat2)
 
@@ -182,14 +182,14 @@ class CumSum(Primitive):
         self.exclusive = check_bool(exclusive, "exclusive", "CumSum")
         self.reverse = check_bool(reverse, "reverse", "CumSum")
 
-    def compute(self, input, axis):  # noqa: A002
+    def compute(self, input, axis):
         return cumulative_sum(input, axis, self.exclusive, self.reverse)
 
 
 class Dense(Primitive):
     """``Dense()(input, weight, bias=None)``: ``input @ weight.T + bias``."""
 
-    def compute(self, input, weight, bias=None):  # noqa: A002
+    def compute(self, input, weight, bias=None):
         return dense(input, weight, bias)
 
 

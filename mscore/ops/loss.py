@@ -45,7 +45,7 @@ def _check_class_labels(target, classes, ignore_index=None):
         return
     try:  # the labels themselves, not a flag computed on the device: one read, no array ops
         labels = target.asnumpy()
-    except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
+    except Exception:
         return
     mask = (labels < 0) | (labels >= classes)
     if ignore_index is not None:
@@ -95,7 +95,7 @@ def _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing):
     return _reduce(loss, reduction)
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` (N, C, ...) against class indices or class
     probabilities ``target`` (same shape as input). A class index outside ``[0, C)`` other
@@ -137,7 +137,7 @@ def _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing):
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,  # noqa: A002
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
                                      reduction="mean"):
     """Sigmoid cross entropy, computed as max(x,0) - x*y + log(1 + exp(-|x|))."""
     x = _float_input(input, "input")
@@ -155,13 +155,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return _reduce(loss, reduction)
 
 
-def mse_loss(input, target, reduction="mean"):  # noqa: A002
+def mse_loss(input, target, reduction="mean"):
     """Mean squared error."""
     d = sub(_float_input(input), target)
     return _reduce(mul(d, d), reduction)
 
 
-def l1_loss(input, target, reduction="mean"):  # noqa: A002
+def l1_loss(input, target, reduction="mean"):
     """Mean absolute error."""
     return _reduce(abs(sub(_float_input(input), target)), reduction)
 
@@ -200,7 +200,7 @@ def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
     return _reduce_unchecked(loss, reduction)
 
 
-def smooth_l1_loss(input, target, beta=1.0, reduction="none"):  # noqa: A002
+def smooth_l1_loss(input, target, beta=1.0, reduction="none"):
     """``0.5 d^2 / beta`` where ``|d| < beta``, ``|d| - 0.5 beta`` elsewhere (d = input -
     target)."""
     x = _float_input(input)
@@ -276,7 +276,7 @@ class BCEWithLogitsLoss(Primitive):
         super().__init__()
         self.reduction = check_reduction(reduction, "BCEWithLogitsLoss")
 
-    def compute(self, input, target, weight=None, posWeight=None):  # noqa: A002,N803
+    def compute(self, input, target, weight=None, posWeight=None):
         return binary_cross_entropy_with_logits(input, target, weight, posWeight,
                                                 self.reduction)
 
@@ -289,7 +289,7 @@ class BinaryCrossEntropy(Primitive):
         super().__init__()
         self.reduction = check_reduction(reduction, "BinaryCrossEntropy")
 
-    def compute(self, input, target, weight=None):  # noqa: A002
+    def compute(self, input, target, weight=None):
         return binary_cross_entropy(input, target, weight, self.reduction)
 
 

@@ -137,7 +137,7 @@ def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
     return loss
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+def huber_loss(input, target, reduction="mean", delta=1.0):
     """``0.5 z^2`` where ``|z| < delta``, else ``delta * (|z| - 0.5 delta)``, z = input -
     target; ``delta`` > 0."""
     fn = "huber_loss"
@@ -154,7 +154,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     return reduce_loss(where(less(z, float(delta)), quad, lin), reduction, fn)
 
 
-def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
+def soft_margin_loss(input, target, reduction="mean"):
     """``log(1 + exp(-target * input))``, computed without overflow."""
     fn = "soft_margin_loss"
     _tensor(input, "input", fn)
@@ -172,7 +172,7 @@ def _softplus(x):
     return add(relu(x), log1p(exp(neg(abs(x)))))
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
     """``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` (times ``weight``) averaged over the
     class axis (the last), then reduced over the samples."""
     fn = "multilabel_soft_margin_loss"
@@ -202,7 +202,7 @@ def _class_targets(x, target, fn):
     _check_class_labels(target, x.shape[1])
 
 
-def multi_margin_loss(input, target, p=1, margin=1, weight=None,  # noqa: A002
+def multi_margin_loss(input, target, p=1, margin=1, weight=None,
                       reduction="mean"):
     """Multi-class hinge loss: ``sum_{j != y} max(0, margin - x[y] + x[j])^p * w[y] / C``
     per sample; ``p`` is 1 or 2, ``margin`` an int (MindSpore's ``ops`` signature)."""
@@ -212,7 +212,7 @@ def multi_margin_loss(input, target, p=1, margin=1, weight=None,  # noqa: A002
     return multi_margin(input, target, p, float(margin), weight, reduction)
 
 
-def multi_margin(input, target, p, margin, weight, reduction):  # noqa: A002
+def multi_margin(input, target, p, margin, weight, reduction):
     """:func:`multi_margin_loss` with a float ``margin`` (``nn.MultiMarginLoss``)."""
     fn = "MultiMarginLoss"
     x = _tensor(input, "x", fn)
@@ -235,7 +235,7 @@ def multi_margin(input, target, p, margin, weight, reduction):  # noqa: A002
     return reduce_loss(loss, reduction, fn)
 
 
-def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
+def multilabel_margin_loss(input, target, reduction="mean"):
     """Multi-label hinge loss: each row of ``target`` lists class indices up to the first
     -1; ``sum_{j listed} sum_{i not listed} max(0, 1 - (x[j] - x[i])) / C`` per sample."""
     fn = "MultilabelMarginLoss"

@@ -17,7 +17,7 @@ from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primi
 _wrap = Tensor._wrap
 
 
-def reshape(input, shape):  # noqa: A002
+def reshape(input, shape):
     """Same values in ``shape`` (one entry may be -1)."""
     x = _check_tensor(input, "input")
     if isinstance(shape, (int, np.integer)):
@@ -40,7 +40,7 @@ def reshape(input, shape):  # noqa: A002
     return _wrap(call("reshape", x._data, shape))
 
 
-def transpose(input, dims):  # noqa: A002
+def transpose(input, dims):
     """Axes permuted by ``dims``."""
     x = _check_tensor(input, "input")
     if not isinstance(dims, (tuple, list)):
@@ -52,12 +52,12 @@ def transpose(input, dims):  # noqa: A002
     return _wrap(call("transpose", x._data, perm))
 
 
-def permute(input, axis):  # noqa: A002
+def permute(input, axis):
     """Axes permuted by ``axis`` (MindSpore's name for the permutation here)."""
     return transpose(input, axis)
 
 
-def swapaxes(input, axis0, axis1):  # noqa: A002
+def swapaxes(input, axis0, axis1):
     """Two axes exchanged."""
     x = _check_tensor(input, "input")
     perm = list(range(x.ndim))
@@ -66,7 +66,7 @@ def swapaxes(input, axis0, axis1):  # noqa: A002
     return transpose(x, perm)
 
 
-def broadcast_to(input, shape):  # noqa: A002
+def broadcast_to(input, shape):
     """``input`` broadcast to ``shape`` (-1 keeps the input's size)."""
     x = _check_tensor(input, "input")
     shape = tuple(shape)
@@ -88,7 +88,7 @@ def expand_dims(input_x, axis):
     return _wrap(call("reshape", x._data, shape[:ax] + (1,) + shape[ax:]))
 
 
-def squeeze(input, axis=None):  # noqa: A002
+def squeeze(input, axis=None):
     """Axes of size 1 removed (only ``axis`` when given; a larger one is ValueError)."""
     x = _check_tensor(input, "input")
     shape = x.shape
@@ -114,7 +114,7 @@ def flatten_dims(x, start_dim=0, end_dim=-1):
     return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):
     """MindSpore 2.x ``ops.flatten``: axes from ``start_dim`` (default 1) merged."""
     if order not in ("C", "F"):
         raise ValueError(f"order: expected 'C' or 'F', got {order!r}")
@@ -159,7 +159,7 @@ def stack(tensors, axis=0):
     return concat([expand_dims(t, ax) for t in ts], ax)
 
 
-def tile(input, dims):  # noqa: A002
+def tile(input, dims):
     """``input`` repeated ``dims[i]`` times along axis i (leading axes added as needed)."""
     x = _check_tensor(input, "input")
     if not isinstance(dims, (tuple, list)) or not builtins.all(
@@ -177,7 +177,7 @@ def tile(input, dims):  # noqa: A002
                    tuple(m * s for m, s in zip(multiples, shape)))
 
 
-def numel(input):  # noqa: A002
+def numel(input):
     """The number of elements of ``input``."""
     return _check_tensor(input, "input").size
 
@@ -206,7 +206,7 @@ def dtype(x):
     return _check_tensor(x, "x").dtype
 
 
-def t(input):  # noqa: A002
+def t(input):
     """A 2-d Tensor transposed (0-d and 1-d returned as they are)."""
     x = _check_tensor(input, "input")
     if x.ndim > 2:
@@ -214,12 +214,12 @@ def t(input):  # noqa: A002
     return transpose(x, (1, 0)) if x.ndim == 2 else x
 
 
-def swapdims(input, dim0, dim1):  # noqa: A002
+def swapdims(input, dim0, dim1):
     """Two axes exchanged (``ops.swapaxes`` with torch's argument names)."""
     return swapaxes(input, dim0, dim1)
 
 
-def unsqueeze(input, dim):  # noqa: A002
+def unsqueeze(input, dim):
     """A new axis of size 1 at ``dim``."""
     return expand_dims(input, dim)
 
@@ -268,14 +268,14 @@ class Squeeze(Primitive):
         super().__init__()
         self.axis = check_axes(axis, "axis", "Squeeze")
 
-    def compute(self, input):  # noqa: A002
+    def compute(self, input):
         return squeeze(input, None if self.axis == () else self.axis)
 
 
 class Tile(Primitive):
     """``Tile()(x, multiples)``."""
 
-    def compute(self, input, dims):  # noqa: A002
+    def compute(self, input, dims):
         return tile(input, dims)
 
 
@@ -289,7 +289,7 @@ class BroadcastTo(Primitive):
                             f"{type(shape).__name__}")
         self.shape = tuple(check_int(s, "shape", "BroadcastTo") for s in shape)
 
-    def compute(self, input):  # noqa: A002
+    def compute(self, input):
         return broadcast_to(input, self.shape)
 
 

@@ -24,7 +24,7 @@ from mscore.ops.pad_modes import pad
 _wrap = Tensor._wrap
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` axes, then scale and shift.
     Half-precision inputs are normalised in float32 and the output rounded once to their
     dtype (MindSpore's rule, see :mod:`mscore.fused_reference`)."""
@@ -69,7 +69,7 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     return _wrap(out)
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A002
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalise (N, C, *) over each group of ``C // num_groups`` channels and the spatial
     axes (biased variance), then scale by ``weight`` and shift by ``bias`` per channel."""
     x = _float_tensor(input, "input", "group_norm")

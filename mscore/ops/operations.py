@@ -1,47 +1,47 @@
 """``mindspore.ops.operations`` (``from mscore.ops import operations as P``): every Primitive
 class mscore computes, under MindSpore's names, re-exported from the concept modules."""
-from mscore.ops.primitive_base import (  # noqa: F401
+from mscore.ops.primitive_base import (
     Primitive)
-from mscore.ops.control import (  # noqa: F401
+from mscore.ops.control import (
     Assign, Cast, Depend, Partial, Print, StopGradient)
-from mscore.ops.elementwise import (  # noqa: F401
+from mscore.ops.elementwise import (
     Abs, Add, Addcmul, AddN, ApplyMomentum, AssignAdd, AssignSub, Ceil, Cos, Div, DivNoNan,
     Equal, Erf, Exp, Expm1, Floor, FloorDiv, FloorMod, Greater, GreaterEqual, IsClose,
     IsFinite, IsInf, IsNan, Less, LessEqual, Log, Log1p, LogicalAnd, LogicalNot, LogicalOr,
     LogicalXor, Maximum, Minimum, Mul, Neg, NotEqual, Pow, RealDiv, Reciprocal, Rsqrt, Select,
     Sign, Sin, Sqrt, Square, SquaredDifference, Sub, Tanh, TensorAdd)
-from mscore.ops.manipulation import (  # noqa: F401
+from mscore.ops.manipulation import (
     BroadcastTo, Concat, DType, ExpandDims, Flatten, Identity, Pack, Rank, Reshape, Shape,
     Size, Squeeze, Stack, Tile, Transpose)
-from mscore.ops.creation import (  # noqa: F401
+from mscore.ops.creation import (
     Eye, Fill, LinSpace, Ones, OnesLike, Range, Tril, Triu, Zeros, ZerosLike)
-from mscore.ops.indexing import (  # noqa: F401
+from mscore.ops.indexing import (
     Gather, GatherD, GatherV2, MaskedFill, OneHot, ReverseV2, Slice, Split, StridedSlice,
     Unpack, Unstack)
-from mscore.ops.reduction import (  # noqa: F401
+from mscore.ops.reduction import (
     Argmax, ArgMaxWithValue, Argmin, ArgMinWithValue, ReduceAll, ReduceAny, ReduceMax,
     ReduceMean, ReduceMin, ReduceSum)
-from mscore.ops.linalg import (  # noqa: F401
+from mscore.ops.linalg import (
     BatchMatMul, BiasAdd, CumSum, Dense, Ger, MatMul)
-from mscore.ops.random import (  # noqa: F401
+from mscore.ops.random import (
     Dropout, StandardNormal, UniformReal)
-from mscore.ops.activation import (  # noqa: F401
+from mscore.ops.activation import (
     CeLU, Elu, FastGeLU, GeLU, HSigmoid, HSwish, LogSoftmax, Mish, PReLU, ReLU, ReLU6, SeLU,
     Sigmoid, Softmax, Softplus, Softsign)
-from mscore.ops.pad_modes import (  # noqa: F401
+from mscore.ops.pad_modes import (
     Pad)
-from mscore.ops.conv import (  # noqa: F401
+from mscore.ops.conv import (
     Conv2D, Conv2DBackpropInput, Conv2DTranspose, Conv3D, Conv3DTranspose)
-from mscore.ops.pooling import (  # noqa: F401
+from mscore.ops.pooling import (
     AvgPool, MaxPool)
-from mscore.ops.normalization import (  # noqa: F401
+from mscore.ops.normalization import (
     BatchNorm, L2Normalize, LayerNorm)
-from mscore.ops.loss import (  # noqa: F401
+from mscore.ops.loss import (
     BCEWithLogitsLoss, BinaryCrossEntropy, KLDivLoss, L2Loss, NLLLoss,
     SigmoidCrossEntropyWithLogits, SmoothL1Loss, SoftmaxCrossEntropyWithLogits,
     SparseSoftmaxCrossEntropyWithLogits)
 
-from mscore.ops.summary import (  # noqa: F401
+from mscore.ops.summary import (
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
 
 # The summary operators stay out of ``__all__`` as in MindSpore's module listing.

@@ -337,7 +337,7 @@ def _float_pool_input(x, cls, name="input"):
     return x
 
 
-def adaptive_avg_pool_nd(input, output_size, nd, cls):  # noqa: A002
+def adaptive_avg_pool_nd(input, output_size, nd, cls):
     """Adaptive average pooling over the last ``nd`` axes of an (nd+1)- or (nd+2)-d input."""
     x = _float_pool_input(input, cls)
     xb, unbatched = batched(x, nd, cls)
@@ -345,7 +345,7 @@ def adaptive_avg_pool_nd(input, output_size, nd, cls):  # noqa: A002
     return _unbatch(adaptive_avg(xb, sizes), unbatched)
 
 
-def adaptive_max_pool_nd(input, output_size, return_indices, nd, cls,  # noqa: A002
+def adaptive_max_pool_nd(input, output_size, return_indices, nd, cls,
                          index_dtype=mdt.int64):
     """Adaptive max pooling over the last ``nd`` axes; with ``return_indices`` also the
     flat spatial index of each maximum."""
@@ -359,34 +359,34 @@ def adaptive_max_pool_nd(input, output_size, return_indices, nd, cls,  # noqa: A
     return _unbatch(out, unbatched)
 
 
-def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+def adaptive_avg_pool1d(input, output_size):
     """Adaptive average pooling of (N, C, L) to (N, C, output_size)."""
     return adaptive_avg_pool_nd(input, output_size, 1, "adaptive_avg_pool1d")
 
 
-def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+def adaptive_avg_pool2d(input, output_size):
     """Adaptive average pooling of (N, C, H, W) or (C, H, W); ``output_size`` an int or a
     pair (None keeps that axis)."""
     return adaptive_avg_pool_nd(input, output_size, 2, "adaptive_avg_pool2d")
 
 
-def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling of (N, C, D, H, W) or (C, D, H, W)."""
     return adaptive_avg_pool_nd(input, output_size, 3, "adaptive_avg_pool3d")
 
 
-def adaptive_max_pool1d(input, output_size):  # noqa: A002
+def adaptive_max_pool1d(input, output_size):
     """Adaptive max pooling of (N, C, L) to (N, C, output_size)."""
     return adaptive_max_pool_nd(input, output_size, False, 1, "adaptive_max_pool1d")
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Adaptive max pooling of (N, C, H, W) or (C, H, W); indices (int64) are flat over
     H * W."""
     return adaptive_max_pool_nd(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
-def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
+def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Adaptive max pooling of (N, C, D, H, W) or (C, D, H, W); indices are int32, as
     MindSpore's AdaptiveMaxPool3D gives them."""
     return adaptive_max_pool_nd(input, output_size, return_indices, 3, "adaptive_max_pool3d",
@@ -478,7 +478,7 @@ def _check_unpool_indices(idx, total, cls):
         return
     try:
         low, high = int(amin(idx).asnumpy()), int(amax(idx).asnumpy())
-    except Exception:  # noqa: BLE001 - symbolic indices (the library's own jit)
+    except Exception:
         return
     if low < 0 or high >= total:
         raise RuntimeError(f"{cls}: 'indices' must lie in [0, {total}) for an output of "
@@ -568,7 +568,7 @@ def fractional_positions(size, kernel, out, u):
     return starts.astype(np.int64)[:, :, None] + np.arange(kernel)[None, None, :]
 
 
-def fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,  # noqa: A002
+def fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,
                            return_indices, random_samples, nd, cls):
     """Fractional max pooling (Graham 2014) of (N, C, *spatial) or (C, *spatial): windows
     of ``kernel_size`` at pseudo-random starts; ``random_samples`` (N, C, nd) in [0, 1)
@@ -616,14 +616,14 @@ def fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,  # noq
     return _unbatch(out, unbatched)
 
 
-def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """2-d fractional max pooling (see :func:`fractional_max_pool_nd`)."""
     return fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,
                                   return_indices, _random_samples, 2, "fractional_max_pool2d")
 
 
-def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """3-d fractional max pooling (see :func:`fractional_max_pool_nd`)."""
     return fractional_max_pool_nd(input, kernel_size, output_size, output_ratio,

@@ -26,7 +26,7 @@ from mscore.common.parameter import Parameter
 _wrap = Tensor._wrap
 
 
-def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
+def dropout(input, p=0.5, training=True, seed=None):
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p)."""
     x = _float_input(input)
     if not isinstance(p, (int, float)) or not 0 <= p <= 1:
@@ -110,19 +110,19 @@ def channel_dropout(x, p, training, ndim_ok, cls):
     return where(keep, mul(x, 1.0 / (1.0 - p)), 0.0)
 
 
-def dropout1d(input, p=0.5, training=True):  # noqa: A002
+def dropout1d(input, p=0.5, training=True):
     """Channel dropout of (N, C, L) or (C, L)."""
     _p(p, "dropout1d")
     return channel_dropout(input, p, training, (2, 3), "dropout1d")
 
 
-def dropout2d(input, p=0.5, training=True):  # noqa: A002
+def dropout2d(input, p=0.5, training=True):
     """Channel dropout of (N, C, H, W)."""
     _p(p, "dropout2d")
     return channel_dropout(input, p, training, (4,), "dropout2d")
 
 
-def dropout3d(input, p=0.5, training=True):  # noqa: A002
+def dropout3d(input, p=0.5, training=True):
     """Channel dropout of (N, C, D, H, W)."""
     _p(p, "dropout3d")
     return channel_dropout(input, p, training, (5,), "dropout3d")
@@ -158,7 +158,7 @@ class StandardNormal(_RandomPrimitive):
 class Dropout(Primitive):
     """``Dropout(keep_prob=0.5)(x)`` returns ``(output, mask)``."""
 
-    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803  (MindSpore names)
+    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):
         super().__init__()
         check_float(keep_prob, "keep_prob", "Dropout")
         if not 0 < keep_prob <= 1:

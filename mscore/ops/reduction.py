@@ -23,7 +23,7 @@ from mscore.ops.creation import full, zeros
 _wrap = Tensor._wrap
 
 
-def logsumexp(input, dim, keepdim=False):  # noqa: A002
+def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) along ``dim``, computed stably."""
     x = _float_input(input)
     m = stop_gradient(amax(x, dim, True))
@@ -31,7 +31,7 @@ def logsumexp(input, dim, keepdim=False):  # noqa: A002
     return out if keepdim else squeeze(out, _axes(dim, x.ndim))
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all axes when None); bool inputs count as int64."""
     x = _check_tensor(input, "input")
     data = x._data
@@ -60,7 +60,7 @@ def mean(x, axis=None, keep_dims=False):
 reduce_mean = mean
 
 
-def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def var(input, axis=None, ddof=0, keepdims=False):
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
     x = _float_input(input)
     axes = _axes(axis, x.ndim)
@@ -82,7 +82,7 @@ def _masked_extreme(x, where, initial):
     return _wrap(call("where", _bool(where), x._data, _scalar_array(initial, x.dtype)))
 
 
-def _reduce_extreme(op, input, axis, keepdims, initial, where):  # noqa: A002
+def _reduce_extreme(op, input, axis, keepdims, initial, where):
     x = _check_tensor(input, "input")
     x = _masked_extreme(x, where, initial)
     out = _wrap(call(op, x._data, axis=_axes(axis, x.ndim), keepdims=bool(keepdims)))
@@ -91,18 +91,18 @@ def _reduce_extreme(op, input, axis, keepdims, initial, where):  # noqa: A002
     return out
 
 
-def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+def amax(input, axis=None, keepdims=False, *, initial=None, where=None):
     """Largest value over ``axis``; ``initial`` takes part in the comparison and
     ``where`` (a mask) limits it to the selected elements."""
     return _reduce_extreme("max", input, axis, keepdims, initial, where)
 
 
-def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+def amin(input, axis=None, keepdims=False, *, initial=None, where=None):
     """Smallest value over ``axis`` (``initial``/``where`` as in :func:`amax`)."""
     return _reduce_extreme("min", input, axis, keepdims, initial, where)
 
 
-def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):
     """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``; when ``axis`` is
     None the overall maximum and, as MindSpore 2.10 returns it, index 0."""
     x = _masked_extreme(_check_tensor(input, "input"), where, initial)
@@ -112,7 +112,7 @@ def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     return amax(x, axis, keepdims, initial=initial), argmax(x, axis, keepdims)
 
 
-def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):
     """MindSpore 2.x ``ops.min``: ``(values, indices)`` (index 0 when ``axis`` is None,
     as in MindSpore 2.10)."""
     x = _masked_extreme(_check_tensor(input, "input"), where, initial)
@@ -131,31 +131,31 @@ def _arg_extreme(op, x, dim, keepdim, name):
     return expand_dims(out, ax) if keepdim else out
 
 
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
+def argmax(input, dim=None, keepdim=False):
     """Index of the first maximum along ``dim`` (of the flattened input when None)."""
     return _arg_extreme("argmax", _check_tensor(input, "input"), dim, keepdim, "dim")
 
 
-def argmin(input, axis=None, keepdims=False):  # noqa: A002
+def argmin(input, axis=None, keepdims=False):
     """Index (int32, as in MindSpore) of the first minimum along ``axis`` (of the
     flattened input when None)."""
     out = _arg_extreme("argmin", _check_tensor(input, "input"), axis, keepdims, "axis")
     return cast(out, mdt.int32)
 
 
-def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
+def all(input, axis=None, keep_dims=False):
     """True when every element along ``axis`` is true."""
     x = _as_tensor(input)
     return _wrap(call("all", _bool(x), axis=_axes(axis, x.ndim), keepdims=bool(keep_dims)))
 
 
-def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
+def any(input, axis=None, keep_dims=False):
     """True when some element along ``axis`` is true."""
     x = _as_tensor(input)
     return _wrap(call("any", _bool(x), axis=_axes(axis, x.ndim), keepdims=bool(keep_dims)))
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N803
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError.
     ``dtype`` casts the input first."""
     if ord not in (None, 2, "fro"):
@@ -164,7 +164,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N80
     return sqrt(sum(mul(x, x), dim, keepdim))
 
 
-def std(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def std(input, axis=None, ddof=0, keepdims=False):
     """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
     return sqrt(var(input, axis, ddof, keepdims))
 
@@ -266,7 +266,7 @@ class ReduceMin(_Reduce):
 class ReduceAll(_Reduce):
     """``ReduceAll(keep_dims=False)(x, axis=None)``: logical and."""
 
-    def compute(self, input, axis=None):  # noqa: A002
+    def compute(self, input, axis=None):
         return _Reduce.compute(self, input, axis)
 
     @staticmethod
@@ -291,7 +291,7 @@ class _ArgWithValue(Primitive):
         self.axis = check_int(axis, "axis", prim)
         self.keep_dims = check_bool(keep_dims, "keep_dims", prim)
 
-    def compute(self, input):  # noqa: A002
+    def compute(self, input):
         index = type(self)._index(input, self.axis, self.keep_dims)
         value = type(self)._value(input, self.axis, self.keep_dims)
         return index, value

@@ -42,7 +42,7 @@ def _lgamma_right(z):
     return add(sub(mul(add(z, 0.5), log(t)), t), add(log(acc), _HALF_LOG_2PI))
 
 
-def lgamma(input):  # noqa: A002
+def lgamma(input):
     """log |Gamma(x)| elementwise (inf at the poles 0, -1, -2, ...)."""
     x = _float(input, "lgamma")
     left = less(x, 0.5)
@@ -70,7 +70,7 @@ def _digamma_right(x):
     return sub(sub(sub(log(y), div(0.5, y)), series), shift)
 
 
-def digamma(input):  # noqa: A002
+def digamma(input):
     """The digamma function psi(x) = d/dx log Gamma(x) elementwise (reflection below
     1/2: psi(x) = psi(1 - x) - pi / tan(pi x))."""
     x = _float(input, "digamma")
@@ -124,7 +124,7 @@ def _igammac_fraction(a, x):
     return mul(h, exp(log_pref))
 
 
-def igamma(input, other):  # noqa: A002
+def igamma(input, other):
     """Regularized lower incomplete gamma P(a, x) with a = ``input``, x = ``other``
     (broadcast); P(a, 0) = 0."""
     a = _float(input, "igamma")
@@ -139,7 +139,7 @@ def igamma(input, other):  # noqa: A002
     return where(positive, p, 0.0)
 
 
-def igammac(input, other):  # noqa: A002
+def igammac(input, other):
     """Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
     return sub(1.0, igamma(input, other))
 

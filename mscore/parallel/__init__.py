@@ -2,7 +2,7 @@
 (:class:`ParallelMode`, ``set/get/reset_auto_parallel_context``),
 :func:`load_distributed_checkpoint` and :func:`transform_checkpoints` for checkpoints saved
 by the ranks of a job."""
-from mscore.parallel._context import (  # noqa: F401
+from mscore.parallel._context import (
     ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context)
 

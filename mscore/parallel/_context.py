@@ -334,14 +334,3 @@ def effective_device_num():
         return _values["device_num"]
     job = _state.process.communication
     return 1 if job["collectives"] is None else job["env"].world_size
-
-
-def effective_global_rank():
-    """This process's rank for the parallel context: 0 when stand-alone, else
-    ``global_rank`` if the user set it, else the job's rank."""
-    if _values["parallel_mode"] == ParallelMode.STAND_ALONE:
-        return 0
-    if "global_rank" in _is_set:
-        return _values["global_rank"]
-    job = _state.process.communication
-    return 0 if job["collectives"] is None else job["env"].rank

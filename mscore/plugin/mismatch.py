@@ -15,6 +15,7 @@ values move over at the first update; the numbers are the same.
 from __future__ import annotations
 
 import functools
+from mscore.plugin.registry import get_registry
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,7 +41,6 @@ def foreign_array_error(active, op, values):
     """A ``RuntimeError`` describing the first of ``values`` (arrays, or lists/tuples of
     them) that belongs to a built backend other than ``active``, or None when there is none.
     ``op`` names what failed (an op name, ``value_and_grad``, ...)."""
-    from mscore.plugin.registry import get_registry
     others = [(name, _array_type(b)) for name, b in get_registry().built().items()
               if b is not active]
     own = _array_type(active)

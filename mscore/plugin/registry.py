@@ -31,6 +31,7 @@ import pluggy
 
 from . import hookspecs
 from .backend import KNOWN_CAPABILITIES, OVERRIDABLE, Backend, BackendSpec
+from .hints import unknown_backend_detail
 
 ENTRY_POINT_GROUP = "mscore.backends"
 DEFAULT_BACKEND = "numpy"
@@ -57,7 +58,6 @@ class UnknownBackendError(ValueError):
     install the project's own plugins."""
 
     def __init__(self, name, installed, source="backend"):
-        from .hints import unknown_backend_detail
         self.name, self.installed, self.source = name, tuple(installed), source
         self.detail = unknown_backend_detail(name, installed)
         super().__init__(f"{source}: {self.detail}")
@@ -386,9 +386,9 @@ def choose_claim(name, claims, pin=None):
 
 
 def spec_row(spec, probe=True):
-    """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes,
-    capabilities, each device's own entry (``per_device``), status. ``probe=False`` runs only the spec's cheap ``check`` (no array
-    library imported); ``probe=True`` its ``probe``."""
+    """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes, capabilities,
+    each device's own entry (``per_device``), status. ``probe=False`` runs only the spec's cheap
+    ``check`` (no array library imported); ``probe=True`` its ``probe``."""
     status, devices = "available", list(spec.devices)
     if probe and spec.probe is not None:
         try:

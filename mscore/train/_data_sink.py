@@ -10,6 +10,8 @@ returns the last result.
 from __future__ import annotations
 
 import functools
+from mscore.dataset.engine.iterators import to_tensor
+from mscore.dataset.engine.iterable import as_dataset
 
 __all__ = ["data_sink"]
 
@@ -23,7 +25,6 @@ def _check_sink_size(sink_size):
 
 
 def _endless_batches(dataset):
-    from mscore.dataset.engine.iterators import to_tensor
     while True:
         got = False
         for row in dataset._next_epoch_rows():
@@ -48,7 +49,6 @@ def data_sink(fn, dataset, sink_size=1, jit_config=None, input_signature=None):
     >>> for _ in range(epochs * steps // 4):
     ...     loss = step()
     """
-    from mscore.dataset.engine.iterable import as_dataset
     if not callable(fn):
         raise TypeError(f"fn: expected a callable, got {type(fn).__name__}")
     sink_size = _check_sink_size(sink_size)

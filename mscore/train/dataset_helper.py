@@ -12,6 +12,8 @@ import queue
 import threading
 
 from mscore.dataset.engine import as_dataset, to_tensor
+from mscore.nn.cell import Cell
+from mscore.dataset.config import get_prefetch_size
 
 __all__ = ["DatasetHelper", "connect_network_with_dataset"]
 
@@ -68,7 +70,7 @@ class _Prefetcher:
                     if not self._put(_END_EPOCH):
                         return
             self._put(_DONE)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+        except BaseException as exc:
             self._put(_Failure(exc))
 
     def get(self):
@@ -162,7 +164,6 @@ class DatasetHelper:
 
     def _ensure_prefetcher(self):
         if self._prefetcher is None:
-            from mscore.dataset.config import get_prefetch_size
             if self._sink_size > 0:
                 if self._stream is None:
                     self._stream = self._endless_rows()
@@ -221,7 +222,7 @@ class DatasetHelper:
     def __del__(self):
         try:
             self.stop_send()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:
             pass
 
 
@@ -229,7 +230,6 @@ def connect_network_with_dataset(network, dataset_helper):
     """MindSpore wraps ``network`` with a ``GetNext`` op that reads the device queue on
     Ascend in graph mode. mscore has no device queue (the sink thread hands the step its
     inputs), so the network is returned unchanged, as MindSpore does on other targets."""
-    from mscore.nn.cell import Cell
     if not isinstance(network, Cell):
         raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
     if not isinstance(dataset_helper, DatasetHelper):

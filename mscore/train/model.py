@@ -15,6 +15,11 @@ from mscore.train.callback._callback import CallbackList, CallbackParam, RunCont
 from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
+from mscore.boost.boost import boost_model
+import mscore.nn as nn
+from mscore.nn.cell import Cell
+from mscore.nn.graph import GraphCell
+from mscore.amp import build_train_network
 
 __all__ = ["Model"]
 
@@ -61,7 +66,6 @@ def _dataset(obj, arg_name):
 
 
 def _as_tuple(outputs):
-    from mscore.common.tensor import Tensor
     if isinstance(outputs, Tensor):
         return (outputs,)
     if isinstance(outputs, list):
@@ -82,7 +86,6 @@ def _boost(network, optimizer, eval_network, boost_level, boost_kwargs):
                              f"{boost_level!r}")
     if boost_level == "O0" and "boost_config_dict" not in boost_kwargs:
         return network, optimizer, eval_network, boost_level
-    from mscore.boost.boost import boost_model
     network, optimizer, eval_network = boost_model(
         network, optimizer, eval_network, boost_level, boost_kwargs.get("boost_config_dict", ""))
     return network, optimizer, eval_network, boost_level
@@ -90,7 +93,6 @@ def _boost(network, optimizer, eval_network, boost_level, boost_kwargs):
 
 def _make_eval_cell(network, loss_fn, add_cast_fp32):
     """``(loss, outputs, label)`` for ``(data, label)``: MindSpore's ``WithEvalCell``."""
-    import mscore.nn as nn
     return nn.WithEvalCell(network, loss_fn, add_cast_fp32)
 
 
@@ -133,7 +135,6 @@ class Model:
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
                  eval_indexes=None, amp_level="O0", boost_level="O0", **kwargs):
-        from mscore.nn.cell import Cell
         if not isinstance(network, Cell):
             raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
         if loss_fn is not None and not isinstance(loss_fn, Cell):
@@ -190,7 +191,6 @@ class Model:
     # -- construction -----------------------------------------------------------------------
     @staticmethod
     def _check_graph_cell(network, loss_fn, optimizer, kwargs):
-        from mscore.nn.graph import GraphCell
         if not isinstance(network, GraphCell):
             return
         if loss_fn is not None or optimizer is not None:
@@ -211,12 +211,10 @@ class Model:
 
     def _build_train_network(self):
         if self._optimizer is not None:
-            from mscore.amp import build_train_network
             return build_train_network(self._network, self._optimizer, self._loss_fn,
                                        level=self._amp_level, boost_level=self._boost_level,
                                        **self._amp_kwargs)
         if self._loss_fn is not None:
-            import mscore.nn as nn
             return nn.WithLossCell(self._network, self._loss_fn)
         return self._network
 
@@ -479,7 +477,6 @@ class Model:
     def predict(self, *predict_data, backend=None, config=None):
         """The network's output for ``predict_data`` (Tensors), in inference mode. A numpy
         array is a TypeError, as in MindSpore (wrap it in ``mscore.Tensor``)."""
-        from mscore.common.tensor import Tensor
         if backend not in ("lite", None):
             raise ValueError(f"backend: expected 'lite' or None, got {backend!r} (mscore "
                              f"predicts on the active backend; 'lite' runs the same way, as "

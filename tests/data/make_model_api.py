@@ -14,7 +14,7 @@ import sys
 import mindspore as ms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model_api_cases import CASES, attempt  # noqa: E402
+from model_api_cases import CASES, attempt
 
 
 def main():

@@ -41,7 +41,7 @@ def raised_types():
         try:
             encode(run(code, namespace()))   # reading the values waits for the kernels
             out[case_id] = None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             out[case_id] = type(exc).__name__
     return out
 
@@ -68,7 +68,7 @@ def main():
     for case_id, code in nn_layer_cases.CASES:
         try:
             results[case_id] = encode(run(code, namespace()))
-        except Exception as exc:  # noqa: BLE001  (recorded: mscore must fail alike)
+        except Exception as exc:
             results[case_id] = {"raises": type(exc).__name__, "message": str(exc)[:300]}
     cold = errors_in_fresh_process()
     warm = raised_types()

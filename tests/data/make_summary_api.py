@@ -15,7 +15,7 @@ import tempfile
 import mindspore as ms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summary_api_cases import CASES, attempt  # noqa: E402
+from summary_api_cases import CASES, attempt
 
 
 def main():

@@ -16,7 +16,7 @@ import tempfile
 import mindspore as ms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from text_cases import CASES, attempt  # noqa: E402
+from text_cases import CASES, attempt
 
 
 def main():

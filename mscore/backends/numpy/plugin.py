@@ -3,11 +3,13 @@ import numpy as np
 
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
+from mscore.backends.numpy.collectives import torch_installed
+from mscore.backends.numpy.backend import ArrayModuleBackend
+from mscore.backends.numpy.collectives import NumpyCollectives
 
 
 def _capabilities():
     # collectives ride on torch.distributed's gloo, so only where torch is installed
-    from mscore.backends.numpy.collectives import torch_installed
     return frozenset({"deterministic", "collectives"} if torch_installed() else
                      {"deterministic"})
 
@@ -15,7 +17,6 @@ def _capabilities():
 def _build():
     from scipy import special
 
-    from mscore.backends.numpy.backend import ArrayModuleBackend
     return ArrayModuleBackend(np, "numpy", special_erf=special.erf)
 
 
@@ -32,5 +33,4 @@ def mscore_collectives_impl(backend_name):
     """The numpy backend's collectives: torch.distributed's gloo (the factory raises, naming
     what to install, when torch is missing)."""
     if backend_name == "numpy":
-        from mscore.backends.numpy.collectives import NumpyCollectives
         return NumpyCollectives

@@ -27,6 +27,8 @@ from mscore import nn, ops
 from mscore.common import dtype as mdt
 from mscore.conformance import harness
 from mscore.plugin.backend import KNOWN_CAPABILITIES
+from mscore.plugin.registry import get_registry
+from mscore.conformance.tests.test_training import MLP, _batches
 
 LEVEL = "capabilities"
 
@@ -37,7 +39,6 @@ def _declared_without(kit, capability, what):
 
 def _collectives_missing(kit):
     """Why the declared collectives have nothing behind them, or None."""
-    from mscore.plugin.registry import get_registry
     registry = get_registry()
     hook = getattr(registry.pm.hook, "mscore_collectives_impl", None)
     if hook is None:
@@ -209,7 +210,6 @@ def test_donated_buffer_is_reused(kit, dtype):
 def test_donation_keeps_user_visible_values(kit):
     """GRAPH_MODE steps donate the parameters, yet a Tensor taken from a Parameter before
     the step still reads its old value, and the parameters read their new ones."""
-    from mscore.conformance.tests.test_training import MLP, _batches
     xs, ys = _batches("mlp")
     ms.set_seed(0)
     net = MLP()

@@ -11,13 +11,14 @@ import mscore as ms
 from mscore import nn
 from mscore.common import dtype as mdt
 from mscore.conformance.harness import EXACT, stable_seed
+from mscore.train import serialization
+from mscore.conformance.tests.test_training import CNN, _batches
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int32")
 
 
 def _serialization():
     # Part of mscore itself: a failure to import it is a failure of the run, never a skip.
-    from mscore.train import serialization
     return serialization
 
 
@@ -98,7 +99,6 @@ def test_cross_backend(kit, dtype, tmp_path):
 def test_trained_network_moves_backends(kit, dtype, tmp_path):
     """A CNN trained 3 steps on the backend, saved, loaded on numpy, predicts the same."""
     s = _serialization()
-    from mscore.conformance.tests.test_training import CNN, _batches
     path = str(tmp_path / "cnn.ckpt")
     xs, ys = _batches("cnn")
     ms.set_seed(0)

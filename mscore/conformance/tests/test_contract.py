@@ -8,6 +8,7 @@ from mscore.common import dtype as mdt
 from mscore.conformance.harness import ConformanceFailure
 from mscore.plugin.backend import (FUSED_OPS, KNOWN_CAPABILITIES, PRIMITIVE_OPS,
                                    missing_primitives)
+from mscore.conformance.harness import EXACT
 
 ALL = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
        "uint8", "bool")
@@ -82,7 +83,6 @@ def test_transfer_round_trip(kit, dtype):
 
 
 def _exact():
-    from mscore.conformance.harness import EXACT
     return EXACT
 
 

@@ -13,6 +13,13 @@ import pytest
 
 from mscore import ops
 from mscore.conformance import harness
+from mscore.common.parameter import Parameter
+from mscore.common.tensor import Tensor
+from mscore.ops.multi_tensor import divide_all
+from mscore.dispatch import call
+from mscore.ops.multi_tensor import momentum_update
+from mscore.ops.multi_tensor import adam_update
+from mscore.ops.multi_tensor import unscale_and_check
 
 LEVEL = "ops"
 FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -101,7 +108,6 @@ CASES = [
 
 
 def _batch_norm_train(x, w, b):
-    from mscore.common.parameter import Parameter
     c = x.shape[1]
     rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
     rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)
@@ -132,9 +138,6 @@ CASES += [
 
 def _momentum(nesterov, inplace):
     def fn(p1, v1, g1, p2, v2, g2):
-        from mscore.common.tensor import Tensor
-        from mscore.dispatch import call
-        from mscore.ops.multi_tensor import momentum_update
         lr, m = (call("full", (), value, p1.dtype) for value in (0.1, 0.9))
         new_p, new_v = momentum_update([p1._data, p2._data], [v1._data, v2._data],
                                        [g1._data, g2._data], lr, m, nesterov, inplace)
@@ -145,9 +148,6 @@ def _momentum(nesterov, inplace):
 
 def _adam(nesterov, decay, inplace):
     def fn(p1, m1, v1, g1, p2, m2, v2, g2):
-        from mscore.common.tensor import Tensor
-        from mscore.dispatch import call
-        from mscore.ops.multi_tensor import adam_update
         lr = call("full", (), 0.01, p1.dtype)
         wd = call("full", (), 0.1, p1.dtype) if decay else None
         v1, v2 = v1 * v1, v2 * v2     # second moments are non-negative
@@ -158,15 +158,11 @@ def _adam(nesterov, decay, inplace):
 
 
 def _divide_all(a, b, s):
-    from mscore.common.tensor import Tensor
-    from mscore.ops.multi_tensor import divide_all
     return [Tensor._wrap(x) for x in divide_all([a._data, b._data], s._data)]
 
 
 def _unscale_check(poison):
     def fn(a, b, s):
-        from mscore.common.tensor import Tensor
-        from mscore.ops.multi_tensor import unscale_and_check
         if poison:
             b = b * Tensor(np.where(np.arange(b.size) == 2, np.inf, 1.0).reshape(b.shape),
                            dtype=b.dtype)

@@ -13,6 +13,8 @@ import pytest
 
 from mscore import ops
 from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
+from mscore.common.parameter import Parameter
+from mscore.autodiff.fused import composite_gradients
 
 LEVEL = "grad"
 DTYPES = ("float32", "float64")
@@ -44,7 +46,6 @@ def _away_from_zero(shape):
 
 
 def _bn_train(x, w, b):
-    from mscore.common.parameter import Parameter
     c = x.shape[1]
     rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
     rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)
@@ -100,7 +101,6 @@ CASES = [
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fused_grad(kit, case, dtype):
     """Value and gradients match the composite's gradient in float64 on the reference."""
-    from mscore.autodiff.fused import composite_gradients
     if kit.has("native_autodiff"):
         pytest.skip(f"{kit.name} differentiates with its own autodiff (checked by the grad "
                     f"level); the reference autodiff's fused rules are not used by it")

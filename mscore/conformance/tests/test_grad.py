@@ -9,6 +9,7 @@ import pytest
 import mscore as ms
 from mscore import ops
 from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
+from mscore.common.parameter import Parameter
 
 DTYPES = ("float32", "float64")
 
@@ -37,7 +38,6 @@ def _ce(kit):
 
 
 def _bn_train(x, w, b):
-    from mscore.common.parameter import Parameter
     c = x.shape[1]
     rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
     rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)

@@ -13,6 +13,7 @@ import pytest
 import mscore as ms
 from mscore import nn
 from mscore.conformance.harness import stable_seed
+from mscore.conformance.kit import _REFERENCE_CACHE
 
 STEPS = 20
 BATCH = 8
@@ -112,7 +113,6 @@ def test_train_20_steps_graph_mode(kit, case, dtype):
 def _reference(kit, case):
     # The same float32 program on the numpy backend, cached for the session.
     key = ("training", case)
-    from mscore.conformance.kit import _REFERENCE_CACHE
     if key not in _REFERENCE_CACHE:
         with kit.on_reference():
             result = _train(case)()

@@ -1,4 +1,4 @@
 """Callbacks into a dataset pipeline (MindSpore's ``mindspore.dataset.callback``)."""
-from mscore.dataset.callback.ds_callback import DSCallback, WaitedDSCallback  # noqa: F401
+from mscore.dataset.callback.ds_callback import DSCallback, WaitedDSCallback
 
 __all__ = ["DSCallback", "WaitedDSCallback"]

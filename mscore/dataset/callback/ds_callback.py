@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from mscore.train.callback._callback import Callback
+from mscore.dataset import config
 
 __all__ = ["DSCallback", "WaitedDSCallback", "DSRunContext", "CallbackRunner"]
 
@@ -105,7 +106,6 @@ class WaitedDSCallback(Callback, DSCallback):
         """Called before a pipeline step, once the previous training step has ended."""
 
     def _wait(self, event, what):
-        from mscore.dataset import config
         if self.training_ended or threading.get_ident() == self._training_thread:
             event.clear()
             return

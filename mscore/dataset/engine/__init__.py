@@ -10,25 +10,25 @@
 - ``binary_files``: bounded reading of IDX and CIFAR files;
 - ``iterable``: any Python iterable as a pipeline.
 """
-from mscore.dataset.engine.binary_files import read_idx, write_idx  # noqa: F401
-from mscore.dataset.engine.datasets import BatchInfo, Dataset  # noqa: F401
-from mscore.dataset.engine.datasets_text import CSVDataset, TextFileDataset  # noqa: F401
-from mscore.dataset.engine.datasets_user_defined import (  # noqa: F401
+from mscore.dataset.engine.binary_files import read_idx, write_idx
+from mscore.dataset.engine.datasets import BatchInfo, Dataset
+from mscore.dataset.engine.datasets_text import CSVDataset, TextFileDataset
+from mscore.dataset.engine.datasets_user_defined import (
     GeneratorDataset, NumpySlicesDataset, PaddedDataset)
-from mscore.dataset.engine.datasets_vision import (  # noqa: F401
+from mscore.dataset.engine.datasets_vision import (
     Cifar10Dataset, Cifar100Dataset, FakeImageDataset, FashionMnistDataset, ImageFolderDataset,
     KMnistDataset, MnistDataset)
-from mscore.dataset.engine.iterable import IterableDataset, _raw_row, as_dataset  # noqa: F401
-from mscore.dataset.engine.iterators import (  # noqa: F401
+from mscore.dataset.engine.iterable import IterableDataset, _raw_row, as_dataset
+from mscore.dataset.engine.iterators import (
     DictIterator, TupleIterator, to_tensor)
-from mscore.dataset.engine.mappable import MappableDataset  # noqa: F401
-from mscore.dataset.engine.ops_batch import (  # noqa: F401
+from mscore.dataset.engine.mappable import MappableDataset
+from mscore.dataset.engine.ops_batch import (
     BatchDataset, BucketBatchByLengthDataset, PaddedBatchDataset)
-from mscore.dataset.engine.ops_combine import ConcatDataset, ZipDataset, zip  # noqa: F401
-from mscore.dataset.engine.ops_rows import (  # noqa: F401
+from mscore.dataset.engine.ops_combine import ConcatDataset, ZipDataset, zip
+from mscore.dataset.engine.ops_rows import (
     FilterDataset, MapDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,
     SkipDataset, TakeDataset)
-from mscore.dataset.engine.samplers import (  # noqa: F401
+from mscore.dataset.engine.samplers import (
     DistributedSampler, PKSampler, RandomSampler, Sampler, SequentialSampler, Shuffle,
     SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
-from mscore.dataset.engine.schema import RandomDataset, Schema  # noqa: F401
+from mscore.dataset.engine.schema import RandomDataset, Schema

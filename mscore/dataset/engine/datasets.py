@@ -15,6 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.dataset.engine import validators as v
+from mscore.dataset.engine.iterators import TupleIterator
+from mscore.dataset.engine.iterators import DictIterator
+from mscore.dataset.engine.iterators import DeviceQueue
 
 __all__ = ["Dataset", "BatchInfo"]
 
@@ -292,12 +295,10 @@ class Dataset:
         """An iterator of lists, one value per column (Tensors, or numpy arrays with
         ``output_numpy=True``; string columns stay numpy arrays). Each pass over it is one
         epoch; ``num_epochs`` limits the passes (-1: no limit)."""
-        from mscore.dataset.engine.iterators import TupleIterator
         return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
 
     def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
         """Like :meth:`create_tuple_iterator`, yielding ``{column name: value}`` dicts."""
-        from mscore.dataset.engine.iterators import DictIterator
         return DictIterator(self, num_epochs, output_numpy, do_copy)
 
     def __iter__(self):
@@ -306,7 +307,6 @@ class Dataset:
     def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
         """A :class:`~mscore.dataset.engine.iterators.DeviceQueue` over the pipeline: the
         batches as device Tensors, prepared ahead in a background thread."""
-        from mscore.dataset.engine.iterators import DeviceQueue
         v.check_bool(send_epoch_end, "send_epoch_end")
         v.check_bool(create_data_info_queue, "create_data_info_queue")
         v.check_type(queue_name, str, "queue_name")

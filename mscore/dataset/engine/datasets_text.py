@@ -19,6 +19,7 @@ from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.mappable import check_shards, job_shard
 from mscore.dataset.engine.samplers import Shuffle
+from mscore.dataset import config
 
 __all__ = ["TextFileDataset", "CSVDataset"]
 
@@ -93,7 +94,6 @@ class _FileRowsDataset(Dataset):
         return job_shard()
 
     def _epoch_rows(self, epoch):
-        from mscore.dataset import config
         rng = np.random.default_rng([config.get_seed(), epoch])
         files = list(self.files)
         if self.shuffle in (Shuffle.GLOBAL, Shuffle.ADAPTIVE, Shuffle.PARTIAL, Shuffle.FILES):

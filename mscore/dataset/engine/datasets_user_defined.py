@@ -7,6 +7,7 @@ import numpy as np
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.mappable import MappableDataset, check_shards
+from mscore.dataset.engine.schema import Schema
 
 __all__ = ["NumpySlicesDataset", "GeneratorDataset", "PaddedDataset"]
 
@@ -170,7 +171,6 @@ class GeneratorDataset(MappableDataset):
         if column_names is not None:
             names = v.check_columns(column_names, "column_names")
         elif schema is not None:
-            from mscore.dataset.engine.schema import Schema
             schema = schema if isinstance(schema, Schema) else Schema(schema)
             names = [c["name"] for c in schema.columns]
             if column_types is None:
@@ -299,6 +299,6 @@ def _guarded(iterator, where="GeneratorDataset source"):
             item = next(iterator)
         except StopIteration:
             return
-        except Exception as exc:  # noqa: BLE001 - re-raised with context
+        except Exception as exc:
             raise RuntimeError(f"{where} raised {type(exc).__name__}: {exc}") from exc
         yield item

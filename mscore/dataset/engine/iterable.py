@@ -7,6 +7,7 @@ import numpy as np
 from mscore.common._errors import TypeAttributeError
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.validators import check_columns
+from mscore.common.tensor import Tensor
 
 __all__ = ["IterableDataset", "as_dataset"]
 
@@ -83,7 +84,6 @@ class IterableDataset(Dataset):
 
 def _raw_row(item):
     """Like :func:`_as_row`, but keeps Tensors as they are (they are already on device)."""
-    from mscore.common.tensor import Tensor
     if isinstance(item, dict):
         item = tuple(item.values())
     if not isinstance(item, (tuple, list)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.dataset.engine import validators as v
+from mscore.common.tensor import Tensor
 
 __all__ = ["TupleIterator", "DictIterator", "DeviceQueue", "to_tensor", "to_output"]
 
@@ -15,7 +16,6 @@ _UNSIGNED_TO_SIGNED = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.in
 def to_tensor(value):
     """A :class:`mscore.Tensor` for one column value; unsigned dtypes mscore has no type for
     (uint16/32/64, e.g. MNIST labels) become the next signed integer type."""
-    from mscore.common.tensor import Tensor
     if isinstance(value, Tensor):
         return value
     arr = np.asarray(value)
@@ -30,7 +30,6 @@ def to_output(value, output_numpy, do_copy=False):
     """A column value as an iterator gives it: a Tensor, or a numpy array with
     ``output_numpy`` (string and bytes columns are numpy arrays either way, as in
     MindSpore)."""
-    from mscore.common.tensor import Tensor
     if isinstance(value, Tensor):
         return value.asnumpy() if output_numpy else value
     arr = np.asarray(value)

@@ -15,6 +15,8 @@ import numpy as np
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.samplers import DistributedSampler, PKSampler, select_sampler
+from mscore.communication import management
+from mscore.parallel import _context
 
 __all__ = ["MappableDataset", "job_shard"]
 
@@ -22,8 +24,6 @@ __all__ = ["MappableDataset", "job_shard"]
 def job_shard():
     """``(num_shards, shard_id)`` of this process in a data-parallel job, else
     ``(None, None)``."""
-    from mscore.communication import management
-    from mscore.parallel import _context
     if not (management.is_initialized() and _context.reduces_gradients()):
         return None, None
     if _context.get_auto_parallel_context("full_batch") or \

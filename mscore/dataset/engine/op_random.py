@@ -12,6 +12,7 @@ import contextvars
 import copy
 
 from mscore.dataset.engine._stdrandom import StdMT19937
+from mscore.dataset import config
 
 __all__ = ["OpStreams", "generator_for"]
 
@@ -22,7 +23,6 @@ def _eager_seed():
     """The seed of an eager call: the configured one, else a fresh random one (an eager
     random operation without a seed is random at every call, as in MindSpore)."""
     import numpy as np
-    from mscore.dataset import config
     if config.seed_is_set():
         return config.get_seed()
     return int(np.random.SeedSequence().entropy % 2 ** 32)
@@ -51,7 +51,6 @@ class OpStreams:
 
     def begin(self, epoch):
         """Prepare the streams of a pass over ``epoch``."""
-        from mscore.dataset import config
         if self._epoch == epoch:
             self._live = copy.deepcopy(self._start)
         elif not (self._epoch is not None and self._epoch == epoch - 1):

@@ -7,6 +7,10 @@ import numpy as np
 
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.mappable import MappableDataset
+from mscore.dataset.engine.ops_rows import ShuffleDataset
+from mscore.dataset.engine.samplers import RandomSampler, SequentialSampler
+from mscore.dataset.engine.samplers import DistributedSampler
 
 __all__ = ["ConcatDataset", "ZipDataset", "zip", "split_dataset", "split_sizes"]
 
@@ -44,7 +48,6 @@ class ConcatDataset(Dataset):
         return (j + max(s.offset, 0)) % s.num_shards == s.shard_id
 
     def use_sampler(self, new_sampler):
-        from mscore.dataset.engine.samplers import DistributedSampler
         if not isinstance(new_sampler, DistributedSampler):
             raise ValueError("use_sampler: a concatenation takes a DistributedSampler")
         if new_sampler.shuffle:
@@ -104,7 +107,7 @@ class ZipDataset(Dataset):
             yield tuple(x for row in rows for x in row)
 
 
-def zip(datasets):  # noqa: A001 - MindSpore's name
+def zip(datasets):
     """Rows of ``datasets`` (a tuple of at least two Datasets) side by side."""
     if not isinstance(datasets, tuple):
         raise TypeError(f"datasets: expected a tuple of Datasets, got {type(datasets).__name__}")
@@ -159,9 +162,6 @@ def _source_of(dataset):
 
 def split_dataset(dataset, sizes, randomize=True):
     """See :meth:`Dataset.split`."""
-    from mscore.dataset.engine.mappable import MappableDataset
-    from mscore.dataset.engine.ops_rows import ShuffleDataset
-    from mscore.dataset.engine.samplers import RandomSampler, SequentialSampler
     v.check_bool(randomize, "randomize")
     if not isinstance(sizes, list):
         raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")

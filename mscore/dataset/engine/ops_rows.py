@@ -9,6 +9,9 @@ import numpy as np
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.op_random import OpStreams
+from mscore.dataset.callback import DSCallback
+from mscore.dataset.callback.ds_callback import CallbackRunner
+from mscore.dataset import config
 
 __all__ = ["MapDataset", "FilterDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
            "SkipDataset", "ProjectDataset", "RenameDataset"]
@@ -48,7 +51,6 @@ def _place(row, names, ins, values):
 
 
 def _check_callbacks(callbacks):
-    from mscore.dataset.callback import DSCallback
     if callbacks is None:
         return []
     items = callbacks if isinstance(callbacks, list) else [callbacks]
@@ -115,7 +117,6 @@ class MapDataset(_OneChild):
         return v.as_row(values, "map")
 
     def _rows(self, epoch):
-        from mscore.dataset.callback.ds_callback import CallbackRunner
         names, ins, outs = self._layout()
         idx = [names.index(c) for c in ins]
         full = replace_columns(names, ins, outs)
@@ -178,7 +179,6 @@ class ShuffleDataset(_OneChild):
         self.reshuffle_each_epoch = True
 
     def _rows(self, epoch):
-        from mscore.dataset import config
         epoch = epoch if self.reshuffle_each_epoch else 0
         rng = np.random.default_rng([config.get_seed(), epoch])
         draws = iter(())

@@ -24,7 +24,8 @@ import numbers
 import numpy as np
 
 from mscore.dataset.engine._stdrandom import StdMT19937, chained_shuffles, std_shuffle
-from mscore.dataset.engine.validators import INT64_MAX, check_bool, check_int
+from mscore.dataset.engine.validators import INT64_MAX, check_int
+from mscore.dataset import config
 
 __all__ = ["Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
            "DistributedSampler", "SubsetRandomSampler", "SubsetSampler",
@@ -42,7 +43,6 @@ class Shuffle(str, enum.Enum):
 
 
 def _seed():
-    from mscore.dataset import config
     return config.get_seed()
 
 
@@ -371,7 +371,3 @@ def select_sampler(num_samples, sampler, shuffle, num_shards, shard_id):
     if shuffle is None or shuffle:
         return RandomSampler(num_samples=num_samples)
     return SequentialSampler(num_samples=num_samples)
-
-
-def check_bool_or_none(value, name):
-    return None if value is None else check_bool(value, name)

@@ -9,6 +9,8 @@ import numpy as np
 
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.mappable import MappableDataset
+from mscore.common import dtype as mdt
+from mscore.dataset import config
 
 __all__ = ["Schema", "RandomDataset", "type_name"]
 
@@ -19,7 +21,6 @@ _TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 def type_name(de_type):
     """MindSpore's schema name (``'int32'``, ``'string'``, ...) of an mscore dtype, a numpy
     dtype or a name; ``TypeError`` for anything else."""
-    from mscore.common import dtype as mdt
     if isinstance(de_type, str):
         name = {"str": "string", "bool_": "bool"}.get(de_type, de_type)
         if name in _TYPES:
@@ -157,7 +158,6 @@ class RandomDataset(MappableDataset):
     def __init__(self, total_rows=None, schema=None, columns_list=None, num_samples=None,
                  num_parallel_workers=None, cache=None, shuffle=None, num_shards=None,
                  shard_id=None):
-        from mscore.dataset import config
         self._seed = config.get_seed()
         meta = np.random.default_rng([self._seed, 2 ** 31])
         if total_rows is not None:

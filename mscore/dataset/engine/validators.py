@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from mscore.common.tensor import Tensor
 
 INT32_MAX = 2 ** 31 - 1
 INT64_MAX = 2 ** 63 - 1
@@ -99,7 +100,6 @@ def missing_columns(wanted, names, name):
 # -- rows ------------------------------------------------------------------------------------
 def as_array(x):
     """A numpy array for one column value (Tensors come back to the host)."""
-    from mscore.common.tensor import Tensor
     if isinstance(x, Tensor):
         return x.asnumpy()
     if isinstance(x, np.ndarray):
@@ -126,7 +126,7 @@ def call_user(fn, args, where):
     naming where (the original is chained), as MindSpore reports it."""
     try:
         return fn(*args)
-    except Exception as exc:  # noqa: BLE001 - re-raised with context
+    except Exception as exc:
         raise RuntimeError(f"{where} raised {type(exc).__name__}: {exc}") from exc
 
 

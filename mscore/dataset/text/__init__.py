@@ -8,11 +8,11 @@ Present: the tokenizers that need no native library, ``Vocab``, ``Lookup``, ``To
 the sequence edits and the enumerations. Absent, each with its reason in :data:`ABSENT`:
 the tokenizers and vectors that rest on native libraries or downloaded model files.
 """
-from mscore.dataset.text.transforms import (  # noqa: F401
+from mscore.dataset.text.transforms import (
     AddToken, CaseFold, Lookup, Ngram, NormalizeUTF8, PythonTokenizer, RegexReplace,
     RegexTokenizer, SlidingWindow, ToNumber, Truncate, TruncateSequencePair,
     UnicodeCharTokenizer, WhitespaceTokenizer)
-from mscore.dataset.text.utils import (  # noqa: F401
+from mscore.dataset.text.utils import (
     JiebaMode, NormalizeForm, SentencePieceModel, SPieceTokenizerLoadType,
     SPieceTokenizerOutType, Vocab, to_bytes, to_str)
 

@@ -1,6 +1,6 @@
 """MindSpore 1.x's ``mindspore.dataset.transforms.c_transforms``: the same transforms as
 :mod:`mscore.dataset.transforms`."""
-from mscore.dataset.transforms.transforms import (  # noqa: F401
+from mscore.dataset.transforms.transforms import (
     Compose, Concatenate, Duplicate, Fill, Mask, OneHot, PadEnd, RandomApply, RandomChoice,
     Relational, Slice, TypeCast)
 

@@ -15,6 +15,8 @@ import numpy as np
 from mscore.common import dtype as mstype
 from mscore.dataset.engine._stdrandom import std_shuffle
 from mscore.dataset.engine.op_random import generator_for
+from mscore.common import dtype as mdt
+from mscore.dataset.engine.ops_batch import pad_column
 
 __all__ = ["PyTensorOperation", "TensorOperation", "TypeCast", "Compose", "OneHot", "Fill",
            "Duplicate", "Concatenate", "Slice", "Mask", "PadEnd", "Relational", "RandomApply",
@@ -43,7 +45,6 @@ TensorOperation = PyTensorOperation
 
 def np_dtype(data_type, name="data_type"):
     """The numpy dtype of an mscore dtype, a numpy dtype or type, or a dtype name."""
-    from mscore.common import dtype as mdt
     if isinstance(data_type, mdt.DType):
         return np.dtype(data_type.np_dtype)
     if isinstance(data_type, str):
@@ -287,7 +288,6 @@ class PadEnd(PyTensorOperation):
         self.pad_shape, self.pad_value = pad_shape, pad_value
 
     def __call__(self, data):
-        from mscore.dataset.engine.ops_batch import pad_column
         arr = np.asarray(data)
         if arr.ndim != len(self.pad_shape):
             raise RuntimeError(f"PadEnd: pad_shape {self.pad_shape} for a {arr.ndim}-D input")

@@ -206,7 +206,7 @@ class Posterize(PyTensorOperation):
         if not isinstance(bits, numbers.Integral) or isinstance(bits, bool):
             raise TypeError(f"bits: expected an int, got {type(bits).__name__}")
         if not 0 <= bits <= 8:
-            raise ValueError(f"Input bits is not within the required interval of [0, 8].")
+            raise ValueError("Input bits is not within the required interval of [0, 8].")
         self.bits = int(bits)
 
     def __call__(self, img):

@@ -20,6 +20,8 @@ from mscore.dataset.vision.transforms import (
     _fill_arg, _number, check_center, check_inter, image_array, pad_image, padding_arg,
     rotate, size_arg)
 from mscore.dataset.vision.utils import Border, Inter
+from mscore.dataset.vision.transforms import Grayscale
+from mscore.dataset.vision.transforms import Decode
 
 __all__ = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop",
            "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "not_random"]
@@ -180,7 +182,6 @@ class RandomGrayscale(PyTensorOperation):
         self.prob = _check_prob(prob)
 
     def __call__(self, img):
-        from mscore.dataset.vision.transforms import Grayscale
         arr = image_array(img)
         if not generator_for(self).bernoulli(self.prob)[0]:
             return arr
@@ -195,5 +196,4 @@ class RandomCropDecodeResize(RandomResizedCrop):
     random region is drawn as ``RandomResizedCrop`` draws it)."""
 
     def __call__(self, img):
-        from mscore.dataset.vision.transforms import Decode
         return super().__call__(Decode()(img))

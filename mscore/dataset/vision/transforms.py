@@ -15,6 +15,8 @@ import numpy as np
 from mscore.dataset.transforms.transforms import PyTensorOperation, np_dtype
 from mscore.dataset.vision import utils
 from mscore.dataset.vision.utils import Border, ConvertMode, Inter
+from mscore.dataset.engine.datasets_vision import decode_image
+from mscore.dataset.engine.datasets_vision import _pillow
 
 __all__ = ["Decode", "Resize", "Rescale", "Normalize", "HWC2CHW", "CenterCrop", "Crop", "Pad",
            "ToTensor", "ToType", "ToPIL", "Grayscale", "ConvertColor", "HorizontalFlip",
@@ -73,7 +75,6 @@ class Decode(PyTensorOperation):
         self.to_pil = to_pil
 
     def __call__(self, img):
-        from mscore.dataset.engine.datasets_vision import decode_image
         if isinstance(img, bytes):
             img = np.frombuffer(img, np.uint8)
         arr = np.asarray(img)
@@ -210,7 +211,6 @@ class ToPIL(PyTensorOperation):
     def __call__(self, img):
         if _is_pil(img):
             return img
-        from mscore.dataset.engine.datasets_vision import _pillow
         return _pillow().Image.fromarray(image_array(img))
 
 

@@ -277,7 +277,7 @@ class GLU(Cell):
 class HSwish(Cell):
     """Hard swish ``x * relu6(x + 3) / 6``."""
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         check_tensor(input, "input", "HSwish")
         if input.dtype.is_floating:
             return ops.hardswish(input)
@@ -288,7 +288,7 @@ class HSwish(Cell):
 class HSigmoid(Cell):
     """Hard sigmoid ``relu6(x + 3) / 6``."""
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return ops.hardsigmoid(_float_input(input, "HSigmoid", "input"))
 
 
@@ -320,7 +320,7 @@ class HShrink(Cell):
         super().__init__()
         self.lambd = _real_arg(lambd, "lambd", "HShrink")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         x = _float_input(input, "HShrink", "input")
         if x.dtype.name == "float64":
             raise TypeError(f"For 'HShrink', the input must be float16, bfloat16 or float32, "
@@ -339,7 +339,7 @@ class SoftShrink(Cell):
         super().__init__()
         self.lambd = _real_arg(lambd, "lambd", "SoftShrink")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return ops.softshrink(_float_input(input, "SoftShrink", "input"), self.lambd)
 
     def extend_repr(self):

@@ -39,7 +39,7 @@ class PixelShuffle(Cell):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return ops.pixel_shuffle(input, self.upscale_factor)
 
 
@@ -50,7 +50,7 @@ class PixelUnshuffle(Cell):
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return ops.pixel_unshuffle(input, self.downscale_factor)
 
 

@@ -259,7 +259,7 @@ class _AdaptivePool1d(Cell):
         super().__init__()
         self.output_size = _check_output_size_1d(output_size, type(self).__name__)
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         cls = type(self).__name__
         check_tensor(input, "input", cls)
         if input.ndim != 3:
@@ -300,7 +300,7 @@ class AdaptiveAvgPool2d(Cell):
         super().__init__()
         self.output_size = _check_output_size(output_size, 2, "AdaptiveAvgPool2D")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return adaptive_avg_pool_nd(input, self.output_size, 2, "AdaptiveAvgPool2D")
 
 
@@ -311,7 +311,7 @@ class AdaptiveAvgPool3d(Cell):
         super().__init__()
         self.output_size = _check_output_size(output_size, 3, "AdaptiveAvgPool3D")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return adaptive_avg_pool_nd(input, self.output_size, 3, "AdaptiveAvgPool3D")
 
 
@@ -324,7 +324,7 @@ class AdaptiveMaxPool2d(Cell):
         self.output_size = output_size
         self.return_indices = return_indices
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         _check_output_size(self.output_size, 2, "AdaptiveMaxPool2d")
         return adaptive_max_pool_nd(input, self.output_size, self.return_indices, 2,
                                     "AdaptiveMaxPool2d")
@@ -341,7 +341,7 @@ class AdaptiveMaxPool3d(Cell):
         self.output_size = output_size
         self.return_indices = return_indices
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         _check_output_size(self.output_size, 3, "AdaptiveMaxPool3d")
         return adaptive_max_pool_nd(input, self.output_size, self.return_indices, 3,
                                     "AdaptiveMaxPool3d", mdt.int32)
@@ -430,7 +430,7 @@ class _FractionalMaxPool(Cell):
         self.return_indices = return_indices
         self._random_samples = _random_samples
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return fractional_max_pool_nd(input, self.kernel_size, self.output_size,
                                       self.output_ratio, self.return_indices,
                                       self._random_samples, self._nd,

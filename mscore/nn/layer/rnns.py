@@ -116,8 +116,9 @@ class _RNNBase(Cell):
             raise TypeError(f"For '{cls}', the 'x' must be a Tensor, but got "
                             f"{type(x).__name__}")
         if x.ndim != 3:
-            raise ValueError(f"For '{cls}', 'x' must be 3-d ({'N, T' if self.batch_first else 'T, N'}"
-                             f", input_size), got shape {x.shape}")
+            layout = "N, T" if self.batch_first else "T, N"
+            raise ValueError(f"For '{cls}', 'x' must be 3-d ({layout}, input_size), "
+                             f"got shape {x.shape}")
         if x.shape[-1] != self.input_size:
             raise ValueError(f"For '{cls}', the last axis of 'x' must be {self.input_size}, got "
                              f"shape {x.shape}")

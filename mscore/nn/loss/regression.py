@@ -99,7 +99,7 @@ class PoissonNLLLoss(LossBase):
         super().__init__(reduction=reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         cls = "PoissonNLLLoss"
         check_tensor(input, "input", cls)
         check_tensor(target, "target", cls)

@@ -46,6 +46,10 @@ from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
 from mscore.ops.functional import native_addcmul
 from mscore.ops.multi_tensor import divide_all
+from mscore import dispatch
+from mscore.ops.composite import HyperMap, Map
+from mscore.ops.operations import AssignAdd
+from mscore import context
 
 _wrap = Tensor._wrap
 
@@ -473,8 +477,6 @@ class Optimizer(Cell):
         subclass may replace them): ``assignadd``, ``global_step_increase_tensor``,
         ``map_``/``map_reverse``, ``hyper_map``/``hyper_map_reverse``, ``reciprocal_scale``,
         ``param_length`` and ``dynamic_decay_flags``."""
-        from mscore.ops.composite import HyperMap, Map
-        from mscore.ops.operations import AssignAdd
         self.assignadd = AssignAdd()
         self.global_step_increase_tensor = Tensor(np.ones((1,), np.int32))
         self.map_ = Map()
@@ -519,7 +521,6 @@ class Optimizer(Cell):
                                   f"be set")
 
     def _target_name(self):
-        from mscore import context
         return self.__dict__.get("_target", context.get_context("device_target"))
 
     def _set_base_target(self, value):
@@ -580,7 +581,6 @@ def _centralized(g):
     """Native gradient ``g`` minus its mean over every axis but the first, when it has at
     least 2 dimensions and a second dimension that is a multiple of 16 (MindSpore's rule);
     else ``g``."""
-    from mscore import dispatch
     shape = dispatch.shape(g)
     if len(shape) < 2 or shape[1] % 16:
         return g
@@ -613,7 +613,6 @@ class _Consts:
         key = (id(native), dtype.name)
         hit = self._made.get(key)
         if hit is None:
-            from mscore import dispatch
             out = native if dispatch.dtype(native) is dtype else call("cast", native, dtype)
             hit = self._made[key] = (native, out)  # holding native keeps its id() unique
         return hit[1]

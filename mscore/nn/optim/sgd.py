@@ -1,5 +1,5 @@
 """``mindspore.nn.optim.sgd``: ``nn.SGD`` (defined with ``nn.Momentum`` in
 :mod:`mscore.nn.optim.momentum`)."""
-from mscore.nn.optim.momentum import SGD  # noqa: F401
+from mscore.nn.optim.momentum import SGD
 
 __all__ = ["SGD"]

@@ -79,12 +79,11 @@ class TrainOneStepCell(Cell):
     """One training step: the loss and gradients of ``network`` (which returns the loss)
     with respect to the optimizer's parameters, then the optimizer update. Returns the loss.
 
-    ``TrainOneStepCell(network, optimizer, sens=None, return_grad=False)``; ``sens``
-    (default 1.0, 0 is a ``ValueError``) scales the gradients; with ``return_grad`` a step
-    returns ``(loss, {parameter name: gradient})``. ``grad_reducer`` (identity; in DATA_PARALLEL mode a
-    :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters
-    before the first step) and :meth:`process_grads` are the places to hook gradient
-    clipping or reduction.
+    ``TrainOneStepCell(network, optimizer, sens=None, return_grad=False)``; ``sens`` (default 1.0, 0
+    is a ``ValueError``) scales the gradients; with ``return_grad`` a step returns ``(loss,
+    {parameter name: gradient})``. ``grad_reducer`` (identity; in DATA_PARALLEL mode a
+    :class:`~mscore.nn.DistributedGradReducer`, which also broadcasts rank 0's parameters before the
+    first step) and :meth:`process_grads` are the places to hook gradient clipping or reduction.
 
     With ``grad_accumulation_step=k`` (auto-parallel context) a call adds its gradients to
     ``accu_grads.<name>`` and every ``k``-th call steps the optimizer on their mean (reduced

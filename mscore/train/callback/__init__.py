@@ -8,7 +8,7 @@ submodules on first use. The private names MindSpore's own tests import from her
 import importlib
 
 from mscore.train.callback._callback import Callback, CallbackList, CallbackParam, RunContext
-from mscore.train.callback._checkpoint_manager import (  # noqa: F401
+from mscore.train.callback._checkpoint_manager import (
     CheckpointManager as _CheckpointManager)
 
 _InternalCallbackParam = CallbackParam

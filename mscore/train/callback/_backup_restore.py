@@ -5,6 +5,8 @@ import os
 
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_bool, check_positive_int
+from mscore.train.serialization import load_checkpoint
+from mscore.train.serialization import save_checkpoint
 
 __all__ = ["BackupAndRestore"]
 
@@ -51,14 +53,12 @@ class BackupAndRestore(Callback):
     def on_train_begin(self, run_context):
         """Load the backup into the train network if there is one."""
         if os.path.exists(self.backup_file):
-            from mscore.train.serialization import load_checkpoint
             load_checkpoint(self.backup_file, net=run_context.original_args().train_network)
 
     def on_train_epoch_end(self, run_context):
         """Write the backup every ``save_freq`` epochs."""
         cb_params = run_context.original_args()
         if cb_params.cur_epoch_num % self.save_freq == 0:
-            from mscore.train.serialization import save_checkpoint
             save_checkpoint(cb_params.train_network, self.backup_file)
 
     def on_train_end(self, run_context):

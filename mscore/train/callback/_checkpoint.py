@@ -10,6 +10,8 @@ from mscore.train.callback._callback import Callback
 from mscore.train.callback._checkpoint_config import CheckpointConfig
 from mscore.train.callback._checkpoint_manager import CheckpointManager
 from mscore.train.callback._utils import step_in_epoch
+from mscore.communication.management import rank_subdirectory
+from mscore.train import serialization
 
 __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 
@@ -71,7 +73,6 @@ def _make_directory(path):
     if not path.strip():
         raise ValueError("For 'ModelCheckpoint', the argument 'directory' is invalid, it "
                          "should be non-blank.")
-    from mscore.communication.management import rank_subdirectory
     path = rank_subdirectory(os.path.abspath(path))
     os.makedirs(path, exist_ok=True)
     return path
@@ -307,7 +308,6 @@ class ModelCheckpoint(Callback):
         return kwargs
 
     def _write(self, network, path, append):
-        from mscore.train import serialization
         kwargs = self._save_kwargs(append)
         kwargs.update(crc_check=self._config.crc_check, format=self._config.format)
         with serialization._checkpoint.after_checkpoint_written(self._rotate):
@@ -324,7 +324,6 @@ class ModelCheckpoint(Callback):
 
     def _save_breakpoint(self, cb_params):
         """The exception_save checkpoint, of the train network, rotation-free."""
-        from mscore.train import serialization
         directory = self._directory or os.getcwd()
         base = self._prefix if callable(self._exception_prefix) else self._exception_prefix
         prefix = unique_prefix(directory, base if isinstance(base, str) else "CKP",
@@ -337,7 +336,6 @@ class ModelCheckpoint(Callback):
         self._wait()
 
     def _wait(self):
-        from mscore.train import serialization
         if self._config.async_save:
             serialization.wait_async_save()
 

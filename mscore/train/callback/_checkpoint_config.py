@@ -3,6 +3,9 @@ writes them (MindSpore 2.10's arguments and checks)."""
 from __future__ import annotations
 
 from mscore.train.callback._utils import check_bool, check_flag, check_non_negative_int
+from mscore.common.tensor import Tensor
+from mscore.train.serialization import _crypto
+from mscore.nn.cell import Cell
 
 __all__ = ["CheckpointConfig"]
 
@@ -27,7 +30,6 @@ def check_async_save(async_save, cls):
 
 
 def _append_value_ok(value):
-    from mscore.common.tensor import Tensor
     return isinstance(value, (int, float, bool, str, Tensor))
 
 
@@ -104,7 +106,7 @@ class CheckpointConfig:
                  keep_checkpoint_per_n_minutes=0, integrated_save=True, async_save=False,
                  saved_network=None, append_info=None, enc_key=None, enc_mode="AES-GCM",
                  exception_save=False, crc_check=False, remove_redundancy=False, format="ckpt",
-                 **kwargs):  # noqa: A002
+                 **kwargs):
         cls = "CheckpointConfig"
         for name, value in (("save_checkpoint_steps", save_checkpoint_steps),
                             ("save_checkpoint_seconds", save_checkpoint_seconds),
@@ -113,7 +115,6 @@ class CheckpointConfig:
             if value is not None:
                 check_non_negative_int(value, name, cls)
         if saved_network is not None:
-            from mscore.nn.cell import Cell
             if not isinstance(saved_network, Cell):
                 raise TypeError(f"For '{cls}', the type of 'saved_network' must be None or Cell, "
                                 f"but got {type(saved_network).__name__}.")
@@ -150,7 +151,6 @@ class CheckpointConfig:
 
     @staticmethod
     def _check_encryption(enc_key, enc_mode, crc_check):
-        from mscore.train.serialization import _crypto
         cls = "CheckpointConfig"
         enc_key = _crypto.check_key(enc_key, "enc_key", cls)
         enc_mode = _crypto.check_mode(enc_mode, "enc_mode", cls)
@@ -162,7 +162,7 @@ class CheckpointConfig:
         return enc_key, enc_mode
 
     @staticmethod
-    def _check_format(format, enc_key, enc_mode, crc_check, exception_save):  # noqa: A002
+    def _check_format(format, enc_key, enc_mode, crc_check, exception_save):
         cls = "CheckpointConfig"
         if not isinstance(format, str):
             raise ValueError(f"For '{cls}', the argument 'format' must be str, but got "
@@ -248,7 +248,7 @@ class CheckpointConfig:
         return self._crc_check
 
     @property
-    def format(self):  # noqa: A003
+    def format(self):
         """``"ckpt"`` or ``"safetensors"``."""
         return self._format
 

@@ -8,6 +8,7 @@ import numpy as np
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_bool, check_int_or_float, \
     check_non_negative_int, check_str, loss_value
+from mscore.common.tensor import Tensor
 
 __all__ = ["EarlyStopping"]
 
@@ -140,7 +141,6 @@ class EarlyStopping(Callback):
             if self.restore_best_weights and self.best_weights is not None:
                 if self.verbose:
                     print("Restoring model weights from the end of the best epoch.")
-                from mscore.common.tensor import Tensor
                 for param, value in self.best_weights:
                     param.set_data(Tensor(value))
 

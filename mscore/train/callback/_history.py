@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.train.callback._callback import Callback
+from mscore.common.tensor import Tensor
 
 __all__ = ["History"]
 
@@ -11,7 +12,6 @@ __all__ = ["History"]
 def _epoch_output(net_outputs):
     """The mean of the step's (first) output as a numpy scalar, as MindSpore records it; a
     value that is not a Tensor is kept as it is."""
-    from mscore.common.tensor import Tensor
     out = net_outputs
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], Tensor):
         out = out[0]

@@ -6,13 +6,13 @@ import math
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_non_negative_int, loss_display, loss_value, \
     step_in_epoch as _step_in_epoch
+from mscore.communication import management
 
 __all__ = ["LossMonitor"]
 
 
 def _rank_label():
     """``"rank: R, "`` in a data-parallel job of several processes, else ``""``."""
-    from mscore.communication import management
     if management.is_initialized() and management.get_group_size() > 1:
         return f"rank: {management.get_rank()}, "
     return ""

@@ -7,6 +7,8 @@ from mscore.train.callback._callback import Callback
 from mscore.train.callback._early_stop import check_mode, minimises, monitor_value
 from mscore.train.callback._utils import check_bool, check_int_or_float, \
     check_non_negative_int, check_str
+from mscore.common.parameter import Parameter
+from mscore.common.tensor import Tensor
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -24,7 +26,6 @@ def _check_factor(factor, cls):
 def fixed_lr_parameter(optimizer, cls):
     """The optimizer's learning rate Parameter; ``ValueError`` when the learning rate is a
     schedule or per group."""
-    from mscore.common.parameter import Parameter
     lr = getattr(optimizer, "learning_rate", None)
     if not isinstance(lr, Parameter) or lr.size != 1:
         raise ValueError(f"{cls} does not support dynamic learning rate and group learning "
@@ -34,7 +35,6 @@ def fixed_lr_parameter(optimizer, cls):
 
 def assign_lr(lr_param, value):
     """Set the learning-rate Parameter to ``value`` in its own dtype."""
-    from mscore.common.tensor import Tensor
     dtype = lr_param.asnumpy().dtype
     lr_param.set_data(Tensor(np.full(lr_param.shape, value, dtype=dtype)))
 

@@ -9,6 +9,10 @@ import threading
 
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_flag
+from mscore.context import get_context
+from mscore.train.serialization import load_checkpoint
+from mscore.train.serialization import save_checkpoint
+from mscore.train.serialization import export
 
 __all__ = ["OnRequestExit"]
 
@@ -66,7 +70,6 @@ class OnRequestExit(Callback):
             self.train_name, self.eval_name = self._save_names(file_name)
 
     def _save_names(self, file_name):
-        from mscore.context import get_context
         base = os.getcwd() if self.save_path is None else self.save_path
         if isinstance(base, os.PathLike):
             base = os.fspath(base)
@@ -112,7 +115,6 @@ class OnRequestExit(Callback):
         """Install the signal handler; load the saved checkpoint of an earlier exit."""
         self._install_handler()
         if self.save_ckpt and os.path.isfile(f"{self.train_name}.ckpt"):
-            from mscore.train.serialization import load_checkpoint
             load_checkpoint(f"{self.train_name}.ckpt",
                             net=run_context.original_args().train_network)
 
@@ -148,7 +150,6 @@ class OnRequestExit(Callback):
         self._install_handler()
         if not self.save_ckpt:
             return
-        from mscore.train.serialization import load_checkpoint
         eval_net = run_context.original_args().eval_network
         for name in (self.eval_name, self.train_name):
             if os.path.isfile(f"{name}.ckpt"):
@@ -171,10 +172,8 @@ class OnRequestExit(Callback):
 
     def _save(self, network, forward, inputs, has_label, name):
         if self.save_ckpt:
-            from mscore.train.serialization import save_checkpoint
             save_checkpoint(network, f"{name}.ckpt")
         if self.save_mindir and inputs is not None and forward is not None:
-            from mscore.train.serialization import export
             data = tuple(inputs)[:-1] if has_label and len(inputs) > 1 else tuple(inputs)
             export(forward, *data, file_name=name, file_format="MINDIR")
 

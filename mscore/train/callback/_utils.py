@@ -4,12 +4,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from mscore.common.tensor import Tensor
 
 
 def loss_value(net_outputs):
     """The loss as a Python float from a step's outputs: the first element of a tuple/list
     (``(loss, overflow, scale)``), averaged when it has several values; None if absent."""
-    from mscore.common.tensor import Tensor
     out = net_outputs
     if isinstance(out, (tuple, list)):
         if not out:
@@ -27,7 +27,6 @@ def loss_value(net_outputs):
 
 def loss_display(net_outputs):
     """The loss as MindSpore prints it: a float32 ``np.mean`` (``1.0925388``)."""
-    from mscore.common.tensor import Tensor
     out = net_outputs
     if isinstance(out, (tuple, list)) and out:
         out = out[0]

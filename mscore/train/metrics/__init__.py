@@ -6,17 +6,17 @@
 from __future__ import annotations
 
 from mscore.plugin.hints import closest_name
-from mscore.train.metrics.classification import (  # noqa: F401
+from mscore.train.metrics.classification import (
     Accuracy, F1, Fbeta, Precision, Recall, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
     TopKCategoricalAccuracy)
-from mscore.train.metrics.confusion import ConfusionMatrix, ConfusionMatrixMetric  # noqa: F401
-from mscore.train.metrics.curves import ROC, auc  # noqa: F401
-from mscore.train.metrics.distance import (  # noqa: F401
+from mscore.train.metrics.confusion import ConfusionMatrix, ConfusionMatrixMetric
+from mscore.train.metrics.curves import ROC, auc
+from mscore.train.metrics.distance import (
     HausdorffDistance, MeanSurfaceDistance, RootMeanSquareDistance)
-from mscore.train.metrics.metric import Metric, rearrange_inputs  # noqa: F401
-from mscore.train.metrics.occlusion import OcclusionSensitivity  # noqa: F401
-from mscore.train.metrics.regression import Loss, MAE, MSE, Perplexity  # noqa: F401
-from mscore.train.metrics.similarity import BleuScore, CosineSimilarity, Dice  # noqa: F401
+from mscore.train.metrics.metric import Metric, rearrange_inputs
+from mscore.train.metrics.occlusion import OcclusionSensitivity
+from mscore.train.metrics.regression import Loss, MAE, MSE, Perplexity
+from mscore.train.metrics.similarity import BleuScore, CosineSimilarity, Dice
 
 __all__ = ["names", "get_metric_fn", "Accuracy", "MAE", "MSE", "Metric", "rearrange_inputs",
            "Precision", "HausdorffDistance", "Recall", "Fbeta", "BleuScore", "CosineSimilarity",

@@ -6,6 +6,7 @@ import functools
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
+from mscore.common.tensor import Tensor
 
 __all__ = ["Metric", "rearrange_inputs"]
 
@@ -44,7 +45,6 @@ class Metric(metaclass=ABCMeta):
     def _convert_data(data):
         """A numpy array from a Tensor, a list or a numpy array (anything else is
         ``TypeError``, as in MindSpore)."""
-        from mscore.common.tensor import Tensor
         if isinstance(data, Tensor):
             arr = data.asnumpy()
             return arr.astype(np.float32) if arr.dtype.name == "bfloat16" else arr

@@ -7,6 +7,8 @@ import numpy as np
 from mscore.train.metrics._checks import check_optional_type, check_type
 from mscore.train.metrics.metric import (Metric, check_input_count, not_updated_error,
                                          rearrange_inputs)
+from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
 
 __all__ = ["OcclusionSensitivity"]
 
@@ -73,8 +75,6 @@ class OcclusionSensitivity(Metric):
     @rearrange_inputs
     def update(self, *inputs):
         """Compute the map for ``(model, y_pred, label)``."""
-        from mscore.common.tensor import Tensor
-        from mscore.nn.cell import Cell
         check_input_count("OcclusionSensitivity", inputs, 3,
                           "(classification model, predicted value, label)")
         model = inputs[0]

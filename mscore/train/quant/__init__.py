@@ -10,11 +10,11 @@ The cells the rewrite produces (``FakeQuantWithMinMaxObserver``, ``DenseQuant``,
 too; MindSpore 1.x had them in ``mindspore.nn``. Everything runs on every backend: the fake
 quantization is a composite of primitive ops.
 """
-from mscore.train.quant.quant import convert_quant_network, export  # noqa: F401
-from mscore.train.quant.quant_utils import load_nonquant_param_into_quant_net  # noqa: F401
-from mscore.train.quant._observer import (  # noqa: F401
+from mscore.train.quant.quant import convert_quant_network, export
+from mscore.train.quant.quant_utils import load_nonquant_param_into_quant_net
+from mscore.train.quant._observer import (
     FakeQuantWithMinMax, FakeQuantWithMinMaxObserver)
-from mscore.train.quant._layers import (  # noqa: F401
+from mscore.train.quant._layers import (
     ActQuant, Conv2dBnFoldQuant, Conv2dBnWithoutFoldQuant, Conv2dQuant, DenseQuant)
 
 __all__ = ["convert_quant_network", "export", "load_nonquant_param_into_quant_net",

@@ -30,6 +30,7 @@ from mscore.train.quant._layers import (
     ActQuant, Conv2dBnFoldQuant, Conv2dBnWithoutFoldQuant, Conv2dQuant, DenseQuant,
     _QuantWeightLayer)
 from mscore.train.quant._observer import FakeQuantWithMinMaxObserver, check_num_bits
+from mscore.compile import graph
 
 _CLS = "convert_quant_network"
 # The activations MindSpore 1.x quantizes (its HSigmoid/HSwish have no mscore layer yet).
@@ -242,7 +243,6 @@ class _Converter:
 def convert(network, config):
     """Rewrite ``network`` (in place where possible); returns the quantization-aware
     network (a new block only when ``network`` itself is a bare ``Conv2d``/``Dense``)."""
-    from mscore.compile import graph
     if not isinstance(network, Cell):
         raise TypeError(f"For '{_CLS}', 'network' must be a Cell, got "
                         f"{type(network).__name__}")

@@ -14,6 +14,11 @@ from mscore.common.tensor import Tensor
 from mscore.train.quant import _fake_quant as fq
 from mscore.train.quant._convert import QuantConfig, convert
 from mscore.train.quant._observer import reset_export_target, set_export_target
+from mscore.nn.cell import Cell
+from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._checkpoint import _check_path
+from mscore.train.quant._onnx_export import build_quant_onnx_model
+from mscore.train.serialization._mindir_export import build_mindir_model
 
 FILE_FORMATS = ("AIR", "MINDIR", "ONNX")
 
@@ -80,9 +85,6 @@ def export(network, *inputs, file_name, mean=127.5, std_dev=127.5, file_format="
     The format's suffix is appended to ``file_name`` when missing; the file is written
     atomically.
     """
-    from mscore.nn.cell import Cell
-    from mscore.train.serialization._atomic import atomic_write
-    from mscore.train.serialization._checkpoint import _check_path
     if not isinstance(network, Cell):
         raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
     mean = _check_number(mean, "mean")
@@ -116,12 +118,10 @@ def _onnx_bytes(network, inputs, mean, std_dev):
     except ImportError as exc:
         raise ImportError("export: ONNX export needs the 'onnx' package (pip install "
                           "'mscore[onnx]')") from exc
-    from mscore.train.quant._onnx_export import build_quant_onnx_model
     return build_quant_onnx_model(network, inputs, mean, std_dev).SerializeToString()
 
 
 def _mindir_bytes(network, inputs):
-    from mscore.train.serialization._mindir_export import build_mindir_model
     token = set_export_target(_PlainInference())
     try:
         model = build_mindir_model(network, *inputs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
 
 # The parameter kinds a float checkpoint can give a quantized network, matched by the last
 # component of the quantized network's parameter path.
@@ -31,7 +32,6 @@ def load_nonquant_param_into_quant_net(quant_model, params_dict, quant_new_param
     component is listed in ``quant_new_params``. A shape mismatch is ``ValueError`` and
     nothing is changed in that case.
     """
-    from mscore.nn.cell import Cell
     if not isinstance(quant_model, Cell):
         raise TypeError(f"quant_model: expected a Cell, got {type(quant_model).__name__}")
     if not isinstance(params_dict, dict):

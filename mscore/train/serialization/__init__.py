@@ -15,18 +15,18 @@
 
 Nothing here unpickles: every file is read as protobuf or safetensors and nothing else.
 """
-from mscore.train.serialization._checkpoint import (  # noqa: F401
+from mscore.train.serialization._checkpoint import (
     async_ckpt_thread_status, load_checkpoint, load_checkpoint_async, load_param_into_net,
     save_checkpoint, wait_async_save)
-from mscore.train.serialization._convert import (  # noqa: F401
+from mscore.train.serialization._convert import (
     ckpt_to_safetensors, safetensors_to_ckpt)
-from mscore.train.serialization._parallel import (  # noqa: F401
+from mscore.train.serialization._parallel import (
     build_searched_strategy, merge_sliced_parameter)
-from mscore.train.serialization._distributed import (  # noqa: F401
+from mscore.train.serialization._distributed import (
     load_distributed_checkpoint, transform_checkpoints)
-from mscore.train.serialization._print import parse_print  # noqa: F401
-from mscore.train.serialization._export import export  # noqa: F401
-from mscore.train.serialization._mindir_load import load  # noqa: F401
+from mscore.train.serialization._print import parse_print
+from mscore.train.serialization._export import export
+from mscore.train.serialization._mindir_load import load
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
            "merge_sliced_parameter", "build_searched_strategy", "parse_print", "export",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from mscore.train.serialization._checkpoint import load_checkpoint, save_checkpoint
 
 __all__ = ["ckpt_to_safetensors", "safetensors_to_ckpt"]
 
@@ -42,7 +43,6 @@ def _check_args(func, file_path, save_path, name_map, file_name_regex, processes
 
 
 def _convert_file(src, dst, name_map, src_format, dst_format):
-    from mscore.train.serialization._checkpoint import load_checkpoint, save_checkpoint
     params = load_checkpoint(src, format=src_format)
     if name_map is not None:
         params = {name_map.get(name, name): value for name, value in params.items()}

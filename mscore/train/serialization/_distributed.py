@@ -20,6 +20,8 @@ from mscore.train.serialization._checkpoint import load_checkpoint, load_param_i
     save_checkpoint
 from mscore.train.serialization._parallel import build_searched_strategy, device_count, \
     merge_sliced_parameter, slice_parameter
+from mscore.nn.cell import Cell
+from mscore.parallel import get_auto_parallel_context
 
 _FORMATS = ("ckpt", "safetensors")
 
@@ -58,7 +60,6 @@ def _check_unsupported(predict_strategy, dec_key, unified_safetensors_dir,
 
 def _strategy(train_strategy_filename):
     if train_strategy_filename is None:
-        from mscore.parallel import get_auto_parallel_context
         train_strategy_filename = get_auto_parallel_context("strategy_ckpt_load_file") or None
     return None if train_strategy_filename is None else \
         build_searched_strategy(train_strategy_filename)
@@ -106,7 +107,7 @@ def merge_rank_checkpoints(dicts, files, strategy):
 
 def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_strategy=None,
                                 train_strategy_filename=None, strict_load=False, dec_key=None,
-                                dec_mode="AES-GCM", format="ckpt",  # noqa: A002
+                                dec_mode="AES-GCM", format="ckpt",
                                 unified_safetensors_dir=None, dst_safetensors_dir=None,
                                 rank_id=None, output_format="safetensors", name_map=None,
                                 max_process_num=64, return_param_dict=False):
@@ -124,7 +125,6 @@ def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_stra
     whose files disagree, or options mscore does not support (``predict_strategy``,
     ``dec_key``, the safetensors save mode).
     """
-    from mscore.nn.cell import Cell
     if not isinstance(network, Cell):
         raise TypeError(f"For 'load_distributed_checkpoint', 'network' must be a Cell, but got "
                         f"{type(network).__name__}")

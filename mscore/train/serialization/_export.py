@@ -1,8 +1,8 @@
 """``export``: write a network as ONNX or MINDIR, traced through the op layer on any backend.
 
-The tracing is shared (:mod:`mscore.compile.trace`): values that depend on an input or a Parameter become graph
-nodes, everything else is folded to a constant, Parameters become initializers under their
-``Parameter.name``, and shapes are those of the example inputs (static shapes).
+The tracing is shared (:mod:`mscore.compile.trace`): values that depend on an input or a Parameter
+become graph nodes, everything else is folded to a constant, Parameters become initializers under
+their ``Parameter.name``, and shapes are those of the example inputs (static shapes).
 
 ONNX: fused ``softmax``/``log_softmax`` become ONNX ``Softmax``/``LogSoftmax``; the other fused
 ops are traced through the core's composites (so BatchNorm is arithmetic, ReLU a ``Where``).
@@ -19,6 +19,10 @@ from mscore.common.tensor import Tensor
 from mscore.train.serialization._onnx_batch import with_dynamic_batch
 from mscore.compile.trace import (
     TraceGraph, check_net_and_inputs, is_index_array, trace)
+from mscore import context as _context
+from mscore.train.serialization._mindir_export import build_mindir_model
+from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._checkpoint import _check_path
 
 OPSET = 18
 _IR_VERSION = 8
@@ -111,7 +115,7 @@ class _OnnxGraph(TraceGraph):
         return converter(self, ba, out)
 
 
-# -- converters: (graph, bound arguments, native output) -> ONNX output name ---------------------------
+# -- converters: (graph, bound arguments, native output) -> ONNX output name -----------------------
 def _conv_unary(op):
     return lambda g, ba, out: g.node(op, [g.v(ba["a"])])
 
@@ -316,7 +320,6 @@ def build_onnx_model(net, *inputs, dynamic_batch=False):
 def _traced_onnx_model(net, inputs):
     """The ONNX model of one trace of ``net(*inputs)`` (static shapes)."""
     from onnx import helper
-    from mscore import context as _context
     real = _context.current_backend()
     params = [p for _, p in net.parameters_and_names()]
     graph = _OnnxGraph(real, params)
@@ -354,7 +357,6 @@ def _onnx_bytes(net, inputs, dynamic_batch=True):
 
 
 def _mindir_bytes(net, inputs):
-    from mscore.train.serialization._mindir_export import build_mindir_model
     return build_mindir_model(net, *inputs).SerializeToString(deterministic=True)
 
 
@@ -373,8 +375,6 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     do MindSpore's MINDIR options ``enc_key``, ``dataset``, ``obf_config`` and
     ``custom_func``. The file is written atomically.
     """
-    from mscore.train.serialization._atomic import atomic_write
-    from mscore.train.serialization._checkpoint import _check_path
     path = _check_path(file_name, "file_name")
     if not isinstance(file_format, str):
         raise TypeError(f"file_format: expected a str, got {type(file_format).__name__}")

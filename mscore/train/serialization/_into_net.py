@@ -9,6 +9,7 @@ from mscore import dispatch
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.train.serialization._args import _check_bool, _check_flag
+from mscore.nn.cell import Cell
 
 logger = logging.getLogger("mscore.serialization")
 
@@ -55,7 +56,6 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     other way round) still match. ``remove_redundancy`` only matters for model-parallel
     files and is accepted.
     """
-    from mscore.nn.cell import Cell
     if not isinstance(net, Cell):
         raise TypeError(f"net: expected a Cell, got {type(net).__name__}")
     if not isinstance(parameter_dict, dict):

@@ -28,6 +28,9 @@ import os
 from mscore.nn.graph.mindir_types import FORMAT_NCHW, PAD_MODES, TYPE_IDS, same_pad_pairs
 from mscore.train.serialization._mindir_graph import PRIMITIVE, MindIRGraph, check_data_type
 from mscore.compile.trace import check_net_and_inputs, trace
+from mscore import context as _context
+from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._checkpoint import _check_path
 
 
 # -- converters: (graph, bound arguments, native output) -> handle --------------------------------
@@ -290,7 +293,6 @@ def _input_names(net, count):
 def build_mindir_model(net, *inputs):
     """Trace ``net(*inputs)`` through the op layer (inference mode) and return the MindIR
     ``ModelProto`` (of mscore's generated ``mind_ir_pb2``)."""
-    from mscore import context as _context
     check_net_and_inputs(net, inputs)
     real = _context.current_backend()
     params = [p for _, p in net.parameters_and_names()]
@@ -315,8 +317,6 @@ def build_mindir_model(net, *inputs):
 def export_mindir(net, *inputs, file_name):
     """Write ``net`` traced on ``inputs`` as a MindIR file; ``.mindir`` is appended to
     ``file_name`` when missing (as MindSpore does). Atomic. Returns the path written."""
-    from mscore.train.serialization._atomic import atomic_write
-    from mscore.train.serialization._checkpoint import _check_path
     path = _check_path(file_name, "file_name")
     data = build_mindir_model(net, *inputs).SerializeToString(deterministic=True)
     if not path.endswith(".mindir"):

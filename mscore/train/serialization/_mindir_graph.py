@@ -10,6 +10,7 @@ from mscore.common import dtype as mdt
 from mscore.nn.graph.mindir_types import DATA_TYPES
 from mscore.train.proto import mind_ir_pb2 as pb
 from mscore.compile.trace import TraceGraph
+from mscore import __version__
 
 IR_VERSION = "1.1"
 MIND_IR_VERSION = 3          # IR_VERSION_WITH_SCALAR_GRAPH_HOLDER, what MindSpore 2.10 writes
@@ -220,7 +221,6 @@ class MindIRGraph(TraceGraph):
         model = self.model
         model.ir_version = IR_VERSION
         model.producer_name = "mscore"
-        from mscore import __version__
         model.producer_version = __version__
         model.model_version = MODEL_VERSION
         graph = model.graph

@@ -27,6 +27,7 @@ from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer
 from mscore.parallel import _context
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._reading import read_bounded
+from mscore.train.proto import node_strategy_pb2
 
 
 class MissingLayoutError(KeyError, ValueError):
@@ -45,7 +46,6 @@ def build_searched_strategy(strategy_filename):
     ``ValueError``; a non-str name is a ``TypeError``.
     """
     from google.protobuf.message import DecodeError
-    from mscore.train.proto import node_strategy_pb2
     if isinstance(strategy_filename, os.PathLike):
         strategy_filename = os.fspath(strategy_filename)
     if not isinstance(strategy_filename, str):
@@ -238,7 +238,6 @@ def axis0_layout(layout, ndim, slices):
 def write_strategy_file(path, layouts):
     """Write MindSpore's strategy file (``node_strategy.proto``) at ``path``, atomically:
     ``layouts`` is ``{name: (whole shape, slices)}`` of parameters cut along axis 0."""
-    from mscore.train.proto import node_strategy_pb2
     msg = node_strategy_pb2.ParallelStrategyMap()
     msg.current_stage = 0
     for name in sorted(layouts):

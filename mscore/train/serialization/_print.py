@@ -18,6 +18,10 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.train.serialization._reading import read_bounded
+from mscore.train.serialization._ckpt_format import _from_le_bytes
+from mscore.train.proto import unknown_field_numbers
+from mscore.train.proto import print_pb2
+from mscore.train.serialization._ckpt_format import _le_bytes_view
 
 # Print files spell types as the checkpoint does ("Float32"); accept any capitalisation.
 _TYPES = {d.tensor_type.lower(): d for d in mdt.ALL_DTYPES}
@@ -50,7 +54,6 @@ def _tensor(path, index, tensor):
     if len(content) != count * dtype.itemsize:
         raise _bad(path, f"value {index} ({tensor.tensor_type}, dims {dims}) needs "
                          f"{count * dtype.itemsize} bytes, the file holds {len(content)}")
-    from mscore.train.serialization._checkpoint import _from_le_bytes
     arr = _from_le_bytes(content, dtype, count)
     try:
         arr = arr.reshape(()) if scalar else arr.reshape(dims)
@@ -62,7 +65,6 @@ def _tensor(path, index, tensor):
 def _check_known_fields(path, message, what):
     """A print file written by MindSpore has only the fields of print.proto; others mean
     the file is some other protobuf."""
-    from mscore.train.proto import unknown_field_numbers
     unknown = unknown_field_numbers(message)
     if unknown:
         raise _bad(path, f"{what} holds protobuf fields {unknown} that are not part of a "
@@ -90,7 +92,6 @@ def parse_print(print_file_name):
     or one that is some other protobuf (a checkpoint, a strategy file), is a ``ValueError``
     naming it."""
     from google.protobuf.message import DecodeError
-    from mscore.train.proto import print_pb2
     if isinstance(print_file_name, os.PathLike):
         print_file_name = os.fspath(print_file_name)
     if not isinstance(print_file_name, str):
@@ -134,8 +135,6 @@ def _print_values(values):
 def append_print_record(path, values):
     """Append one ``Print`` message holding ``values`` (str, Tensor, Python numbers, or
     tuples/lists of them) to the print file ``path`` (created with its folder)."""
-    from mscore.train.proto import print_pb2
-    from mscore.train.serialization._checkpoint import _le_bytes_view
     msg = print_pb2.Print()
     for value in _print_values(values):
         item = msg.value.add()

@@ -4,12 +4,12 @@ TensorBoard reads, and ``mscore plot``.
 Point TensorBoard at the directory given to ``SummaryRecord``/``SummaryCollector``:
 ``tensorboard --logdir ./summary_dir``.
 """
-from mscore.train.summary.reader import (  # noqa: F401
+from mscore.train.summary.reader import (
     CorruptRecordError, event_files, iter_records, load_summaries, read_events)
-from mscore.train.summary.record import SummaryRecord  # noqa: F401
-from mscore.train.summary.summary_ops import (  # noqa: F401
+from mscore.train.summary.record import SummaryRecord
+from mscore.train.summary.summary_ops import (
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
-from mscore.train.summary.writer import SummaryWriteError  # noqa: F401
+from mscore.train.summary.writer import SummaryWriteError
 
 __all__ = ["SummaryRecord", "SummaryCollector", "ScalarSummary", "HistogramSummary",
            "ImageSummary", "TensorSummary", "CorruptRecordError", "SummaryWriteError",

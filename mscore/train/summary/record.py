@@ -12,6 +12,8 @@ from mscore.common.tensor import Tensor
 from mscore.train.summary import summary_ops as _ops
 from mscore.train.summary._checks import check_positive, check_value_type
 from mscore.train.summary.writer import EventWriter, SummaryWriteError
+from mscore.nn.cell import Cell
+from mscore.communication.management import rank_subdirectory
 
 logger = logging.getLogger("mscore.summary")
 
@@ -103,7 +105,6 @@ def make_directory(path, arg_name, owner):
 
 
 def _is_cell(obj):
-    from mscore.nn.cell import Cell
     return isinstance(obj, Cell)
 
 
@@ -170,7 +171,6 @@ class SummaryRecord:
     def __init__(self, log_dir, file_prefix="events", file_suffix="_MS", num_process=32,
                  network=None, max_file_size=None, raise_exception=False,
                  export_options=None):
-        from mscore.communication.management import rank_subdirectory
         if isinstance(log_dir, str) and log_dir.strip():   # each rank of a job: LOG_DIR/rank_R
             log_dir = rank_subdirectory(log_dir)
         log_path = make_directory(log_dir, "log_dir", "SummaryRecord")

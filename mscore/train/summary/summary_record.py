@@ -4,7 +4,7 @@ import logging
 import re
 
 from mscore.common.tensor import Tensor
-from mscore.train.summary.record import _EXPORT_FORMATS, SummaryRecord  # noqa: F401
+from mscore.train.summary.record import _EXPORT_FORMATS, SummaryRecord
 from mscore.train.summary.summary_ops import store_pending
 
 __all__ = ["SummaryRecord"]

@@ -19,7 +19,7 @@ DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
 def probe():
     """``(available, reason, devices)``: the torch backend must be importable."""
     try:
-        import mscore_torch.backend  # noqa: F401
+        import mscore_torch.backend
     except Exception as exc:
         return False, f"the torch backend cannot be imported: {type(exc).__name__}: {exc}", []
     return True, "", ["CPU"]
