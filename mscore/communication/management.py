@@ -19,6 +19,7 @@ from mscore.communication import _failfast
 from mscore.plugin.registry import get_registry
 from mscore.communication._env import NO_LAUNCHER_HINT, job_env_from
 from mscore.common import dtype as mdt
+from mscore.ops import random
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
@@ -131,7 +132,6 @@ def _release_at_exit(collectives):
 
 
 def _join(collectives, env, device_target):
-    from mscore.ops import random
     if env.rank == 0 and not env.master_port_taken:
         _failfast.check_master_port_free(env.master_addr, env.master_port, env.rank)
     parked = random.park_global_state() if collectives.restarts_runtime else None

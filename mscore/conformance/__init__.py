@@ -9,11 +9,11 @@ reference at the tolerances of :mod:`mscore.conformance.harness`.
 """
 from mscore.conformance.harness import (
     SUITE_VERSION, TOLERANCES, Tolerance, compare, tolerance)
+from mscore.conformance import runner as _runner
 
 __all__ = ["SUITE_VERSION", "TOLERANCES", "Tolerance", "compare", "tolerance", "main"]
 
 
 def main(argv=None):
     """``mscore conformance BACKEND ...``; see :func:`mscore.conformance.runner.main`."""
-    from mscore.conformance.runner import main as run
-    return run(argv)
+    return _runner.main(argv)

@@ -187,7 +187,6 @@ def _expected_failure_files(backend, extra):
     files = [Path(p) for p in extra]
     files.append(Path(__file__).parent / "expected_failures" / f"{backend}.json")
     try:
-        from mscore.plugin.registry import get_registry
         registry = get_registry()
         plugin = registry.pm.get_plugin(registry.spec(backend).plugin)
         module_file = getattr(plugin, "__file__", None)

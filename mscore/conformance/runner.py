@@ -15,6 +15,7 @@ import sys
 
 from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command  # noqa: F401
 from mscore.plugin.hints import unknown_backend_detail
+from mscore.plugin.registry import get_registry
 
 NOT_RUN = 2
 EXTRA_HINT = 'pip install "mscore[conformance]"'
@@ -107,7 +108,6 @@ def main(argv=None) -> int:
         # Make plugin modules given by path-less name importable from the current folder.
         sys.path.insert(0, os.getcwd())
     try:
-        from mscore.plugin.registry import get_registry
         registry = get_registry()
         if ns.plugin:
             import importlib

@@ -27,6 +27,7 @@ from mscore import nn, ops
 from mscore.common import dtype as mdt
 from mscore.conformance import harness
 from mscore.plugin.backend import KNOWN_CAPABILITIES
+from mscore.plugin.collectives import Collectives
 from mscore.plugin.registry import get_registry
 from mscore.conformance.tests.test_training import MLP, _batches
 
@@ -49,16 +50,11 @@ def _collectives_missing(kit):
         return "no plugin implements mscore_collectives_impl for it"
     if not callable(factory):
         return f"mscore_collectives_impl returned {factory!r}, not a factory"
-    try:
-        from mscore.plugin import collectives as contract
-    except ImportError:
-        return None
     impl = factory(kit.backend)
-    base = getattr(contract, "Collectives", None)
-    if base is None or not isinstance(impl, base):
+    if not isinstance(impl, Collectives):
         return (f"its collectives factory built {type(impl).__name__}, not a "
                 f"mscore.plugin.collectives.Collectives")
-    missing = [n for n, v in vars(base).items() if callable(v) and not n.startswith("_")
+    missing = [n for n, v in vars(Collectives).items() if callable(v) and not n.startswith("_")
                and getattr(type(impl), n) is v]
     if missing:
         return f"its {type(impl).__name__} does not implement {', '.join(sorted(missing))}"
