@@ -65,16 +65,40 @@ def shape(a):
         raise
 
 
+# The active backend's answers of ``dtype`` by native dtype object: an array's mscore dtype
+# is a function of its library dtype alone, so it is asked once per dtype (the first list is
+# the backend the memo was filled by; another backend starts afresh).
+_dtype_memo = [None, {}]
+
+
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
+    memo = _dtype_memo
+    if memo[0] is _process.backend:
+        try:
+            return memo[1][a.dtype]  # the hot path: one dict lookup
+        except (KeyError, AttributeError, TypeError):
+            pass
+    return _dtype_asked(a)
+
+
+def _dtype_asked(a):
     if isinstance(a, _Tracer):
         a = a.value
     b = _process.backend or _context.current_backend()
     try:
-        return b.dtype(a)
+        out = b.dtype(a)
     except Exception as exc:
         _raise_if_foreign(b, "dtype", [a], exc)
         raise
+    memo = _dtype_memo
+    if memo[0] is not b:
+        memo[0], memo[1] = b, {}
+    try:
+        memo[1][a.dtype] = out
+    except (AttributeError, TypeError):  # no hashable library dtype: ask every time
+        pass
+    return out
 
 
 def _raise_if_foreign(b, op, values, exc):

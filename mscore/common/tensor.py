@@ -9,6 +9,8 @@ from mscore.autodiff.tracer import Tracer, unwrap
 from mscore.common import dtype as mdt
 from mscore import dispatch
 
+_dtype_of = dispatch.dtype
+
 
 def _infer_numpy(data, dtype):
     """A numpy array for constructor input ``data`` with MindSpore's default dtypes:
@@ -91,7 +93,7 @@ class Tensor:
     @property
     def dtype(self):
         """The mscore dtype."""
-        return dispatch.dtype(self._data)
+        return _dtype_of(self._data)
 
     @property
     def ndim(self):

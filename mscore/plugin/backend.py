@@ -219,6 +219,9 @@ class Backend:
     #     ``fn`` maps native arrays to (scalar value, aux); ``grads`` has one native array per
     #     primal (zeros where the value does not depend on it). None: mscore.autodiff.
     value_and_grad = None
+    # True when every array value_and_grad returns is already cut from the library's graph
+    # (torch: detached): the core then skips its stop_gradient of each.
+    value_and_grad_detached = False
     # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
     #     ``vjp(cotangents, needed)`` gives one cotangent per input (None where ``needed[i]``
     #     is False). Required with native autodiff for cells' backward hooks.

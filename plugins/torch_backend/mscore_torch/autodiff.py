@@ -8,32 +8,51 @@ import torch
 class TorchAutodiff:
     """``value_and_grad`` and ``grad_boundary``."""
 
+    # Everything value_and_grad returns is already cut from the autograd graph: the core
+    # does not stop_gradient it again (mscore.ops.grad).
+    value_and_grad_detached = True
+
     def value_and_grad(self, fn, primals, has_aux):
         """``((value, aux), grads)`` of ``fn(*primals)`` by torch autograd.
 
-        Each primal becomes a detached leaf (``requires_grad`` for floating dtypes); ``fn``
-        runs under ``torch.enable_grad()``; ``torch.autograd.grad`` gives the gradients, zeros
-        for primals the value does not depend on. ``value`` and ``aux`` come back detached.
+        Each floating primal becomes a leaf that requires grad: a primal outside any graph
+        is marked in place for the call (and unmarked after; no copy per parameter per
+        step, as torch's own parameters are leaves), one already in a graph or given twice
+        is detached first; ``fn`` runs under ``torch.enable_grad()``; ``torch.autograd.grad``
+        gives the gradients, zeros for primals the value does not depend on. ``value`` and
+        ``aux`` come back detached.
         """
         if torch.compiler.is_compiling():
             return _func_value_and_grad(fn, primals, has_aux)
-        leaves = []
+        leaves, marked, seen = [], [], set()
         for p in primals:
-            leaf = p.detach()
-            if leaf.is_floating_point():
-                leaf.requires_grad_(True)
-            leaves.append(leaf)
-        with torch.enable_grad():
-            out = fn(*leaves)
-            value, aux = out if has_aux else (out, None)
-            wanted = [leaf for leaf in leaves if leaf.requires_grad]
-            if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
-                found = iter(torch.autograd.grad(value, wanted, allow_unused=True))
+            if p.requires_grad or id(p) in seen:
+                leaf = p.detach()
+                if leaf.is_floating_point():
+                    leaf.requires_grad_(True)
             else:
-                found = iter([None] * len(wanted))
+                leaf = p
+                if p.is_floating_point():
+                    p.requires_grad_(True)
+                    marked.append(p)
+            seen.add(id(p))
+            leaves.append(leaf)
+        try:
+            with torch.enable_grad():
+                out = fn(*leaves)
+                value, aux = out if has_aux else (out, None)
+                wants = [leaf.requires_grad for leaf in leaves]
+                wanted = [leaf for leaf, w in zip(leaves, wants) if w]
+                if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
+                    found = iter(torch.autograd.grad(value, wanted, allow_unused=True))
+                else:
+                    found = iter([None] * len(wanted))
+        finally:
+            for p in marked:
+                p.requires_grad_(False)
         grads = []
-        for leaf in leaves:
-            g = next(found) if leaf.requires_grad else None
+        for leaf, w in zip(leaves, wants):
+            g = next(found) if w else None
             grads.append(torch.zeros_like(leaf, requires_grad=False) if g is None else g)
         if isinstance(value, torch.Tensor):
             value = value.detach()
@@ -83,7 +102,7 @@ def _func_value_and_grad(fn, primals, has_aux):
         found, (value, aux) = torch.func.grad(inner, argnums=tuple(range(len(diff))),
                                               has_aux=True)(*(primals[i] for i in diff))
         for i, g in zip(diff, found):
-            grads[i] = g
+            grads[i] = g.detach()
     else:
         value, (_, aux) = inner()
     return (value.detach() if isinstance(value, torch.Tensor) else value,
