@@ -101,6 +101,29 @@ def _dtype_asked(a):
     return out
 
 
+# Checks waiting longer than this many are run at once (a host read of their flags), so a
+# loop that never reads a value still hears of a bad one.
+MAX_DEFERRED_CHECKS = 64
+
+
+def defer_check(check):
+    """Run ``check()`` (it reads device values and raises on bad ones) at the next host read
+    of any value (:func:`settle_checks`) instead of synchronising now."""
+    pending = _thread.deferred_checks
+    pending.append(check)
+    if len(pending) >= MAX_DEFERRED_CHECKS:
+        settle_checks()
+
+
+def settle_checks():
+    """Run the deferred checks of this thread (oldest first); the first that fails raises."""
+    pending = _thread.deferred_checks
+    if pending:
+        _thread.deferred_checks = []
+        for check in pending:
+            check()
+
+
 def _raise_if_foreign(b, op, values, exc):
     """After backend ``b`` failed on ``values``: if one is another backend's array (a network
     built before ``set_context(backend=...)``), raise the RuntimeError saying so instead."""

@@ -135,7 +135,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         side = {}
 
         def pure(*prims):
-            with MutationScope() as scope:
+            with MutationScope(keeps_changes=True) as scope:
                 try:
                     for w, v in zip(wl, prims[len(positions):]):
                         scope.note(w)

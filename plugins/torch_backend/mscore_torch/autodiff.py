@@ -56,7 +56,7 @@ class TorchAutodiff:
             grads.append(torch.zeros_like(leaf, requires_grad=False) if g is None else g)
         if isinstance(value, torch.Tensor):
             value = value.detach()
-        return (value, _detach_tree(aux)), grads
+        return (value, _detach_tree(aux, _cut)), grads
 
     def grad_boundary(self, arrays, vjp):
         """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
@@ -109,9 +109,15 @@ def _func_value_and_grad(fn, primals, has_aux):
             _detach_tree(aux)), grads
 
 
-def _detach_tree(x):
+def _detach_tree(x, detach=torch.Tensor.detach):
     if isinstance(x, torch.Tensor):
-        return x.detach()
+        return detach(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(_detach_tree(v) for v in x)
+        return type(x)(_detach_tree(v, detach) for v in x)
     return x
+
+
+def _cut(t):
+    """``t`` cut from the autograd graph: itself when it is in none (eagerly, a tensor that
+    does not require grad is outside every graph; an updated BatchNorm statistic is)."""
+    return t.detach() if t.requires_grad else t

@@ -139,6 +139,18 @@ class TorchFused:
         out = tnf.batch_norm(x, rm, rv, weight, bias, True, momentum, eps)
         return out, rm.to(running_mean.dtype), rv.to(running_var.dtype)
 
+    def batch_norm_inplace(self, x, running_mean, running_var, weight, bias, momentum, eps):
+        """Training :meth:`batch_norm` that updates ``running_mean`` and ``running_var`` in
+        place (one kernel, no copies of the statistics), or None unless they already hold
+        the statistics' dtype (float32; float64 for float64 inputs) outside autograd."""
+        pdt = torch.float64 if x.dtype == torch.float64 else torch.float32
+        if running_mean.dtype != pdt or running_var.dtype != pdt or \
+                running_mean.requires_grad or running_var.requires_grad:
+            return None
+        weight = weight if weight is None or weight.dtype == pdt else weight.to(pdt)
+        bias = bias if bias is None or bias.dtype == pdt else bias.to(pdt)
+        return tnf.batch_norm(x, running_mean, running_var, weight, bias, True, momentum, eps)
+
     def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean",
                       label_smoothing=0.0):
         """``torch.nn.functional.cross_entropy`` of logits (N, C) and class indices (N,)."""
