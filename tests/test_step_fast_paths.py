@@ -143,3 +143,27 @@ def test_device_label_checks_raise_before_a_loss_scaled_update(monkeypatch):
     with pytest.raises(ValueError, match="labels"):
         step(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([1, 5], np.int32)))
     np.testing.assert_array_equal(net.weight.asnumpy(), before)
+
+
+def test_loss_scale_update_on_the_host_follows_the_device_rule():
+    from mscore.nn.wrap.loss_scale import DynamicLossScaleUpdateCell
+    flags = [False, False, True, False, False, False, True, True, False, False, False]
+    results = []
+    for host in (False, True):
+        cell = DynamicLossScaleUpdateCell(2.0 ** 3 + 1, 3.0, 2)   # factor 3: float32 rounding
+        scale = Parameter(ms.Tensor(np.float32(2.0 ** 3 + 1)), name="scale",
+                          requires_grad=False)
+        seen = []
+        for k, flag in enumerate(flags):
+            if k == 5:   # a change behind the cell's back is picked up
+                scale.set_data(ms.Tensor(np.float32(7.0)))
+            overflow = ms.Tensor(flag)
+            if host:
+                cell.update_on_host(scale, flag)
+            else:
+                cell(scale, overflow)
+            seen.append((scale.asnumpy().tobytes(), int(cell.current_iterator_step.asnumpy()),
+                         int(cell.last_overflow_iterator_step.asnumpy())))
+        results.append(seen)
+    assert results[0] == results[1]
+    assert results[0][-1][1] == len(flags) + 1

@@ -324,10 +324,13 @@ class Cell(HookMixin):
         """``param`` in this cell's compute dtype (unchanged when none is set); a Parameter's
         copy is made once per value (see :mod:`mscore.common.cast_cache`)."""
         dtype = self._compute_dtype
-        if dtype is None or not param.dtype.is_floating or param.dtype is dtype:
+        if dtype is None:
+            return param
+        have = param.dtype
+        if have is dtype or not have.is_floating:
             return param
         if isinstance(param, Parameter):
-            return cast_cache.cast_param(param, dtype, lambda: F.cast(param, dtype))
+            return cast_cache.cast_param(param, dtype, F.cast)
         return F.cast(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
@@ -354,6 +357,8 @@ class Cell(HookMixin):
     def _cast_inputs(self, args, dtype):
         """The call's arguments as ``construct`` sees them in compute dtype ``dtype``:
         floating Tensors cast to it (a layer that handles other dtypes itself overrides)."""
+        if len(args) == 1:
+            return (_cast_input(args[0], dtype),)
         return tuple(_cast_input(a, dtype) for a in args)
 
     # -- display --------------------------------------------------------------------------------
@@ -388,8 +393,9 @@ class Cell(HookMixin):
 
 
 def _cast_input(a, dtype):
-    if isinstance(a, Tensor) and a.dtype.is_floating and a.dtype is not dtype:
-        return F.cast(a, dtype)
+    if isinstance(a, Tensor):
+        have = a.dtype
+        return a if have is dtype or not have.is_floating else F.cast(a, dtype)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a

@@ -45,7 +45,8 @@ def transpose(input, dims):  # noqa: A002
     x = _check_tensor(input, "input")
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
-    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in dims)
+    nd = builtins.max(x.ndim, 1)
+    perm = tuple(int(p) % nd for p in dims)
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"dims: expected a permutation of {x.ndim} axes, got "
                          f"{tuple(dims)}")

@@ -86,10 +86,13 @@ class Dense(Cell):
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
         fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
-        b = None if self.bias is None else self.cast_param(self.bias)
-        if fused is not None and x.dtype is w.dtype and (b is None or b.dtype is w.dtype):
+        bias = self.bias
+        b = None if bias is None else self.cast_param(bias)
+        wdt = w.dtype
+        same = x.dtype is wdt
+        if fused is not None and same and (b is None or b.dtype is wdt):
             out = _wrap(fused(xd, w._data, None if b is None else b._data))
-        elif x.dtype is not w.dtype:
+        elif not same:
             out = F.dense(x, w, b)
         else:
             out = call("matmul", xd if len(shape) > 1 else call("reshape", xd, (1,) + shape),

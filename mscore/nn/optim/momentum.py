@@ -6,6 +6,7 @@ import numpy as np
 from mscore._state import in_compiled
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.layer._checks import check_bool, check_number
 from mscore.nn.optim.optimizer import Optimizer
@@ -26,8 +27,9 @@ def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
     """Momentum SGD over every parameter, one multi-tensor update per group of parameters
     that share a learning rate and a dtype."""
     groups = {}
+    dtype_of = dispatch.dtype
     for i, (p, lr) in enumerate(zip(params, lrs)):
-        groups.setdefault(id(lr), (lr, p.dtype, []))[2].append(i)
+        groups.setdefault(id(lr), (lr, dtype_of(p._data), []))[2].append(i)
     for lr, dt, idx in groups.values():
         inplace = not in_compiled() and solely_owned(*(params[i] for i in idx),
                                                            *(moments[i] for i in idx))

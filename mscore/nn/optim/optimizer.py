@@ -41,6 +41,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
@@ -395,13 +396,15 @@ class Optimizer(Cell):
             raise ValueError(f"For '{cls}', expected {len(self.parameters)} gradients (one per "
                              f"parameter), got {len(gradients)}")
         out = []
+        dtype_of = dispatch.dtype
         for p, g in zip(self.parameters, gradients):
             if not isinstance(g, Tensor):
                 raise TypeError(f"For '{cls}', gradients must be Tensors, got "
                                 f"{type(g).__name__}")
             d = g._data
-            if g.dtype is not p.dtype:
-                d = call("cast", d, p.dtype)
+            want = dtype_of(p._data)
+            if dtype_of(d) is not want:
+                d = call("cast", d, want)
             out.append(d)
         return out
 
@@ -422,7 +425,9 @@ class Optimizer(Cell):
         if self._centralizes and any(self.grad_centralization_flags):
             grads = [_centralized(g) if flag else g
                      for g, flag in zip(grads, self.grad_centralization_flags)]
-        plr = [consts.cast(lrs[k], p.dtype) for k, p in zip(self._lr_of, self.parameters)]
+        dtype_of = dispatch.dtype
+        plr = [consts.cast(lrs[k], dtype_of(p._data))
+               for k, p in zip(self._lr_of, self.parameters)]
         return grads, plr, consts
 
     def _decayed(self, i, p, g, consts):
