@@ -37,7 +37,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     nd = len(normalized_shape)
-    if tuple(x.shape[x.ndim - nd:]) != normalized_shape:
+    have = x.shape
+    if tuple(have[len(have) - nd:]) != normalized_shape:
         raise ValueError(f"normalized_shape: {normalized_shape} does not match the "
                          f"trailing axes of {x.shape}")
     w = None if weight is None else _as_tensor(weight, "weight")._data

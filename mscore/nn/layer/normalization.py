@@ -193,14 +193,14 @@ class LayerNorm(Cell):
     def construct(self, input_x):
         cls = "LayerNorm"
         x = check_tensor(input_x, "input_x", cls)
-        nd = x.ndim
+        shape = x.shape
+        nd = len(shape)
         b = self.begin_norm_axis
         p = self.begin_params_axis
         if not (-nd <= b < nd and -nd <= p < nd):
             raise ValueError(f"For '{cls}', 'begin_norm_axis' {b} / 'begin_params_axis' {p} are "
                              f"out of range for a {nd}-d input")
         b, p = b % nd, p % nd
-        shape = x.shape
         if shape[p:] != self.normalized_shape:
             raise ValueError(f"For '{cls}', the input's axes from begin_params_axis {shape[p:]} "
                              f"must equal normalized_shape {self.normalized_shape}")

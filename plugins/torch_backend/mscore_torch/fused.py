@@ -106,12 +106,16 @@ class TorchFused:
         """``torch.nn.functional.layer_norm``. Inputs narrower than float32 are normalised
         in float32 with float32 parameters and the output rounded once to their dtype
         (MindSpore's rule); otherwise the parameters take the input's dtype."""
-        work = torch.float32 if is_half_precision(x.dtype.itemsize) else x.dtype
-        xc = x if x.dtype == work else x.to(work)
+        dt = x.dtype
+        if dt == torch.float32 and (weight is None or weight.dtype == dt) and \
+                (bias is None or bias.dtype == dt):
+            return torch.layer_norm(x, normalized_shape, weight, bias, eps)
+        work = torch.float32 if is_half_precision(dt.itemsize) else dt
+        xc = x if dt == work else x.to(work)
         weight = weight if weight is None or weight.dtype == work else weight.to(work)
         bias = bias if bias is None or bias.dtype == work else bias.to(work)
-        out = tnf.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
-        return out if out.dtype == x.dtype else out.to(x.dtype)
+        out = torch.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
+        return out if out.dtype == dt else out.to(dt)
 
     def batch_norm(self, x, running_mean, running_var, weight, bias, training, momentum, eps):
         """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``.
