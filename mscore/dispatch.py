@@ -74,7 +74,7 @@ _dtype_memo = [None, {}]
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
     memo = _dtype_memo
-    if memo[0] is _process.backend:
+    if memo[0] is _process.backend and not _thread.compiled_depth:
         try:
             return memo[1][a.dtype]  # the hot path: one dict lookup
         except (KeyError, AttributeError, TypeError):
@@ -92,6 +92,8 @@ def _dtype_asked(a):
         _raise_if_foreign(b, "dtype", [a], exc)
         raise
     memo = _dtype_memo
+    if _thread.compiled_depth:   # a program being traced: its tracer guards on what it reads
+        return out
     if memo[0] is not b:
         memo[0], memo[1] = b, {}
     try:
