@@ -62,7 +62,8 @@ class TorchCompile:
         """
         if not self._compiles():
             return fn
-        mode = self._compile_mode()
+        # mode= is inductor's option (another compiler backend takes no such argument)
+        mode = self._compile_mode() if self._compile_backend == "inductor" else None
         self._announce_compilation(mode)
         stats = {"graphs": 0}
         traced, counter_globals = _private_trace_counter(fn)
