@@ -82,6 +82,17 @@ def dtype(a):
     return _dtype_asked(a)
 
 
+def same_dtype(a, b):
+    """Whether native arrays ``a`` and ``b`` have the same mscore dtype (equal library
+    dtypes answer without asking the backend)."""
+    try:
+        if a.dtype == b.dtype:
+            return True
+    except AttributeError:
+        pass
+    return dtype(a) is dtype(b)
+
+
 def _dtype_asked(a):
     if isinstance(a, _Tracer):
         a = a.value

@@ -18,6 +18,8 @@ from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
 from mscore.ops import functional as F
 
+_context_keys = context._context
+_GRAPH_MODE = context.GRAPH_MODE
 _DEFAULT_PARAM_NAME = "Parameter"
 _PREFIX_PATTERN = re.compile(r"^\w*[0-9a-zA-Z_.\-]*$", re.ASCII)
 _RECOMPUTE_KWARGS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute",
@@ -339,11 +341,18 @@ class Cell(HookMixin):
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *args, **kwargs):
-        if context._context["mode"] == context.GRAPH_MODE:
+        if _context_keys["mode"] == _GRAPH_MODE:
             runner = Cell._graph_runner
             if runner is not None and runner.should_compile(self):
                 return runner.compiled_call(self, args, kwargs)
-        return self._run(args, kwargs)
+        # _run inlined: this runs once per cell per step
+        dtype = self._compute_dtype
+        if dtype is not None:
+            args = self._cast_inputs(args, dtype)
+        hooks = self._hooks
+        if hooks is None:
+            return self.construct(*args, **kwargs)
+        return run_hooked(self, hooks, args, kwargs)
 
     def _run(self, args, kwargs):
         dtype = self._compute_dtype

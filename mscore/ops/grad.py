@@ -138,8 +138,9 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
             with MutationScope(keeps_changes=True) as scope:
                 try:
                     for w, v in zip(wl, prims[len(positions):]):
-                        scope.note(w)
-                        w._data = v
+                        if w._data is not v:   # a weight given as its own array stays
+                            scope.note(w)
+                            w._data = v
                     call_args = list(args)
                     for k, p in enumerate(positions):
                         call_args[p] = Tensor._wrap(prims[k])

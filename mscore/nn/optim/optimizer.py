@@ -396,15 +396,14 @@ class Optimizer(Cell):
             raise ValueError(f"For '{cls}', expected {len(self.parameters)} gradients (one per "
                              f"parameter), got {len(gradients)}")
         out = []
-        dtype_of = dispatch.dtype
+        same = dispatch.same_dtype
         for p, g in zip(self.parameters, gradients):
             if not isinstance(g, Tensor):
                 raise TypeError(f"For '{cls}', gradients must be Tensors, got "
                                 f"{type(g).__name__}")
             d = g._data
-            want = dtype_of(p._data)
-            if dtype_of(d) is not want:
-                d = call("cast", d, want)
+            if not same(d, p._data):
+                d = call("cast", d, p.dtype)
             out.append(d)
         return out
 
