@@ -167,3 +167,36 @@ def test_loss_scale_update_on_the_host_follows_the_device_rule():
         results.append(seen)
     assert results[0] == results[1]
     assert results[0][-1][1] == len(flags) + 1
+
+
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+def test_o2_normalisation_on_half_inputs_matches_the_cast_composite(monkeypatch, low):
+    """amp O2 keeps LayerNorm/BatchNorm in float32 with casts around them; taking the
+    half-precision input uncast (normalised in float32, rounded once) gives the same values
+    and gradients. A float32 LayerNorm called on its own still returns float32."""
+    from mscore import amp
+    from mscore.nn.layer import normalization
+    low_dt = getattr(ms, low)
+
+    def run():
+        ms.set_seed(0)
+        net = nn.SequentialCell([nn.Conv2d(3, 4, 3, pad_mode="pad", padding=1),
+                                 nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                                 nn.Dense(64, 8), nn.LayerNorm((8,)), nn.Dense(8, 3)])
+        net.set_train()
+        net = amp.auto_mixed_precision(net, "O2", low_dt)
+        x = ms.Tensor(np.random.default_rng(2).standard_normal((2, 3, 4, 4)).astype(
+            np.float32))
+        out, grads = ms.value_and_grad(lambda x: net(x).sum(), None,
+                                       net.trainable_params())(x)
+        return out.asnumpy(), [g.asnumpy().astype(np.float32) for g in grads]
+
+    fast_out, fast_grads = run()
+    monkeypatch.setattr(normalization, "_takes_half_uncast", lambda *a: False)
+    slow_out, slow_grads = run()
+    np.testing.assert_array_equal(fast_out, slow_out)
+    for a, b in zip(fast_grads, slow_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    ln = nn.LayerNorm((8,)).to_float(ms.float32)
+    y = ln(ms.Tensor(np.ones((2, 8), np.float16)))
+    assert y.dtype == ms.float32
