@@ -150,7 +150,7 @@ def fused(name):
     autodiff's own fused op of that name (one node with a closed-form VJP, see
     :mod:`mscore.autodiff.fused`); None inside an autocast region, whose per-op dtype lists
     apply to the composite's primitives."""
-    b = backend()
+    b = _process.backend or _context.current_backend()
     thread = _thread
     if thread.autocast_policy is not None:
         return None

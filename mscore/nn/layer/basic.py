@@ -79,19 +79,20 @@ class Dense(Cell):
 
     def construct(self, x):
         check_tensor(x, "x", "Dense")
-        w = self.cast_param(self.weight)
+        w, b = self.weight, self.bias
+        if self._compute_dtype is not None:
+            w = self.cast_param(w)
+            b = None if b is None else self.cast_param(b)
         xd = x._data
-        shape = x.shape
+        shape = dispatch.shape(xd)
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
         fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
-        bias = self.bias
-        b = None if bias is None else self.cast_param(bias)
-        wdt = w.dtype
-        same = x.dtype is wdt
-        if fused is not None and same and (b is None or b.dtype is wdt):
-            out = _wrap(fused(xd, w._data, None if b is None else b._data))
+        wd = w._data
+        same = dispatch.same_dtype(xd, wd)
+        if fused is not None and same and (b is None or dispatch.same_dtype(b._data, wd)):
+            out = _wrap(fused(xd, wd, None if b is None else b._data))
         elif not same:
             out = F.dense(x, w, b)
         else:
