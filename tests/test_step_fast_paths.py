@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import mscore as ms  # noqa: E402
-from mscore import _state, dispatch, nn, ops  # noqa: E402
-from mscore.common.parameter import Parameter  # noqa: E402
+import mscore as ms
+from mscore import _state, dispatch, nn, ops
+from mscore.common.parameter import Parameter
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,8 @@ def _bn_reference(x, mean, var, gamma, beta, momentum, eps=1e-5):
     n = x.size // x.shape[1]
     out = (x - m[None, :, None, None]) / np.sqrt(v + eps)[None, :, None, None]
     out = out * gamma[None, :, None, None] + beta[None, :, None, None]
-    return out, (1 - momentum) * mean + momentum * m, (1 - momentum) * var + momentum * v * n / (n - 1)
+    new_var = (1 - momentum) * var + momentum * v * n / (n - 1)
+    return out, (1 - momentum) * mean + momentum * m, new_var
 
 
 def test_batch_norm_updates_running_statistics_in_place_with_the_same_values():
