@@ -14,10 +14,12 @@ from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore.dispatch import call
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
 from mscore.ops import functional as F
 
+_wrap = Tensor._wrap
 _context_keys = context._context
 _GRAPH_MODE = context.GRAPH_MODE
 _DEFAULT_PARAM_NAME = "Parameter"
@@ -332,7 +334,7 @@ class Cell(HookMixin):
         if have is dtype or not have.is_floating:
             return param
         if isinstance(param, Parameter):
-            return cast_cache.cast_param(param, dtype, F.cast)
+            return cast_cache.cast_param(param, dtype, _cast_tensor)
         return F.cast(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
@@ -401,10 +403,15 @@ class Cell(HookMixin):
         return new
 
 
+def _cast_tensor(t, dtype):
+    """``F.cast`` of a Tensor to an mscore dtype, without re-checking either."""
+    return _wrap(call("cast", t._data, dtype))
+
+
 def _cast_input(a, dtype):
     if isinstance(a, Tensor):
         have = a.dtype
-        return a if have is dtype or not have.is_floating else F.cast(a, dtype)
+        return a if have is dtype or not have.is_floating else _cast_tensor(a, dtype)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a
