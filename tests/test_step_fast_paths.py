@@ -201,3 +201,15 @@ def test_o2_normalisation_on_half_inputs_matches_the_cast_composite(monkeypatch,
     ln = nn.LayerNorm((8,)).to_float(ms.float32)
     y = ln(ms.Tensor(np.ones((2, 8), np.float16)))
     assert y.dtype == ms.float32
+
+
+def test_array_shared_with_a_parameter_not_differentiated_gets_no_gradient_through_it():
+    data = ms.Tensor(np.array([1.0, 2.0], np.float32))._data
+    a = Parameter(ms.Tensor._wrap(data), name="a")
+    b = Parameter(ms.Tensor._wrap(data), name="b", requires_grad=False)
+
+    def f():
+        return (a * 2.0).sum() + (b * 3.0).sum()
+    _, (ga,) = ms.value_and_grad(f, None, [a])()
+    np.testing.assert_array_equal(ga.asnumpy(), [2.0, 2.0])   # b's use is not a's
+    assert not data.requires_grad

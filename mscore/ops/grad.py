@@ -171,7 +171,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
             raise
         # A backend whose results are already cut from its graph needs no stop_gradient.
         detach = _same if impl is not reference_value_and_grad and \
-            backend.value_and_grad_detached else _detach
+            getattr(backend, "value_and_grad_detached", False) else _detach
         for param, value in zip(side["others"], updates):
             param._assign(detach(value))
         it = iter(raw_leaves)

@@ -72,7 +72,11 @@ def _labels_checked_on_device(target, classes, ignore_index):
     backend = dispatch.backend()
 
     def check():
-        if bool(backend.to_numpy(flag)):
+        try:
+            found = bool(backend.to_numpy(flag))
+        except Exception:  # noqa: BLE001 - symbolic labels (traced by the library's own jit)
+            return
+        if found:
             _raise_for_bad_labels(backend.to_numpy(d), classes, ignore_index)
 
     dispatch.defer_check(check)

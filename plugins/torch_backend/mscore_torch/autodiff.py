@@ -2,7 +2,17 @@
 while ``torch.compile`` traces) and a ``torch.autograd.Function`` for ``grad_boundary``."""
 from __future__ import annotations
 
+import sys
+
 import torch
+
+
+_refs = getattr(sys, "getrefcount", lambda _: 1 << 30)
+# sys.getrefcount of a primal inside value_and_grad's loop when only its Parameter and the
+# core's list of primals hold it (plus the loop variable and getrefcount's argument). More
+# holders (another Parameter sharing the array, a caller's list) and the primal is detached
+# instead of marked in place: marking would make every holder's uses differentiable.
+_PRIMAL_REFS = 5
 
 
 class TorchAutodiff:
@@ -16,9 +26,9 @@ class TorchAutodiff:
         """``((value, aux), grads)`` of ``fn(*primals)`` by torch autograd.
 
         Each floating primal becomes a leaf that requires grad: a primal outside any graph
-        is marked in place for the call (and unmarked after; no copy per parameter per
-        step, as torch's own parameters are leaves), one already in a graph or given twice
-        is detached first; ``fn`` runs under ``torch.enable_grad()``; ``torch.autograd.grad``
+        and held by nothing but its Parameter is marked in place for the call (and unmarked
+        after; no copy per parameter per step, as torch's own parameters are leaves), one
+        already in a graph, given twice or held elsewhere too is detached first; ``fn`` runs under ``torch.enable_grad()``; ``torch.autograd.grad``
         gives the gradients, zeros for primals the value does not depend on. ``value`` and
         ``aux`` come back detached.
         """
@@ -26,7 +36,7 @@ class TorchAutodiff:
             return _func_value_and_grad(fn, primals, has_aux)
         leaves, marked, seen = [], [], set()
         for p in primals:
-            if p.requires_grad or id(p) in seen:
+            if p.requires_grad or id(p) in seen or _refs(p) > _PRIMAL_REFS:
                 leaf = p.detach()
                 if leaf.is_floating_point():
                     leaf.requires_grad_(True)
