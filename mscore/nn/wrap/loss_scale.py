@@ -215,8 +215,11 @@ class DynamicLossScaleUpdateCell(Cell):
             mirror = (None, None, None, np.float32(loss_scale.asnumpy().reshape(-1)[0]),
                       int(cur.asnumpy().reshape(-1)[0]), int(last.asnumpy().reshape(-1)[0]))
         _, _, _, scale, step, last_change = mirror
+        if not isinstance(overflow, bool):
+            raise TypeError(f"update_on_host: overflow must be a Python bool, got "
+                            f"{type(overflow).__name__}")
         new_scale, new_last, new_step = self.rule.update(HOST_OPS, scale, step, last_change,
-                                                         bool(overflow))
+                                                         overflow)
         new_scale = np.float32(new_scale)
         if new_last != last_change:
             last._assign(_fresh_full(last, new_last))
@@ -314,7 +317,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         if manager is not None and host_overflow is not None and \
                 type(manager).construct is DynamicLossScaleUpdateCell.construct and \
                 manager._hooks is None:
-            manager.update_on_host(self.scale_sense, overflow)   # the same rule, no sync
+            manager.update_on_host(self.scale_sense, host_overflow)   # the rule, no sync
         elif manager is not None:
             checked = overflow
             overflow = manager(self.scale_sense, overflow)
