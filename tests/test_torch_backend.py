@@ -1017,3 +1017,36 @@ def test_compiled_o2_step_with_dynamic_loss_scale_matches_pynative(monkeypatch):
     np.testing.assert_allclose(got_w, ref_w, rtol=1e-3, atol=1e-5)
     assert graph.trace_count - before == 2     # one program per batch shape, no retrace
     assert len(graphs) == 2
+
+
+def test_cuda_compile_hands_inductor_its_cuda_graph_settings(monkeypatch):
+    """On CUDA the program goes to inductor with reduce-overhead's settings (CUDA graphs) and
+    eager's low-precision rounding as config patches (inductor takes no ``mode`` argument),
+    says so once, and copies the program's outputs out of the graph pool (the device is
+    pretended and inductor replaced by a recorder: nothing is compiled here)."""
+    from mscore_torch.backend import TorchBackend
+    b = TorchBackend()
+    monkeypatch.setattr(b, "_device", torch.device("cuda", 0))
+    b.device = "GPU:0"
+    seen = []
+
+    def recorder(gm, example_inputs, **kwargs):
+        seen.append(kwargs)
+        return gm.forward
+    monkeypatch.setattr(torch._dynamo, "lookup_backend", lambda name: recorder)
+
+    def step(values, raw):
+        return [values[0] * 2], [torch.tanh(raw[0])]
+
+    with pytest.warns(RuntimeWarning, match="CUDA graphs"):
+        compiled = b.compile(step)
+    assert compiled.compile_mode == "reduce-overhead"
+    w, x = torch.randn(3), torch.randn(4)
+    (new_w,), (out,) = compiled([w], [x])
+    torch.testing.assert_close(new_w, w * 2)
+    torch.testing.assert_close(out, torch.tanh(x))
+    assert seen == [{"config_patches": {"triton.cudagraphs": True,
+                                        "emulate_precision_casts": True}}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # said once per backend
+        b.compile(step)

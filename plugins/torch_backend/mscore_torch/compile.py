@@ -62,21 +62,23 @@ class TorchCompile:
         """
         if not self._compiles():
             return fn
-        # mode= is inductor's option (another compiler backend takes no such argument)
-        mode = self._compile_mode() if self._compile_backend == "inductor" else None
+        inductor = self._compile_backend == "inductor"
+        mode = self._compile_mode() if inductor else None   # another backend has no modes
         self._announce_compilation(mode)
         stats = {"graphs": 0}
         traced, counter_globals = _private_trace_counter(fn)
         try:
             inner = self._compile_backend
+            patches = _inductor_patches(mode) if inductor else None
             if isinstance(inner, str):
                 inner = torch._dynamo.lookup_backend(inner)
 
             def counting_backend(gm, example_inputs, **kwargs):
                 stats["graphs"] += 1
+                if patches:
+                    kwargs = {**kwargs, "config_patches": patches}
                 return inner(gm, example_inputs, **kwargs)
-            compiled = torch.compile(traced, backend=counting_backend, dynamic=False,
-                                     mode=mode)
+            compiled = torch.compile(traced, backend=counting_backend, dynamic=False)
         except Exception as exc:  # an unknown or broken compiler backend
             _warn_eager(exc)
             return fn
@@ -134,6 +136,17 @@ class TorchCompile:
                       f"torch.compile {how}; the first call of a program takes seconds to "
                       f"compile. MSCORE_TORCH_COMPILE=never runs GRAPH_MODE eagerly.",
                       RuntimeWarning, stacklevel=4)
+
+
+def _inductor_patches(mode):
+    """Inductor's settings for a GRAPH_MODE program: ``mode``'s (``reduce-overhead``: CUDA
+    graphs), as ``torch.compile(mode=...)`` would apply them, and eager's float16/bfloat16
+    rounding between fused ops (``emulate_precision_casts``), so a compiled step makes the
+    same loss-scale overflow decisions as PYNATIVE instead of computing more precisely."""
+    import torch._inductor as inductor
+    patches = dict(inductor.list_mode_options(mode)) if mode else {}
+    patches["emulate_precision_casts"] = True
+    return patches
 
 
 def _outputs_copied(result):
