@@ -15,6 +15,7 @@ native, and the spread of the rounds (how noisy the machine was).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -38,6 +39,13 @@ def common_arguments(parser, batch, levels="O0,O2,bf16"):
     parser.add_argument("--threads", type=int, default=1,
                         help="intra-op threads of torch and XLA:CPU (0: the libraries' "
                              "default)")
+    parser.add_argument("--mode", choices=("pynative", "graph", "both"), default="pynative",
+                        help="torch: mscore's step in PYNATIVE, GRAPH_MODE (torch.compile "
+                             "with CUDA graphs on a GPU, eager on CPU) or both, each against "
+                             "native eager (jax is always GRAPH_MODE)")
+    parser.add_argument("--json", default=None,
+                        help="also write the results (s/step per level and variant, "
+                             "ratios, first-call seconds) to this JSON file")
 
 
 def check_arguments(parser, args):
@@ -227,7 +235,10 @@ def torch_comparisons(workload, args, batches, out, lr, momentum):
     ms_data = [(ms.Tensor(x), ms.Tensor(y)) for x, y in batches]
     t_data = [(torch.from_numpy(x).to(device), torch.from_numpy(y).long().to(device))
               for x, y in batches]
-    results = {}
+    results = args.results.setdefault("torch", {})
+    ratios = args.results.setdefault("torch_ratios", {})
+    first_calls = args.results.setdefault("torch_first_call_s", {})
+    first_losses = {}
     for level in args.levels:
         _, low, scaled = LEVELS[level]
         step, weights = mscore_step(workload, ms, level, lr, momentum)
@@ -260,17 +271,50 @@ def torch_comparisons(workload, args, batches, out, lr, momentum):
                 scaler.update()
             return loss
 
-        counter = {"ms": 0, "t": 0}
-        fns = {"mscore": _cycling(step, ms_data, "ms", counter),
-               "native": _cycling(native, t_data, "t", counter)}
-        if not _first_losses_agree(f"torch {level}", float(fns["mscore"]().asnumpy()),
-                                   float(fns["native"]().item()), low, out):
-            return None
+        counter = {"ms": 0, "t": 0, "g": 0}
+        fns = {}
+        if args.mode in ("pynative", "both"):
+            fns["mscore"] = _cycling(step, ms_data, "ms", counter)
+        if args.mode in ("graph", "both"):
+            graph_step, _ = mscore_step(workload, ms, level, lr, momentum)
+            fns["mscore GRAPH_MODE"] = _in_graph_mode(
+                ms, _cycling(graph_step, ms_data, "g", counter))
+        fns["native"] = _cycling(native, t_data, "t", counter)
+        native_loss = None
+        for name, fn in fns.items():
+            backend.synchronize()
+            t0 = time.perf_counter()
+            loss = fn()
+            value = float(loss.item() if name == "native" else loss.asnumpy())
+            first = time.perf_counter() - t0
+            print(f"[torch {level}] {name} first call {first:.2f} s (trace, compile, "
+                  f"warm-up)", file=out, flush=True)
+            first_calls.setdefault(level, {})[name] = first
+            if name == "native":
+                native_loss = value
+            else:
+                first_losses[name] = value
+        for name, value in first_losses.items():
+            if not _first_losses_agree(f"torch {level} {name}", value, native_loss, low, out):
+                return None
+        first_losses.clear()
         med, ratio, spread = time_interleaved(fns, backend.synchronize, args)
         report(f"torch {level}", med, ratio, spread, workload.flops(), args.device, out)
         results[level] = med
+        ratios[level] = ratio
     speedups(results, out)
     return results
+
+
+def _in_graph_mode(ms, fn):
+    """``fn`` run with the context in GRAPH_MODE (PYNATIVE again after it)."""
+    def run():
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            return fn()
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+    return run
 
 
 def nest(flat):
@@ -334,7 +378,8 @@ def jax_comparisons(workload, args, batches, out, lr, momentum):
     backend = dispatch.backend()
     ms_data = [(ms.Tensor(x), ms.Tensor(y)) for x, y in batches]
     jx_data = [(jax.device_put(x), jax.device_put(y)) for x, y in batches]
-    results = {}
+    results = args.results.setdefault("jax", {})
+    ratios = args.results.setdefault("jax_ratios", {})
     try:
         for level in args.levels:
             _, low, scaled = LEVELS[level]
@@ -372,6 +417,7 @@ def jax_comparisons(workload, args, batches, out, lr, momentum):
             print(f"[jax {level}] mscore traced {graph.trace_count - traces} program(s), all "
                   f"in the first step", file=out, flush=True)
             results[level] = med
+            ratios[level] = ratio
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     speedups(results, out)
@@ -382,7 +428,13 @@ def run(workload, args, batches, out, lr=0.01, momentum=0.9):
     """Every requested backend's comparison; 0 when all ran like for like, else 2."""
     status = 0
     drivers = {"torch": torch_comparisons, "jax": jax_comparisons}
+    args.results = {"flops_per_step": workload.flops(), "device": args.device,
+                    "mode": args.mode}
     for name in args.backend:
         if drivers[name](workload, args, batches, out, lr, momentum) is None:
             status = 2
+    if args.json:
+        args.results["status"] = status
+        with open(args.json, "w") as f:
+            json.dump(args.results, f, indent=1, sort_keys=True)
     return status

@@ -51,7 +51,10 @@ class _PerThread(threading.local):
     * ``exporting``: True while an exporter traces a network (the program as written is
       recorded: no execution shortcuts);
     * ``hook_sessions``: the open :class:`mscore.autodiff.boundary.hook_session` objects,
-      innermost last.
+      innermost last;
+    * ``deferred_checks``: checks of device values (class labels on a GPU) waiting for the
+      next host read, so that they cost no synchronisation of their own
+      (:func:`mscore.dispatch.defer_check`).
 
     Why ``threading.local`` and not ``contextvars``: the torch backend compiles a whole train
     step with ``torch.compile``, whose tracer (dynamo) reads this state on every op. Dynamo
@@ -71,6 +74,7 @@ class _PerThread(threading.local):
         self.cast_copies = None
         self.exporting = False
         self.hook_sessions = []
+        self.deferred_checks = []
 
 
 class _Seeds:

@@ -65,16 +65,76 @@ def shape(a):
         raise
 
 
+# The active backend's answers of ``dtype`` by native dtype object: an array's mscore dtype
+# is a function of its library dtype alone, so it is asked once per dtype (the first list is
+# the backend the memo was filled by; another backend starts afresh).
+_dtype_memo = [None, {}]
+
+
 def dtype(a):
     """The mscore dtype of a native array or tracer."""
+    memo = _dtype_memo
+    if memo[0] is _process.backend and not _thread.compiled_depth:
+        try:
+            return memo[1][a.dtype]  # the hot path: one dict lookup
+        except (KeyError, AttributeError, TypeError):
+            pass
+    return _dtype_asked(a)
+
+
+def same_dtype(a, b):
+    """Whether native arrays ``a`` and ``b`` have the same mscore dtype (equal library
+    dtypes answer without asking the backend)."""
+    try:
+        if a.dtype == b.dtype:
+            return True
+    except AttributeError:
+        pass
+    return dtype(a) is dtype(b)
+
+
+def _dtype_asked(a):
     if isinstance(a, _Tracer):
         a = a.value
     b = _process.backend or _context.current_backend()
     try:
-        return b.dtype(a)
+        out = b.dtype(a)
     except Exception as exc:
         _raise_if_foreign(b, "dtype", [a], exc)
         raise
+    memo = _dtype_memo
+    if _thread.compiled_depth:   # a program being traced: its tracer guards on what it reads
+        return out
+    if memo[0] is not b:
+        memo[0], memo[1] = b, {}
+    try:
+        memo[1][a.dtype] = out
+    except (AttributeError, TypeError):  # no hashable library dtype: ask every time
+        pass
+    return out
+
+
+# Checks waiting longer than this many are run at once (a host read of their flags), so a
+# loop that never reads a value still hears of a bad one.
+MAX_DEFERRED_CHECKS = 64
+
+
+def defer_check(check):
+    """Run ``check()`` (it reads device values and raises on bad ones) at the next host read
+    of any value (:func:`settle_checks`) instead of synchronising now."""
+    pending = _thread.deferred_checks
+    pending.append(check)
+    if len(pending) >= MAX_DEFERRED_CHECKS:
+        settle_checks()
+
+
+def settle_checks():
+    """Run the deferred checks of this thread (oldest first); the first that fails raises."""
+    pending = _thread.deferred_checks
+    if pending:
+        _thread.deferred_checks = []
+        for check in pending:
+            check()
 
 
 def _raise_if_foreign(b, op, values, exc):
@@ -90,7 +150,7 @@ def fused(name):
     autodiff's own fused op of that name (one node with a closed-form VJP, see
     :mod:`mscore.autodiff.fused`); None inside an autocast region, whose per-op dtype lists
     apply to the composite's primitives."""
-    b = backend()
+    b = _process.backend or _context.current_backend()
     thread = _thread
     if thread.autocast_policy is not None:
         return None

@@ -8,8 +8,10 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 
 import ml_dtypes
+
 import numpy as np
 import pytest
 
@@ -941,3 +943,110 @@ def test_bench_scripts_run_quickly():
                              timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
         assert "ratio" in out.stdout
+
+
+def test_compile_policy_auto_compiles_on_cuda_only(monkeypatch):
+    """``auto`` keeps GRAPH_MODE eager on CPU and compiles on CUDA, with CUDA graphs unless
+    MSCORE_TORCH_CUDA_GRAPHS=0 (the device is only pretended here: nothing runs)."""
+    from mscore_torch.backend import TorchBackend
+    b = TorchBackend()
+    assert b._compile_policy == "auto" and not b._compiles()
+    assert "CUDA" in b.graph_mode_eager_reason()
+    monkeypatch.setattr(b, "_device", torch.device("cuda", 0))
+    assert b._compiles() and b.graph_mode_eager_reason() is None
+    assert b._compile_mode() == "reduce-overhead"
+    monkeypatch.setenv("MSCORE_TORCH_CUDA_GRAPHS", "0")
+    plain = TorchBackend()
+    monkeypatch.setattr(plain, "_device", torch.device("cuda", 0))
+    assert plain._compiles() and plain._compile_mode() is None
+    monkeypatch.setenv("MSCORE_TORCH_COMPILE", "never")
+    never = TorchBackend()
+    monkeypatch.setattr(never, "_device", torch.device("cuda", 0))
+    assert not never._compiles() and "never" in never.graph_mode_eager_reason()
+
+
+def test_compiled_o2_step_with_dynamic_loss_scale_matches_pynative(monkeypatch):
+    """A compiled amp O2 step with a dynamic loss scale skips the same overflowing steps and
+    moves the scale as PYNATIVE does; a new batch shape compiles a new program and gives
+    PYNATIVE's numbers too. The compiler is ``aot_eager`` (dynamo's graph through AOT
+    autograd's functionalisation, as inductor sees it, run eagerly: quick on a CPU)."""
+    from mscore import amp, nn
+    from mscore.compile import graph
+
+    def run(mode):
+        ms.set_context(backend="torch", mode=mode)
+        ms.set_seed(0)
+        net = nn.SequentialCell([nn.Dense(6, 8), nn.ReLU(), nn.Dense(8, 3)])
+        opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+        manager = amp.DynamicLossScaleManager(2.0 ** 22, 2, 3)  # overflows first (float16)
+        step = amp.build_train_network(net, opt, nn.CrossEntropyLoss(), level="O2",
+                                       loss_scale_manager=manager)
+        step.set_train()
+        rng = np.random.default_rng(0)
+        out = []
+        for batch in (5,) * 9 + (3,) * 2:
+            x = ms.Tensor(rng.standard_normal((batch, 6)).astype(np.float32))
+            y = ms.Tensor(rng.integers(0, 3, batch).astype(np.int32))
+            loss, overflow, scale = step(x, y)
+            out.append((float(loss.asnumpy()), bool(overflow.asnumpy()),
+                        float(scale.asnumpy())))
+        return out, net.trainable_params()[0].asnumpy()
+
+    ref, ref_w = run(ms.PYNATIVE_MODE)
+    b = ms.context.current_backend()
+    graphs = []
+
+    aot_eager = torch._dynamo.lookup_backend("aot_eager")
+
+    def counting_compiler(gm, example_inputs, **kwargs):
+        graphs.append(gm)
+        return aot_eager(gm, example_inputs)
+    monkeypatch.setattr(b, "_compile_policy", "always")
+    monkeypatch.setattr(b, "_compile_backend", counting_compiler)
+    before = graph.trace_count
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)   # no fallback to eager
+            got, got_w = run(ms.GRAPH_MODE)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert [o for _, o, _ in ref][:2] == [True, True] and not ref[-1][1]
+    assert [s for _, _, s in got] == [s for _, _, s in ref]
+    assert [o for _, o, _ in got] == [o for _, o, _ in ref]
+    np.testing.assert_allclose([v for v, _, _ in got], [v for v, _, _ in ref], rtol=1e-3)
+    np.testing.assert_allclose(got_w, ref_w, rtol=1e-3, atol=1e-5)
+    assert graph.trace_count - before == 2     # one program per batch shape, no retrace
+    assert len(graphs) == 2
+
+
+def test_cuda_compile_hands_inductor_its_cuda_graph_settings(monkeypatch):
+    """On CUDA the program goes to inductor with reduce-overhead's settings (CUDA graphs) and
+    eager's low-precision rounding as config patches (inductor takes no ``mode`` argument),
+    says so once, and copies the program's outputs out of the graph pool (the device is
+    pretended and inductor replaced by a recorder: nothing is compiled here)."""
+    from mscore_torch.backend import TorchBackend
+    b = TorchBackend()
+    monkeypatch.setattr(b, "_device", torch.device("cuda", 0))
+    b.device = "GPU:0"
+    seen = []
+
+    def recorder(gm, example_inputs, **kwargs):
+        seen.append(kwargs)
+        return gm.forward
+    monkeypatch.setattr(torch._dynamo, "lookup_backend", lambda name: recorder)
+
+    def step(values, raw):
+        return [values[0] * 2], [torch.tanh(raw[0])]
+
+    with pytest.warns(RuntimeWarning, match="CUDA graphs"):
+        compiled = b.compile(step)
+    assert compiled.compile_mode == "reduce-overhead"
+    w, x = torch.randn(3), torch.randn(4)
+    (new_w,), (out,) = compiled([w], [x])
+    torch.testing.assert_close(new_w, w * 2)
+    torch.testing.assert_close(out, torch.tanh(x))
+    assert seen == [{"config_patches": {"triton.cudagraphs": True,
+                                        "emulate_precision_casts": True}}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # said once per backend
+        b.compile(step)

@@ -129,6 +129,9 @@ def _apply_black(network, black, dtype):
 
     def wrap(cell):
         cell.to_float(mdt.float32)
+        # the wrapper rounds the cell's output to ``dtype``: a normalisation may then take
+        # a ``dtype`` input uncast (mscore.nn.layer.normalization._takes_half_uncast)
+        object.__setattr__(cell, "_amp_output_dtype", dtype)
         return _OutputCast(cell, dtype)
 
     if black.matches(network):

@@ -48,6 +48,11 @@ class Tracer:
         self.value = value
         self.node = node
 
+    @property
+    def dtype(self):
+        """The library dtype of the value (what :func:`mscore.dispatch.dtype` looks up)."""
+        return self.value.dtype
+
     def __repr__(self):
         return f"Tracer({self.value!r})"
 

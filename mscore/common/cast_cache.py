@@ -40,12 +40,13 @@ def scoped_copies():
 
 
 def cast_param(param, dtype, make):
-    """``make()`` (the cast of ``param`` to ``dtype``), or the copy made from the same value."""
+    """``make(param, dtype)`` (the cast of ``param`` to ``dtype``), or the copy made from the
+    same value."""
     data = param._data
     copies = _thread.cast_copies
     if copies is None:
         if in_compiled():
-            return make()
+            return make(param, dtype)
         copies = param.__dict__
         key = _ATTR
     else:
@@ -53,6 +54,6 @@ def cast_param(param, dtype, make):
     hit = copies.get(key)
     if hit is not None and hit[0] is data and hit[1] is dtype:
         return hit[2]
-    out = make()
+    out = make(param, dtype)
     copies[key] = (data, dtype, out)
     return out

@@ -22,8 +22,11 @@ class MutationScope:
     restore them. Scopes nest; each sees every assignment made by its own thread while it
     is open (another thread's assignments are that thread's business)."""
 
-    def __init__(self):
+    def __init__(self, keeps_changes=False):
         self.original = {}  # id(param) -> (param, value before the first assignment)
+        # True: whoever opened the scope assigns the changed values back after restoring
+        # (value_and_grad does), so an array updated in place loses nothing.
+        self.keeps_changes = keeps_changes
 
     def __enter__(self):
         _thread.mutation_scopes = _thread.mutation_scopes + (self,)
@@ -46,6 +49,12 @@ class MutationScope:
             changed.append((param, param._data))
             param._data = old
         return changed
+
+
+def changes_kept():
+    """True when no open :class:`MutationScope` of this thread would undo a change (every
+    one re-assigns what changed): only then may a Parameter's array be updated in place."""
+    return all(s.keeps_changes for s in _thread.mutation_scopes)
 
 
 class Parameter(Tensor):

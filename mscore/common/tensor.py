@@ -8,6 +8,9 @@ import numpy as np
 from mscore.autodiff.tracer import Tracer, unwrap
 from mscore.common import dtype as mdt
 from mscore import dispatch
+from mscore._state import thread as _thread
+
+_dtype_of = dispatch.dtype
 
 
 def _infer_numpy(data, dtype):
@@ -91,7 +94,7 @@ class Tensor:
     @property
     def dtype(self):
         """The mscore dtype."""
-        return dispatch.dtype(self._data)
+        return _dtype_of(self._data)
 
     @property
     def ndim(self):
@@ -123,6 +126,8 @@ class Tensor:
     # -- host transfer -----------------------------------------------------------------
     def asnumpy(self):
         """A numpy copy of the values (bfloat16 as ``ml_dtypes.bfloat16``)."""
+        if _thread.deferred_checks:   # a host read: deferred device checks speak now
+            dispatch.settle_checks()
         return dispatch.backend().to_numpy(unwrap(self._data))
 
     numpy = asnumpy

@@ -14,10 +14,14 @@ from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore.dispatch import call
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
 from mscore.ops import functional as F
 
+_wrap = Tensor._wrap
+_context_keys = context._context
+_GRAPH_MODE = context.GRAPH_MODE
 _DEFAULT_PARAM_NAME = "Parameter"
 _PREFIX_PATTERN = re.compile(r"^\w*[0-9a-zA-Z_.\-]*$", re.ASCII)
 _RECOMPUTE_KWARGS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute",
@@ -324,10 +328,13 @@ class Cell(HookMixin):
         """``param`` in this cell's compute dtype (unchanged when none is set); a Parameter's
         copy is made once per value (see :mod:`mscore.common.cast_cache`)."""
         dtype = self._compute_dtype
-        if dtype is None or not param.dtype.is_floating or param.dtype is dtype:
+        if dtype is None:
+            return param
+        have = param.dtype
+        if have is dtype or not have.is_floating:
             return param
         if isinstance(param, Parameter):
-            return cast_cache.cast_param(param, dtype, lambda: F.cast(param, dtype))
+            return cast_cache.cast_param(param, dtype, _cast_tensor)
         return F.cast(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
@@ -336,11 +343,18 @@ class Cell(HookMixin):
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def __call__(self, *args, **kwargs):
-        if context._context["mode"] == context.GRAPH_MODE:
+        if _context_keys["mode"] == _GRAPH_MODE:
             runner = Cell._graph_runner
             if runner is not None and runner.should_compile(self):
                 return runner.compiled_call(self, args, kwargs)
-        return self._run(args, kwargs)
+        # _run inlined: this runs once per cell per step
+        dtype = self._compute_dtype
+        if dtype is not None:
+            args = self._cast_inputs(args, dtype)
+        hooks = self._hooks
+        if hooks is None:
+            return self.construct(*args, **kwargs)
+        return run_hooked(self, hooks, args, kwargs)
 
     def _run(self, args, kwargs):
         dtype = self._compute_dtype
@@ -354,6 +368,8 @@ class Cell(HookMixin):
     def _cast_inputs(self, args, dtype):
         """The call's arguments as ``construct`` sees them in compute dtype ``dtype``:
         floating Tensors cast to it (a layer that handles other dtypes itself overrides)."""
+        if len(args) == 1:
+            return (_cast_input(args[0], dtype),)
         return tuple(_cast_input(a, dtype) for a in args)
 
     # -- display --------------------------------------------------------------------------------
@@ -387,9 +403,15 @@ class Cell(HookMixin):
         return new
 
 
+def _cast_tensor(t, dtype):
+    """``F.cast`` of a Tensor to an mscore dtype, without re-checking either."""
+    return _wrap(call("cast", t._data, dtype))
+
+
 def _cast_input(a, dtype):
-    if isinstance(a, Tensor) and a.dtype.is_floating and a.dtype is not dtype:
-        return F.cast(a, dtype)
+    if isinstance(a, Tensor):
+        have = a.dtype
+        return a if have is dtype or not have.is_floating else _cast_tensor(a, dtype)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a

@@ -78,8 +78,8 @@ def _operands(a, b):
         ra = _as_tensor(a, "input")._data
     else:
         ra, rb = _as_tensor(a, "input")._data, _as_tensor(b, "other")._data
-    da, db = dispatch.dtype(ra), dispatch.dtype(rb)
-    if da is not db:
+    if not dispatch.same_dtype(ra, rb):
+        da, db = dispatch.dtype(ra), dispatch.dtype(rb)
         target = mdt.promote(da, db)
         if da is not target:
             ra = call("cast", ra, target)

@@ -7,6 +7,8 @@ statistics) come out. The backend's native ``value_and_grad`` (torch autograd, j
 """
 from __future__ import annotations
 
+import functools
+
 from mscore.autodiff.reference import reference_value_and_grad
 from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
@@ -44,19 +46,30 @@ def _weights(weights):
 
 
 def _flatten(out):
-    """Leaves of nested tuples/lists of ``out``, and a function rebuilding the structure."""
+    """Leaves of nested tuples/lists of ``out``, and a function rebuilding the structure
+    from a list of values. No closure refers to itself or to the leaves: a reference cycle
+    would keep the outputs (and their autograd graph) alive until the garbage collector ran."""
     leaves = []
+    return leaves, functools.partial(_rebuild, _structure(out, leaves))
 
-    def walk(x):
-        if isinstance(x, (tuple, list)):
-            parts = [walk(v) for v in x]
-            kind = type(x)
-            return lambda it: kind(p(it) for p in parts)
-        leaves.append(x)
-        return lambda it: next(it)
 
-    build = walk(out)
-    return leaves, lambda values: build(iter(values))
+def _structure(out, leaves):
+    """None for a leaf (appended to ``leaves``), else ``(type, [parts])``."""
+    if isinstance(out, (tuple, list)):
+        return type(out), [_structure(v, leaves) for v in out]
+    leaves.append(out)
+    return None
+
+
+def _rebuild(spec, values):
+    return _unflatten(spec, iter(values))
+
+
+def _unflatten(spec, values):
+    if spec is None:
+        return next(values)
+    kind, parts = spec
+    return kind(_unflatten(p, values) for p in parts)
 
 
 def _sum_to_scalar(t):
@@ -72,6 +85,13 @@ def _sum_to_scalar(t):
 
 def _detach(raw):
     return dispatch.call("stop_gradient", unwrap(raw))
+
+
+def _same(raw):
+    return raw
+
+
+_wrap = Tensor._wrap
 
 
 def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False,
@@ -115,11 +135,12 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         side = {}
 
         def pure(*prims):
-            with MutationScope() as scope:
+            with MutationScope(keeps_changes=True) as scope:
                 try:
                     for w, v in zip(wl, prims[len(positions):]):
-                        scope.note(w)
-                        w._data = v
+                        if w._data is not v:   # a weight given as its own array stays
+                            scope.note(w)
+                            w._data = v
                     call_args = list(args)
                     for k, p in enumerate(positions):
                         call_args[p] = Tensor._wrap(prims[k])
@@ -133,8 +154,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                 if not isinstance(out, tuple) or len(out) < 2:
                     raise ValueError("has_aux: fn must return a tuple (loss, aux, ...)")
             target = _weighted_sum(outs[:1] if has_aux else outs, sens)
-            leaves, rebuild = _flatten(out)
-            side["rebuild"] = rebuild
+            leaves, side["rebuild"] = _flatten(out)
             side["leaf_kinds"] = [isinstance(x, Tensor) for x in leaves]
             side["python_leaves"] = [None if isinstance(x, Tensor) else x for x in leaves]
             side["others"] = [p for p, _ in others]
@@ -149,13 +169,17 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         except Exception as exc:
             dispatch._raise_if_foreign(backend, "value_and_grad", primals, exc)
             raise
+        # A backend whose results are already cut from its graph needs no stop_gradient.
+        detach = _same if impl is not reference_value_and_grad and \
+            getattr(backend, "value_and_grad_detached", False) else _detach
         for param, value in zip(side["others"], updates):
-            param._assign(_detach(value))
+            param._assign(detach(value))
         it = iter(raw_leaves)
-        values = [Tensor._wrap(_detach(next(it))) if is_t else py
+        values = [_wrap(detach(next(it))) if is_t else py
                   for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
         out = side["rebuild"](values)
-        grad_tensors = [Tensor._wrap(_detach(g)) for g in grads]
+        grad_tensors = [_wrap(g) for g in grads] if detach is _same else \
+            [_wrap(detach(g)) for g in grads]
         return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,
                              return_ids)
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from mscore import dispatch
 from mscore._state import thread as _thread
+from mscore.dispatch import call
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor, _float_input
 from mscore.ops.primitive_base import (_elementwise, check_bool, check_float, check_int,
@@ -36,17 +37,53 @@ def _reduce(loss, reduction):
 def _check_class_labels(target, classes, ignore_index=None):
     """Every class index of ``target`` must lie in ``[0, classes)`` or equal
     ``ignore_index`` (None: no exception); otherwise ``ValueError``, the same on every backend
-    (one backend would return nan, another a number, a third raise its own error).
+    (one backend would return nan, another a number, a third raise its own error). Returns
+    the labels to compute with.
 
-    This reads the labels on the host, so it runs where their values exist: in PYNATIVE
-    mode, not inside a compiled (GRAPH_MODE) program or a function the array library traces
-    itself (``jax.jit``), whose values are symbolic."""
+    The check reads label values, so it runs where they exist: in PYNATIVE mode, not inside
+    a compiled (GRAPH_MODE) program or a function the array library traces itself
+    (``jax.jit``), whose values are symbolic. Labels in host memory (a CPU device) are read
+    at once and the error is raised here. Labels on a GPU are checked on the device and the
+    error raised at the next host read (the step's own synchronisation; no extra one per
+    step); the labels returned then have bad entries replaced by class 0, so no kernel
+    indexes out of range in the meantime (a CUDA kernel would abort the process)."""
     if _thread.compiled_depth:
-        return
+        return target
+    if dispatch.backend().device != "CPU":
+        return _labels_checked_on_device(target, classes, ignore_index)
     try:  # the labels themselves, not a flag computed on the device: one read, no array ops
         labels = target.asnumpy()
-    except Exception:
-        return
+    except Exception:  # symbolic labels (traced by the library's own jit)
+        return target
+    _raise_for_bad_labels(labels, classes, ignore_index)
+    return target
+
+
+def _labels_checked_on_device(target, classes, ignore_index):
+    d = target._data
+    dt = target.dtype
+    zero = call("full", (), 0, dt)
+    bad = call("logical_or", call("less", d, zero),
+               call("greater_equal", d, call("full", (), int(classes), dt)))
+    if ignore_index is not None:
+        bad = call("logical_and", bad, call("not_equal", d, call("full", (), int(ignore_index),
+                                                                   dt)))
+    flag = call("any", bad, axis=None, keepdims=False)
+    backend = dispatch.backend()
+
+    def check():
+        try:
+            found = bool(backend.to_numpy(flag))
+        except Exception:  # symbolic labels (traced by the library's own jit)
+            return
+        if found:
+            _raise_for_bad_labels(backend.to_numpy(d), classes, ignore_index)
+
+    dispatch.defer_check(check)
+    return _wrap(call("where", bad, zero, d))
+
+
+def _raise_for_bad_labels(labels, classes, ignore_index):
     mask = (labels < 0) | (labels >= classes)
     if ignore_index is not None:
         mask &= labels != ignore_index
@@ -69,7 +106,7 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
     t = _check_tensor(target, "target")
     if t.dtype.is_floating:
         raise TypeError(f"target: expected integer class indices, got {t.dtype}")
-    _check_class_labels(t, logp.shape[1], ignore_index)
+    t = _check_class_labels(t, logp.shape[1], ignore_index)
     return _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing)
 
 
@@ -103,7 +140,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     x = _float_input(input)
     t = _check_tensor(target, "target")
     if not t.dtype.is_floating:
-        _check_class_labels(t, x.shape[1], ignore_index)
+        t = _check_class_labels(t, x.shape[1], ignore_index)
     return _cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
 
 

@@ -25,17 +25,19 @@ def reshape(input, shape):
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape: expected a tuple of ints, got {type(shape).__name__}")
     shape = tuple(int(s) for s in shape)
-    size = x.size
-    if shape.count(-1) > 1 or builtins.any(s < -1 for s in shape):
-        raise ValueError(f"shape: at most one -1 and no other negative sizes, got {shape}")
-    if -1 in shape:
-        known = math.prod(s for s in shape if s != -1)
+    have = x.shape
+    size = math.prod(have)
+    if shape and builtins.min(shape) < 0:
+        if shape.count(-1) > 1 or builtins.min(shape) < -1:
+            raise ValueError(f"shape: at most one -1 and no other negative sizes, got "
+                             f"{shape}")
+        known = -math.prod(shape)   # the product of the others
         if known == 0 or size % known:
-            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+            raise ValueError(f"reshape: cannot reshape {have} into {shape}")
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if math.prod(shape) != size:
-        raise ValueError(f"reshape: cannot reshape {x.shape} ({size} elements) into {shape}")
-    if shape == x.shape:
+    elif math.prod(shape) != size:
+        raise ValueError(f"reshape: cannot reshape {have} ({size} elements) into {shape}")
+    if shape == have:
         return x
     return _wrap(call("reshape", x._data, shape))
 
@@ -45,9 +47,11 @@ def transpose(input, dims):
     x = _check_tensor(input, "input")
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
-    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in dims)
-    if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"dims: expected a permutation of {x.ndim} axes, got "
+    ndim = len(x.shape)
+    nd = builtins.max(ndim, 1)
+    perm = tuple(int(p) % nd for p in dims)
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"dims: expected a permutation of {ndim} axes, got "
                          f"{tuple(dims)}")
     return _wrap(call("transpose", x._data, perm))
 

@@ -49,9 +49,12 @@ def unscale_and_check(arrays, scale):
     fused = dispatch.fused("unscale_check")
     if fused is not None and arrays:
         out, finite = fused(arrays, scale)
-        return list(out), bool(backend.to_numpy(finite))
-    out = divide_all(arrays, scale)
-    return out, bool(backend.all_finite(out))
+        finite = bool(backend.to_numpy(finite))
+    else:
+        out = divide_all(arrays, scale)
+        finite = bool(backend.all_finite(out))
+    dispatch.settle_checks()   # synchronised anyway: deferred checks raise before an update
+    return list(out), finite
 
 
 def momentum_update(params, moments, grads, lr, momentum, nesterov, inplace=False):

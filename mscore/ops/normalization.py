@@ -9,7 +9,10 @@ import builtins
 import numpy as np
 
 from mscore import dispatch, fused_reference
+from mscore._state import in_compiled
+from mscore._state import thread as _thread
 from mscore.autodiff.tracer import unwrap
+from mscore.common.parameter import Parameter, changes_kept
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _as_tensor, _float_input, _float_tensor
 from mscore.ops.primitive_base import check_axes, check_bool, check_float, check_int, Primitive
@@ -18,6 +21,7 @@ from mscore.ops.elementwise import add, div, maximum, mul, pow, rsqrt, sqrt, squ
 from mscore.ops.manipulation import reshape
 from mscore.ops.creation import zeros
 from mscore.ops.indexing import getitem
+from mscore.ops.multi_tensor import solely_owned
 from mscore.ops.reduction import mean, reduce_mean, sum, var
 from mscore.ops.pad_modes import pad
 
@@ -33,7 +37,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     nd = len(normalized_shape)
-    if tuple(x.shape[x.ndim - nd:]) != normalized_shape:
+    have = x.shape
+    if tuple(have[len(have) - nd:]) != normalized_shape:
         raise ValueError(f"normalized_shape: {normalized_shape} does not match the "
                          f"trailing axes of {x.shape}")
     w = None if weight is None else _as_tensor(weight, "weight")._data
@@ -54,6 +59,19 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     x = _float_input(input_x, "input_x")
     if x.ndim < 2:
         raise ValueError(f"input_x: expected at least 2-d (N, C, ...), got shape {x.shape}")
+    if training and running_mean is not None and running_var is not None and \
+            _updatable_in_place(running_mean, running_var):
+        # The backend's kernel updates the running statistics where they are (as torch's
+        # own BatchNorm does): no copies of them per step.
+        w = None if weight is None else weight._data
+        b = None if bias is None else bias._data
+        out = dispatch.fused("batch_norm_inplace")(x._data, running_mean._data,
+                                                   running_var._data, w, b, float(momentum),
+                                                   float(eps))
+        if out is not None:
+            running_mean._assign(running_mean._data)   # drops stale low-precision copies
+            running_var._assign(running_var._data)
+            return _wrap(out)
     raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
     fused = dispatch.fused("batch_norm")
     if fused is not None:
@@ -67,6 +85,15 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
         running_mean._assign(unwrap(new_mean))
         running_var._assign(unwrap(new_var))
     return _wrap(out)
+
+
+def _updatable_in_place(*stats):
+    """True when the backend can update these running-statistics Parameters in place and
+    nobody could tell: eager (not traced or compiled, not exported), no open scope that
+    would undo the change, nothing else holding their arrays."""
+    return dispatch.fused("batch_norm_inplace") is not None and not in_compiled() and \
+        not _thread.exporting and changes_kept() and \
+        all(isinstance(s, Parameter) for s in stats) and solely_owned(*stats)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):

@@ -180,9 +180,10 @@ def positive(self):
 
 
 OPERATORS = {
-    "__add__": _binary(F.add), "__radd__": _reflected(F.add),
-    "__sub__": _binary(F.sub), "__rsub__": _reflected(F.sub),
-    "__mul__": _binary(F.mul), "__rmul__": _reflected(F.mul),
+    # the hottest three are the functions themselves (``add(input, other)``): no frame
+    "__add__": F.add, "__radd__": _reflected(F.add),
+    "__sub__": F.sub, "__rsub__": _reflected(F.sub),
+    "__mul__": F.mul, "__rmul__": _reflected(F.mul),
     "__truediv__": _binary(F.div), "__rtruediv__": _reflected(F.div),
     "__floordiv__": _binary(F.floor_divide), "__mod__": _binary(F.remainder),
     "__pow__": _binary(F.pow), "__rpow__": _reflected(F.pow),

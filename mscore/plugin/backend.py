@@ -197,6 +197,11 @@ class Backend:
     # p -= lr (n / (sqrt(v) + eps) + wd p), n = m (Nesterov: b1 m + (1-b1) g); lr and
     # weight_decay (or None) 0-d, betas/eps floats.
     foreach_div = None
+    # batch_norm_inplace(x, running_mean, running_var, weight, bias, momentum, eps) -> out:
+    # training batch_norm that writes the new running statistics into the given arrays (the
+    # core calls it only when nothing else can see them), or None when it cannot for these
+    # dtypes (the core then uses the functional ``batch_norm``).
+    batch_norm_inplace = None
     momentum_update = None
     adam_update = None
     unscale_check = None
@@ -219,6 +224,9 @@ class Backend:
     #     ``fn`` maps native arrays to (scalar value, aux); ``grads`` has one native array per
     #     primal (zeros where the value does not depend on it). None: mscore.autodiff.
     value_and_grad = None
+    # True when every array value_and_grad returns is already cut from the library's graph
+    # (torch: detached): the core then skips its stop_gradient of each.
+    value_and_grad_detached = False
     # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
     #     ``vjp(cotangents, needed)`` gives one cotangent per input (None where ``needed[i]``
     #     is False). Required with native autodiff for cells' backward hooks.

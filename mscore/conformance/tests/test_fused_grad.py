@@ -111,3 +111,41 @@ def test_fused_grad(kit, case, dtype):
         expected = kit.reference(fn, *inputs, dtype=dtype)
     actual = kit.run(fn, *inputs, dtype=dtype)
     kit.assert_tree_close(actual, expected, dtype, f"grad of {case.name} (fused)", case.factor)
+
+
+def _bn_half_input(half, around):
+    """Training batch norm of ``x`` rounded to ``half`` with float32 gamma/beta: directly on
+    the half-precision input (the fast path amp O2 takes: the op normalises in float32 and
+    rounds once) or, with ``around``, as MindSpore's O2 writes it: cast to float32, batch
+    norm in float32, cast back."""
+    def fn(x, w, b):
+        from mscore.common import dtype as mdt
+        from mscore.common.parameter import Parameter
+        xh = ops.cast(x, half)
+        c = x.shape[1]
+        rm = Parameter(ops.zeros((c,), mdt.float32), name="rm", requires_grad=False)
+        rv = Parameter(ops.ones((c,), mdt.float32), name="rv", requires_grad=False)
+        if around:
+            out = ops.cast(ops.batch_norm(ops.cast(xh, mdt.float32), rm, rv, w, b,
+                                          training=True, momentum=0.1, eps=1e-5), half)
+        else:
+            out = ops.batch_norm(xh, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+        return ops.cast(out, mdt.float32)
+    return fn
+
+
+@pytest.mark.parametrize("half", ("float16", "bfloat16"))
+def test_batch_norm_half_input_float32_parameters(kit, half):
+    """Value and gradients of batch norm on a half-precision input with float32 parameters
+    are those of the composite with float32 casts around it (MindSpore's O2 BatchNorm), on
+    the backend's own path (fused kernel or not, native autodiff or not)."""
+    if not kit.has_dtype(half):
+        pytest.skip(f"{kit.name} does not declare {half}")
+    inputs = [kit.normal((4, 3, 2, 2), 2.0), kit.uniform((3,), 0.5, 2.0), kit.normal((3,))]
+    positions = (0, 1, 2)
+    fast = kit.run(value_and_grads(_bn_half_input(half, False), positions, kit.case_key,
+                                   half), *inputs, dtype="float32")
+    composite = kit.run(value_and_grads(_bn_half_input(half, True), positions, kit.case_key,
+                                        half), *inputs, dtype="float32")
+    kit.assert_tree_close(fast, composite, half, "batch norm, half input (fast path vs "
+                          "float32 casts around it)", 2.0)

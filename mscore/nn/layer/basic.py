@@ -79,17 +79,21 @@ class Dense(Cell):
 
     def construct(self, x):
         check_tensor(x, "x", "Dense")
-        w = self.cast_param(self.weight)
+        w, b = self.weight, self.bias
+        if self._compute_dtype is not None:
+            w = self.cast_param(w)
+            b = None if b is None else self.cast_param(b)
         xd = x._data
-        shape = x.shape
+        shape = dispatch.shape(xd)
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
         fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
-        b = None if self.bias is None else self.cast_param(self.bias)
-        if fused is not None and x.dtype is w.dtype and (b is None or b.dtype is w.dtype):
-            out = _wrap(fused(xd, w._data, None if b is None else b._data))
-        elif x.dtype is not w.dtype:
+        wd = w._data
+        same = dispatch.same_dtype(xd, wd)
+        if fused is not None and same and (b is None or dispatch.same_dtype(b._data, wd)):
+            out = _wrap(fused(xd, wd, None if b is None else b._data))
+        elif not same:
             out = F.dense(x, w, b)
         else:
             out = call("matmul", xd if len(shape) > 1 else call("reshape", xd, (1,) + shape),

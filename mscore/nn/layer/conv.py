@@ -124,7 +124,7 @@ class _Conv(Cell):
         """The input's shape, input and weight in one dtype, and the padding pairs."""
         shape = self._check_input(x)
         w = self._weight()
-        if x.dtype is not w.dtype:
+        if not dispatch.same_dtype(x._data, w._data):
             common = mdt.promote(x.dtype, w.dtype)
             x, w = F.cast(x, common), F.cast(w, common)
         if self.pad_mode == "pad":

@@ -25,6 +25,23 @@ def _has_hooks(cell):
                                       or hooks.backward_pre)
 
 
+def _takes_half_uncast(cell, args, dtype, construct):
+    """Whether a float32 normalisation cell (amp O2's black list) may take its half-precision
+    input as it is: its ``construct`` normalises half inputs in float32 itself and rounds once
+    (fused kernels read them as they are), so when nothing can observe the float32 input (no
+    hooks, the class's own ``construct``, no exporter recording the program as MindSpore
+    writes it) the result is the same without a cast of the activations each way. Only for a
+    cell whose output amp rounds back to the input's dtype anyway (``_amp_output_dtype``, set
+    by :func:`mscore.amp.auto_mixed_precision`'s wrapper): a float32 cell called on its own
+    returns float32."""
+    if dtype is not mdt.float32 or len(args) != 1 or not isinstance(args[0], Tensor):
+        return False
+    have = args[0].dtype
+    return have in (mdt.float16, mdt.bfloat16) and \
+        cell.__dict__.get("_amp_output_dtype") is have and \
+        type(cell).construct is construct and not _has_hooks(cell) and not _thread.exporting
+
+
 class _BatchNorm(Cell):
     """Batch normalisation over axis 1 with MindSpore's parameters and momentum.
 
@@ -68,15 +85,7 @@ class _BatchNorm(Cell):
                               requires_grad=self.affine)
 
     def _cast_inputs(self, args, dtype):
-        # construct normalises half-precision inputs in float32 itself (fused kernels read
-        # them as they are), so a float32 BatchNorm (amp O2's black list) whose float32 input
-        # nothing can observe (no hooks, this class's construct, no exporter recording the
-        # program as MindSpore writes it) takes them uncast: the same result without a cast
-        # of the activations each way.
-        if dtype is mdt.float32 and len(args) == 1 and isinstance(args[0], Tensor) and \
-                args[0].dtype in (mdt.float16, mdt.bfloat16) and \
-                type(self).construct is _BatchNorm.construct and \
-                not _has_hooks(self) and not _thread.exporting:
+        if _takes_half_uncast(self, args, dtype, _BatchNorm.construct):
             return args
         return super()._cast_inputs(args, dtype)
 
@@ -190,17 +199,22 @@ class LayerNorm(Cell):
         self.beta = Parameter(_make(beta_init, self.normalized_shape, dtype, cls, "beta_init"),
                               name="beta")
 
+    def _cast_inputs(self, args, dtype):
+        if _takes_half_uncast(self, args, dtype, LayerNorm.construct):
+            return args
+        return super()._cast_inputs(args, dtype)
+
     def construct(self, input_x):
         cls = "LayerNorm"
         x = check_tensor(input_x, "input_x", cls)
-        nd = x.ndim
+        shape = x.shape
+        nd = len(shape)
         b = self.begin_norm_axis
         p = self.begin_params_axis
         if not (-nd <= b < nd and -nd <= p < nd):
             raise ValueError(f"For '{cls}', 'begin_norm_axis' {b} / 'begin_params_axis' {p} are "
                              f"out of range for a {nd}-d input")
         b, p = b % nd, p % nd
-        shape = x.shape
         if shape[p:] != self.normalized_shape:
             raise ValueError(f"For '{cls}', the input's axes from begin_params_axis {shape[p:]} "
                              f"must equal normalized_shape {self.normalized_shape}")

@@ -68,7 +68,7 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
             if labels.shape != logits.shape[:1]:
                 raise ValueError(f"For '{cls}', 'labels' must have shape {logits.shape[:1]}, "
                                  f"got {labels.shape}")
-            _check_class_labels(labels, logits.shape[1])  # no index is ignored here
+            labels = _check_class_labels(labels, logits.shape[1])  # no index is ignored
             return _cross_entropy(logits, labels, None, -100, self.reduction, 0.0)
         if labels.shape != logits.shape:
             raise ValueError(f"For '{cls}', 'labels' must have the logits' shape "

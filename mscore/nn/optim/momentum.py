@@ -6,6 +6,7 @@ import numpy as np
 from mscore._state import in_compiled
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.layer._checks import check_bool, check_number
 from mscore.nn.optim.optimizer import Optimizer
@@ -25,19 +26,25 @@ def _negated(lr, cache):
 def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
     """Momentum SGD over every parameter, one multi-tensor update per group of parameters
     that share a learning rate and a dtype."""
-    groups = {}
-    for i, (p, lr) in enumerate(zip(params, lrs)):
-        groups.setdefault(id(lr), (lr, p.dtype, []))[2].append(i)
-    for lr, dt, idx in groups.values():
-        inplace = not in_compiled() and solely_owned(*(params[i] for i in idx),
-                                                           *(moments[i] for i in idx))
-        new_p, new_v = momentum_update([params[i]._data for i in idx],
-                                       [moments[i]._data for i in idx],
-                                       [grads[i] for i in idx], lr, consts.cast(momentum, dt),
-                                       nesterov, inplace)
-        for i, p, v in zip(idx, new_p, new_v):
-            moments[i]._assign(v)
-            params[i]._assign(p)
+    first = lrs[0] if lrs else None
+    if all(lr is first for lr in lrs):
+        # One rate object: one group (rates are cast per dtype, so one dtype too).
+        groups = [(first, dispatch.dtype(params[0]._data), params, moments, grads)] \
+            if lrs else []
+    else:
+        by_rate = {}
+        dtype_of = dispatch.dtype
+        for i, (p, lr) in enumerate(zip(params, lrs)):
+            by_rate.setdefault(id(lr), (lr, dtype_of(p._data), []))[2].append(i)
+        groups = [(lr, dt, [params[i] for i in idx], [moments[i] for i in idx],
+                   [grads[i] for i in idx]) for lr, dt, idx in by_rate.values()]
+    for lr, dt, ps, vs, gs in groups:
+        inplace = not in_compiled() and solely_owned(*ps, *vs)
+        new_p, new_v = momentum_update([p._data for p in ps], [v._data for v in vs], gs, lr,
+                                       consts.cast(momentum, dt), nesterov, inplace)
+        for p, v, new_pi, new_vi in zip(ps, vs, new_p, new_v):
+            v._assign(new_vi)
+            p._assign(new_pi)
 
 
 class Momentum(Optimizer):

@@ -41,6 +41,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
@@ -399,12 +400,13 @@ class Optimizer(Cell):
             raise ValueError(f"For '{cls}', expected {len(self.parameters)} gradients (one per "
                              f"parameter), got {len(gradients)}")
         out = []
+        same = dispatch.same_dtype
         for p, g in zip(self.parameters, gradients):
             if not isinstance(g, Tensor):
                 raise TypeError(f"For '{cls}', gradients must be Tensors, got "
                                 f"{type(g).__name__}")
             d = g._data
-            if g.dtype is not p.dtype:
+            if not same(d, p._data):
                 d = call("cast", d, p.dtype)
             out.append(d)
         return out
@@ -426,7 +428,9 @@ class Optimizer(Cell):
         if self._centralizes and any(self.grad_centralization_flags):
             grads = [_centralized(g) if flag else g
                      for g, flag in zip(grads, self.grad_centralization_flags)]
-        plr = [consts.cast(lrs[k], p.dtype) for k, p in zip(self._lr_of, self.parameters)]
+        dtype_of = dispatch.dtype
+        plr = [consts.cast(lrs[k], dtype_of(p._data))
+               for k, p in zip(self._lr_of, self.parameters)]
         return grads, plr, consts
 
     def _decayed(self, i, p, g, consts):

@@ -17,6 +17,8 @@ import math
 import numbers
 import operator
 
+import numpy as np
+
 from mscore import context, dispatch
 from mscore.common import dtype as mdt
 from mscore._state import in_compiled
@@ -200,6 +202,42 @@ class DynamicLossScaleUpdateCell(Cell):
         cur.assign_value(new_cur)
         return overflow
 
+    def update_on_host(self, loss_scale, overflow):
+        """:meth:`construct` for a step that knows ``overflow`` as a Python bool (PYNATIVE):
+        the rule runs on host copies of the three values (float32 arithmetic, as on the
+        device), read from the device only when a Parameter changed behind its back; the
+        device values are written only when they change, the iteration by one add. No
+        synchronisation and one kernel per step instead of a dozen."""
+        cur, last = self.current_iterator_step, self.last_overflow_iterator_step
+        mirror = self.__dict__.get("_host_mirror")
+        if mirror is None or mirror[0] is not loss_scale._data or \
+                mirror[1] is not cur._data or mirror[2] is not last._data:
+            mirror = (None, None, None, np.float32(loss_scale.asnumpy().reshape(-1)[0]),
+                      int(cur.asnumpy().reshape(-1)[0]), int(last.asnumpy().reshape(-1)[0]))
+        _, _, _, scale, step, last_change = mirror
+        if not isinstance(overflow, bool):
+            raise TypeError(f"update_on_host: overflow must be a Python bool, got "
+                            f"{type(overflow).__name__}")
+        new_scale, new_last, new_step = self.rule.update(HOST_OPS, scale, step, last_change,
+                                                         overflow)
+        new_scale = np.float32(new_scale)
+        if new_last != last_change:
+            last._assign(_fresh_full(last, new_last))
+        if new_scale.tobytes() != scale.tobytes():
+            loss_scale._assign(_fresh_full(loss_scale, new_scale))
+        cur._assign(dispatch.call("add", cur._data, dispatch.call("full", (), 1, cur.dtype)))
+        object.__setattr__(self, "_host_mirror", (loss_scale._data, cur._data, last._data,
+                                                  new_scale, new_step, new_last))
+        return overflow
+
+
+def _fresh_full(param, value):
+    """A new array of ``param``'s shape and dtype filled with ``value`` (never a cached
+    constant the Parameter would share)."""
+    dt = param.dtype
+    return dispatch.call("add", dispatch.call("full", param.shape, value, dt),
+                         dispatch.call("full", (), 0, dt))
+
 
 class TrainOneStepWithLossScaleCell(Cell):
     """One optimizer step with loss scaling; returns ``(loss, overflow, scale)``.
@@ -275,9 +313,14 @@ class TrainOneStepWithLossScaleCell(Cell):
         with dispatch.backend().expected_overflow():
             (_, loss), grads = self._grad_fn(*inputs)
             grads, overflow, host_overflow = self._unscale(grads, scale)
-        if self.loss_scaling_manager is not None:
+        manager = self.loss_scaling_manager
+        if manager is not None and host_overflow is not None and \
+                type(manager).construct is DynamicLossScaleUpdateCell.construct and \
+                manager._hooks is None:
+            manager.update_on_host(self.scale_sense, host_overflow)   # the rule, no sync
+        elif manager is not None:
             checked = overflow
-            overflow = self.loss_scaling_manager(self.scale_sense, overflow)
+            overflow = manager(self.scale_sense, overflow)
             if overflow is not checked and host_overflow is not None:
                 host_overflow = bool(overflow)   # an update cell that decides otherwise
         self._count_streak(overflow, host_overflow)
@@ -298,7 +341,8 @@ class TrainOneStepWithLossScaleCell(Cell):
                 overflow = agree_overflow(overflow)
             return grads, overflow, None if in_compiled() else bool(overflow)
         raw, finite = unscale_and_check(raw, scale._data)
-        return tuple(Tensor._wrap(g) for g in raw), Tensor(not finite), not finite
+        flag = dispatch.call("full", (), not finite, mdt.bool_)   # no host-to-device copy
+        return tuple(Tensor._wrap(g) for g in raw), Tensor._wrap(flag), not finite
 
     def _count_streak(self, overflow, host_overflow):
         streak = self.overflow_streak

@@ -2,42 +2,71 @@
 while ``torch.compile`` traces) and a ``torch.autograd.Function`` for ``grad_boundary``."""
 from __future__ import annotations
 
+import sys
+
 import torch
+
+
+_refs = getattr(sys, "getrefcount", lambda _: 1 << 30)
+# sys.getrefcount of a primal inside value_and_grad's loop when only its Parameter and the
+# core's list of primals hold it (plus the loop variable and getrefcount's argument). More
+# holders (another Parameter sharing the array, a caller's list) and the primal is detached
+# instead of marked in place: marking would make every holder's uses differentiable.
+_PRIMAL_REFS = 5
 
 
 class TorchAutodiff:
     """``value_and_grad`` and ``grad_boundary``."""
 
+    # Everything value_and_grad returns is already cut from the autograd graph: the core
+    # does not stop_gradient it again (mscore.ops.grad).
+    value_and_grad_detached = True
+
     def value_and_grad(self, fn, primals, has_aux):
         """``((value, aux), grads)`` of ``fn(*primals)`` by torch autograd.
 
-        Each primal becomes a detached leaf (``requires_grad`` for floating dtypes); ``fn``
-        runs under ``torch.enable_grad()``; ``torch.autograd.grad`` gives the gradients, zeros
-        for primals the value does not depend on. ``value`` and ``aux`` come back detached.
+        Each floating primal becomes a leaf that requires grad: a primal outside any graph
+        and held by nothing but its Parameter is marked in place for the call (and unmarked
+        after; no copy per parameter per step, as torch's own parameters are leaves), one
+        already in a graph, given twice or held elsewhere too is detached first; ``fn`` runs under ``torch.enable_grad()``; ``torch.autograd.grad``
+        gives the gradients, zeros for primals the value does not depend on. ``value`` and
+        ``aux`` come back detached.
         """
         if torch.compiler.is_compiling():
             return _func_value_and_grad(fn, primals, has_aux)
-        leaves = []
+        leaves, marked, seen = [], [], set()
         for p in primals:
-            leaf = p.detach()
-            if leaf.is_floating_point():
-                leaf.requires_grad_(True)
-            leaves.append(leaf)
-        with torch.enable_grad():
-            out = fn(*leaves)
-            value, aux = out if has_aux else (out, None)
-            wanted = [leaf for leaf in leaves if leaf.requires_grad]
-            if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
-                found = iter(torch.autograd.grad(value, wanted, allow_unused=True))
+            if p.requires_grad or id(p) in seen or _refs(p) > _PRIMAL_REFS:
+                leaf = p.detach()
+                if leaf.is_floating_point():
+                    leaf.requires_grad_(True)
             else:
-                found = iter([None] * len(wanted))
+                leaf = p
+                if p.is_floating_point():
+                    p.requires_grad_(True)
+                    marked.append(p)
+            seen.add(id(p))
+            leaves.append(leaf)
+        try:
+            with torch.enable_grad():
+                out = fn(*leaves)
+                value, aux = out if has_aux else (out, None)
+                wants = [leaf.requires_grad for leaf in leaves]
+                wanted = [leaf for leaf, w in zip(leaves, wants) if w]
+                if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
+                    found = iter(torch.autograd.grad(value, wanted, allow_unused=True))
+                else:
+                    found = iter([None] * len(wanted))
+        finally:
+            for p in marked:
+                p.requires_grad_(False)
         grads = []
-        for leaf in leaves:
-            g = next(found) if leaf.requires_grad else None
+        for leaf, w in zip(leaves, wants):
+            g = next(found) if w else None
             grads.append(torch.zeros_like(leaf, requires_grad=False) if g is None else g)
         if isinstance(value, torch.Tensor):
             value = value.detach()
-        return (value, _detach_tree(aux)), grads
+        return (value, _detach_tree(aux, _cut)), grads
 
     def grad_boundary(self, arrays, vjp):
         """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
@@ -83,16 +112,22 @@ def _func_value_and_grad(fn, primals, has_aux):
         found, (value, aux) = torch.func.grad(inner, argnums=tuple(range(len(diff))),
                                               has_aux=True)(*(primals[i] for i in diff))
         for i, g in zip(diff, found):
-            grads[i] = g
+            grads[i] = g.detach()
     else:
         value, (_, aux) = inner()
     return (value.detach() if isinstance(value, torch.Tensor) else value,
             _detach_tree(aux)), grads
 
 
-def _detach_tree(x):
+def _detach_tree(x, detach=torch.Tensor.detach):
     if isinstance(x, torch.Tensor):
-        return x.detach()
+        return detach(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(_detach_tree(v) for v in x)
+        return type(x)(_detach_tree(v, detach) for v in x)
     return x
+
+
+def _cut(t):
+    """``t`` cut from the autograd graph: itself when it is in none (eagerly, a tensor that
+    does not require grad is outside every graph; an updated BatchNorm statistic is)."""
+    return t.detach() if t.requires_grad else t

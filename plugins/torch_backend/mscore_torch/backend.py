@@ -46,6 +46,8 @@ class TorchBackend(TorchCore, TorchOps, TorchFused, TorchRandom, TorchAutodiff, 
             raise ValueError(f"MSCORE_TORCH_COMPILE: expected one of {COMPILE_POLICIES}, got "
                              f"{self._compile_policy!r}")
         self._compile_backend = os.environ.get("MSCORE_TORCH_COMPILE_BACKEND", "inductor")
+        self._cuda_graphs = os.environ.get("MSCORE_TORCH_CUDA_GRAPHS", "1") not in ("0", "")
+        self._compile_announced = False
         # Direct bindings: the dispatcher calls torch with no wrapper frame.
         t = torch
         for name, fn in (

@@ -13,49 +13,77 @@ MAX_RECOMPILES = 2   # later calls that compile again before GRAPH_MODE falls ba
 
 class TorchCompile:
     """``compile`` (policy from ``MSCORE_TORCH_COMPILE``, backend from
-    ``MSCORE_TORCH_COMPILE_BACKEND``, read when the backend is built)."""
+    ``MSCORE_TORCH_COMPILE_BACKEND``, CUDA graphs from ``MSCORE_TORCH_CUDA_GRAPHS``, read when
+    the backend is built)."""
+
+    def _compiles(self):
+        """Whether GRAPH_MODE programs go through ``torch.compile`` on the current device:
+        ``always``; ``auto`` on CUDA (where a step's host time is what a compiled, replayed
+        program saves); never with ``never``."""
+        policy = self._compile_policy
+        return policy == "always" or (policy == "auto" and self._device.type == "cuda")
+
+    def _compile_mode(self):
+        """``"reduce-overhead"`` (inductor's CUDA graphs: the whole step replayed with one
+        launch) on CUDA unless ``MSCORE_TORCH_CUDA_GRAPHS=0``; None otherwise."""
+        if self._device.type != "cuda" or not self._cuda_graphs:
+            return None
+        return "reduce-overhead"
 
     def graph_mode_eager_reason(self):
         """None when GRAPH_MODE programs go through ``torch.compile`` (see :meth:`compile`),
         else the policy that keeps them eager."""
-        if self._compile_policy == "always":
+        if self._compiles():
             return None
-        return ("torch.compile is off by default (MSCORE_TORCH_COMPILE=always turns it on; "
-                "on CPU it did not pay off)")
+        if self._compile_policy == "never":
+            return "MSCORE_TORCH_COMPILE=never"
+        return ("torch.compile runs on CUDA only by default (MSCORE_TORCH_COMPILE=always "
+                "turns it on here; on CPU it did not pay off)")
 
     def compile(self, fn, donate_argnums=()):
-        """``fn`` for GRAPH_MODE: ``torch.compile``d when asked for, else ``fn`` itself.
+        """``fn`` for GRAPH_MODE: ``torch.compile``d where it pays, else ``fn`` itself.
 
-        ``MSCORE_TORCH_COMPILE`` picks the policy: ``always`` compiles, ``never`` and
-        ``auto`` (default) run the program eagerly. ``auto`` is eager because compiling did
-        not pay off where it was measured (bench/torch_vs_native.py, MLP 784-512-512-10,
-        batch 64): on CPU the first call takes 10-30 s and steps got no faster; on an H100
-        the compiled step (one graph, traced once) took 2.32 ms against 2.09 ms eagerly.
-        ``MSCORE_TORCH_COMPILE_BACKEND`` names the ``torch.compile`` backend (default
-        ``inductor``). Under ``torch.compile`` the gradients come from ``torch.func.grad``,
-        so forward, backward and optimizer update trace into one graph. A program that
-        fails to compile, or that recompiles on :data:`MAX_RECOMPILES` later calls, runs
-        eagerly from then on, with a warning. ``donate_argnums`` is accepted and ignored
-        (torch has no buffer donation).
+        ``MSCORE_TORCH_COMPILE`` picks the policy: ``auto`` (default) compiles on CUDA and
+        runs eagerly on CPU (where the first call took 10-30 s and steps got no faster:
+        bench/torch_vs_native.py); ``always`` compiles everywhere; ``never`` nowhere. On CUDA
+        the program is compiled with ``mode="reduce-overhead"``: inductor's kernels captured
+        in CUDA graphs, so a whole train step (forward, backward, optimizer update, loss-scale
+        bookkeeping) is replayed with a few launches instead of thousands;
+        ``MSCORE_TORCH_CUDA_GRAPHS=0`` compiles without the capture. The first use says so
+        once (a RuntimeWarning). ``MSCORE_TORCH_COMPILE_BACKEND`` names the
+        ``torch.compile`` backend (default ``inductor``). Under ``torch.compile`` the
+        gradients come from ``torch.func.grad``, so the step traces into one graph. Shapes
+        are static: a call with new shapes is a new program (mscore.compile.graph keys
+        programs by shape), compiled afresh. A program that fails to compile, or that
+        recompiles on :data:`MAX_RECOMPILES` later calls, runs eagerly from then on, with a
+        warning. With CUDA graphs, the program's outputs (its second result, the cell's
+        outputs) are copied out of the graph's memory, which the next replay reuses.
+        ``donate_argnums`` is accepted and ignored (torch has no buffer donation).
         """
-        policy = self._compile_policy
-        if policy != "always":
+        if not self._compiles():
             return fn
+        inductor = self._compile_backend == "inductor"
+        mode = self._compile_mode() if inductor else None   # another backend has no modes
+        self._announce_compilation(mode)
         stats = {"graphs": 0}
         traced, counter_globals = _private_trace_counter(fn)
         try:
             inner = self._compile_backend
+            patches = _inductor_patches(mode) if inductor else None
             if isinstance(inner, str):
                 inner = torch._dynamo.lookup_backend(inner)
 
             def counting_backend(gm, example_inputs, **kwargs):
                 stats["graphs"] += 1
+                if patches:
+                    kwargs = {**kwargs, "config_patches": patches}
                 return inner(gm, example_inputs, **kwargs)
             compiled = torch.compile(traced, backend=counting_backend, dynamic=False)
         except Exception as exc:  # an unknown or broken compiler backend
             _warn_eager(exc)
             return fn
         state = {"fn": compiled, "calls": 0, "recompiles": 0}
+        graphs = mode == "reduce-overhead"
 
         def run(*args):
             current = state["fn"]
@@ -65,7 +93,11 @@ class TorchCompile:
             if counter_globals is not None:
                 counter_globals["trace_count"] = 0  # the value dynamo's guard was made with
             try:
+                if graphs:
+                    torch.compiler.cudagraph_mark_step_begin()
                 result = current(*args)
+                if graphs:
+                    result = _outputs_copied(result)
             except Exception as exc:
                 # Compilation failed, or the program itself raised: run it eagerly. Its own
                 # error then surfaces unchanged; a success means the compiler was at fault.
@@ -90,7 +122,40 @@ class TorchCompile:
 
         run.__wrapped__ = fn
         run.compile_stats = stats
+        run.compile_mode = mode
         return run
+
+    def _announce_compilation(self, mode):
+        """One RuntimeWarning per backend: GRAPH_MODE is compiled, and how to turn it off."""
+        if self._compile_announced or self._compile_policy == "always":
+            return
+        self._compile_announced = True
+        how = "with CUDA graphs (mode='reduce-overhead'; MSCORE_TORCH_CUDA_GRAPHS=0 keeps " \
+              "the kernels without the capture)" if mode else "without CUDA graphs"
+        warnings.warn(f"GRAPH_MODE on {self.device}: each program is compiled with "
+                      f"torch.compile {how}; the first call of a program takes seconds to "
+                      f"compile. MSCORE_TORCH_COMPILE=never runs GRAPH_MODE eagerly.",
+                      RuntimeWarning, stacklevel=4)
+
+
+def _inductor_patches(mode):
+    """Inductor's settings for a GRAPH_MODE program: ``mode``'s (``reduce-overhead``: CUDA
+    graphs), as ``torch.compile(mode=...)`` would apply them, and eager's float16/bfloat16
+    rounding between fused ops (``emulate_precision_casts``), so a compiled step makes the
+    same loss-scale overflow decisions as PYNATIVE instead of computing more precisely."""
+    import torch._inductor as inductor
+    patches = dict(inductor.list_mode_options(mode)) if mode else {}
+    patches["emulate_precision_casts"] = True
+    return patches
+
+
+def _outputs_copied(result):
+    """``(new values, outputs)`` with the outputs copied out of the CUDA graph pool (the next
+    replay overwrites it; the new values are fed back to the next call and read by nobody
+    after it)."""
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list):
+        return result[0], [t.clone() if isinstance(t, torch.Tensor) else t for t in result[1]]
+    return result
 
 
 def _private_trace_counter(fn):

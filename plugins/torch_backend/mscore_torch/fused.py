@@ -106,12 +106,16 @@ class TorchFused:
         """``torch.nn.functional.layer_norm``. Inputs narrower than float32 are normalised
         in float32 with float32 parameters and the output rounded once to their dtype
         (MindSpore's rule); otherwise the parameters take the input's dtype."""
-        work = torch.float32 if is_half_precision(x.dtype.itemsize) else x.dtype
-        xc = x if x.dtype == work else x.to(work)
+        dt = x.dtype
+        if dt == torch.float32 and (weight is None or weight.dtype == dt) and \
+                (bias is None or bias.dtype == dt):
+            return torch.layer_norm(x, normalized_shape, weight, bias, eps)
+        work = torch.float32 if is_half_precision(dt.itemsize) else dt
+        xc = x if dt == work else x.to(work)
         weight = weight if weight is None or weight.dtype == work else weight.to(work)
         bias = bias if bias is None or bias.dtype == work else bias.to(work)
-        out = tnf.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
-        return out if out.dtype == x.dtype else out.to(x.dtype)
+        out = torch.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
+        return out if out.dtype == dt else out.to(dt)
 
     def batch_norm(self, x, running_mean, running_var, weight, bias, training, momentum, eps):
         """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``.
@@ -138,6 +142,18 @@ class TorchFused:
         rv = running_var.detach().to(pdt, copy=True)
         out = tnf.batch_norm(x, rm, rv, weight, bias, True, momentum, eps)
         return out, rm.to(running_mean.dtype), rv.to(running_var.dtype)
+
+    def batch_norm_inplace(self, x, running_mean, running_var, weight, bias, momentum, eps):
+        """Training :meth:`batch_norm` that updates ``running_mean`` and ``running_var`` in
+        place (one kernel, no copies of the statistics), or None unless they already hold
+        the statistics' dtype (float32; float64 for float64 inputs) outside autograd."""
+        pdt = torch.float64 if x.dtype == torch.float64 else torch.float32
+        if running_mean.dtype != pdt or running_var.dtype != pdt or \
+                running_mean.requires_grad or running_var.requires_grad:
+            return None
+        weight = weight if weight is None or weight.dtype == pdt else weight.to(pdt)
+        bias = bias if bias is None or bias.dtype == pdt else bias.to(pdt)
+        return tnf.batch_norm(x, running_mean, running_var, weight, bias, True, momentum, eps)
 
     def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean",
                       label_smoothing=0.0):

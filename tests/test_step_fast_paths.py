@@ -1,0 +1,215 @@
+"""The short host paths of a train step on torch give the results of the long ones: leaves
+marked in place, BatchNorm statistics updated in place, label checks deferred on a device."""
+from __future__ import annotations
+
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import mscore as ms
+from mscore import _state, dispatch, nn, ops
+from mscore.common.parameter import Parameter
+
+
+@pytest.fixture(autouse=True)
+def torch_backend():
+    _state.reset()
+    ms.set_context(backend="torch", device_target="CPU", mode=ms.PYNATIVE_MODE)
+    yield
+    _state.reset()
+
+
+def _bn_reference(x, mean, var, gamma, beta, momentum, eps=1e-5):
+    """numpy float64: (output, new running mean, new running var) of training BatchNorm."""
+    axes = (0, 2, 3)
+    m = x.mean(axes)
+    v = x.var(axes)
+    n = x.size // x.shape[1]
+    out = (x - m[None, :, None, None]) / np.sqrt(v + eps)[None, :, None, None]
+    out = out * gamma[None, :, None, None] + beta[None, :, None, None]
+    new_var = (1 - momentum) * var + momentum * v * n / (n - 1)
+    return out, (1 - momentum) * mean + momentum * m, new_var
+
+
+def test_batch_norm_updates_running_statistics_in_place_with_the_same_values():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 2, 2)).astype(np.float32)
+    mean0, var0 = rng.standard_normal(3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(
+        np.float32)
+    gamma, beta = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(
+        np.float32)
+    rm = Parameter(ms.Tensor(mean0), name="rm", requires_grad=False)
+    rv = Parameter(ms.Tensor(var0), name="rv", requires_grad=False)
+    storage_before = rm._data.data_ptr()
+    out = ops.batch_norm(ms.Tensor(x), rm, rv, ms.Tensor(gamma), ms.Tensor(beta), training=True,
+                         momentum=0.1)
+    want_out, want_mean, want_var = _bn_reference(x.astype(np.float64), mean0, var0, gamma,
+                                                  beta, 0.1)
+    np.testing.assert_allclose(out.asnumpy(), want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.asnumpy(), want_mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.asnumpy(), want_var, rtol=1e-5, atol=1e-6)
+    assert rm._data.data_ptr() == storage_before   # written where it was: no copy
+
+
+def test_batch_norm_leaves_a_held_value_of_the_statistics_alone():
+    rm = Parameter(ms.Tensor(np.zeros(3, np.float32)), name="rm", requires_grad=False)
+    rv = Parameter(ms.Tensor(np.ones(3, np.float32)), name="rv", requires_grad=False)
+    held = rm.value()      # someone keeps the old value: it must not change under them
+    x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(4, 3, 1, 1))
+    ops.batch_norm(x, rm, rv, None, None, training=True, momentum=0.5)
+    np.testing.assert_array_equal(held.asnumpy(), np.zeros(3, np.float32))
+    np.testing.assert_allclose(rm.asnumpy(), 0.5 * np.array([4.5, 5.5, 6.5]), rtol=1e-6)
+
+
+def test_a_scope_that_undoes_changes_sees_the_old_statistics_again():
+    from mscore.common.parameter import MutationScope
+    rm = Parameter(ms.Tensor(np.zeros(3, np.float32)), name="rm", requires_grad=False)
+    rv = Parameter(ms.Tensor(np.ones(3, np.float32)), name="rv", requires_grad=False)
+    x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(4, 3, 1, 1))
+    with MutationScope() as scope:
+        ops.batch_norm(x, rm, rv, None, None, training=True, momentum=0.5)
+        scope.restore()
+    np.testing.assert_array_equal(rm.asnumpy(), np.zeros(3, np.float32))
+    np.testing.assert_array_equal(rv.asnumpy(), np.ones(3, np.float32))
+
+
+def _train_step():
+    ms.set_seed(0)
+    net = nn.SequentialCell([nn.Conv2d(3, 4, 3, pad_mode="pad", padding=1), nn.BatchNorm2d(4),
+                             nn.ReLU(), nn.Flatten(), nn.Dense(4 * 16, 5)])
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()),
+                               nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    step.set_train()
+    return net, step
+
+
+def test_train_step_leaves_parameters_outside_autograd_and_frees_its_graph():
+    net, step = _train_step()
+    rng = np.random.default_rng(1)
+    x = ms.Tensor(rng.standard_normal((2, 3, 4, 4)).astype(np.float32))
+    y = ms.Tensor(np.array([1, 3], np.int32))
+    before = {p.name: p.asnumpy() for p in net.trainable_params()}
+    step(x, y)
+    # Only the Parameter (and getrefcount's argument) hold each array: no autograd graph
+    # outlives the step, so the next update may write in place.
+    refs = {p.name: sys.getrefcount(p._data) for p in net.get_parameters()}
+    assert refs == {name: 2 for name in refs}
+    assert not any(p._data.requires_grad for p in net.get_parameters())
+    gc.collect()
+    changed = [n for n, p in ((p.name, p) for p in net.trainable_params())
+               if not np.array_equal(p.asnumpy(), before[n])]
+    assert changed, "the step updated nothing"
+
+
+def test_same_tensor_behind_two_parameters_gets_two_gradients():
+    data = ms.Tensor(np.array([1.0, 2.0], np.float32))._data
+    a = Parameter(ms.Tensor._wrap(data), name="a")
+    b = Parameter(ms.Tensor._wrap(data), name="b")
+
+    def f():
+        return (a * 2.0).sum() + (b * 3.0).sum()
+    _, (ga, gb) = ms.value_and_grad(f, None, [a, b])()
+    np.testing.assert_array_equal(ga.asnumpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(gb.asnumpy(), [3.0, 3.0])
+    assert not data.requires_grad
+
+
+def test_labels_on_a_device_are_checked_at_the_next_host_read(monkeypatch):
+    backend = dispatch.backend()
+    monkeypatch.setattr(backend, "device", "GPU:0")   # labels "in device memory"
+    logits = ms.Tensor(np.zeros((3, 4), np.float32))
+    loss = ops.cross_entropy(logits, ms.Tensor(np.array([0, 7, 1], np.int32)))
+    assert _state.thread.deferred_checks          # no synchronisation at the loss
+    with pytest.raises(ValueError, match=r"labels.*\[0, 4\).*got 7 at 1 of 3"):
+        loss.asnumpy()
+    assert not _state.thread.deferred_checks
+    # good labels (and ignore_index) compute the same loss as on the host path
+    labels = ms.Tensor(np.array([0, -100, 3], np.int32))
+    got = float(ops.cross_entropy(logits, labels).asnumpy())
+    np.testing.assert_allclose(got, np.log(4.0), rtol=1e-6)
+
+
+def test_device_label_checks_raise_before_a_loss_scaled_update(monkeypatch):
+    backend = dispatch.backend()
+    monkeypatch.setattr(backend, "device", "GPU:0")
+    ms.set_seed(0)
+    net = nn.Dense(4, 3)
+    opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+    step = ms.amp.build_train_network(net, opt, nn.CrossEntropyLoss(), level="O2")
+    before = net.weight.asnumpy().copy()
+    with pytest.raises(ValueError, match="labels"):
+        step(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([1, 5], np.int32)))
+    np.testing.assert_array_equal(net.weight.asnumpy(), before)
+
+
+def test_loss_scale_update_on_the_host_follows_the_device_rule():
+    from mscore.nn.wrap.loss_scale import DynamicLossScaleUpdateCell
+    flags = [False, False, True, False, False, False, True, True, False, False, False]
+    results = []
+    for host in (False, True):
+        cell = DynamicLossScaleUpdateCell(2.0 ** 3 + 1, 3.0, 2)   # factor 3: float32 rounding
+        scale = Parameter(ms.Tensor(np.float32(2.0 ** 3 + 1)), name="scale",
+                          requires_grad=False)
+        seen = []
+        for k, flag in enumerate(flags):
+            if k == 5:   # a change behind the cell's back is picked up
+                scale.set_data(ms.Tensor(np.float32(7.0)))
+            overflow = ms.Tensor(flag)
+            if host:
+                cell.update_on_host(scale, flag)
+            else:
+                cell(scale, overflow)
+            seen.append((scale.asnumpy().tobytes(), int(cell.current_iterator_step.asnumpy()),
+                         int(cell.last_overflow_iterator_step.asnumpy())))
+        results.append(seen)
+    assert results[0] == results[1]
+    assert results[0][-1][1] == len(flags) + 1
+
+
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+def test_o2_normalisation_on_half_inputs_matches_the_cast_composite(monkeypatch, low):
+    """amp O2 keeps LayerNorm/BatchNorm in float32 with casts around them; taking the
+    half-precision input uncast (normalised in float32, rounded once) gives the same values
+    and gradients. A float32 LayerNorm called on its own still returns float32."""
+    from mscore import amp
+    from mscore.nn.layer import normalization
+    low_dt = getattr(ms, low)
+
+    def run():
+        ms.set_seed(0)
+        net = nn.SequentialCell([nn.Conv2d(3, 4, 3, pad_mode="pad", padding=1),
+                                 nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                                 nn.Dense(64, 8), nn.LayerNorm((8,)), nn.Dense(8, 3)])
+        net.set_train()
+        net = amp.auto_mixed_precision(net, "O2", low_dt)
+        x = ms.Tensor(np.random.default_rng(2).standard_normal((2, 3, 4, 4)).astype(
+            np.float32))
+        out, grads = ms.value_and_grad(lambda x: net(x).sum(), None,
+                                       net.trainable_params())(x)
+        return out.asnumpy(), [g.asnumpy().astype(np.float32) for g in grads]
+
+    fast_out, fast_grads = run()
+    monkeypatch.setattr(normalization, "_takes_half_uncast", lambda *a: False)
+    slow_out, slow_grads = run()
+    np.testing.assert_array_equal(fast_out, slow_out)
+    for a, b in zip(fast_grads, slow_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    ln = nn.LayerNorm((8,)).to_float(ms.float32)
+    y = ln(ms.Tensor(np.ones((2, 8), np.float16)))
+    assert y.dtype == ms.float32
+
+
+def test_array_shared_with_a_parameter_not_differentiated_gets_no_gradient_through_it():
+    data = ms.Tensor(np.array([1.0, 2.0], np.float32))._data
+    a = Parameter(ms.Tensor._wrap(data), name="a")
+    b = Parameter(ms.Tensor._wrap(data), name="b", requires_grad=False)
+
+    def f():
+        return (a * 2.0).sum() + (b * 3.0).sum()
+    _, (ga,) = ms.value_and_grad(f, None, [a])()
+    np.testing.assert_array_equal(ga.asnumpy(), [2.0, 2.0])   # b's use is not a's
+    assert not data.requires_grad
