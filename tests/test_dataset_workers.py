@@ -309,3 +309,56 @@ def test_python_multiprocessing_false_stays_in_this_process():
     data = _src().map(pid_of, num_parallel_workers=2)
     assert set(_col(data)) == {os.getpid()}
     assert config.get_multiprocessing_start_method() == "fork"
+
+
+def test_an_unguarded_main_script_is_explained(tmp_path, run_py):
+    script = tmp_path / "unguarded.py"
+    script.write_text("import numpy as np\nimport mscore.dataset as ds\n"
+                      "d = ds.NumpySlicesDataset({'x': np.arange(4)}, shuffle=False).map(\n"
+                      "    np.negative, python_multiprocessing=True, num_parallel_workers=2)\n"
+                      "print(list(d.create_tuple_iterator(output_numpy=True, num_epochs=1)))\n")
+    proc = run_py([str(script)], cwd=str(tmp_path), timeout=60)
+    assert proc.returncode == 1
+    assert "exited with code 1 while starting" in proc.stderr
+    assert "if __name__ == '__main__':" in proc.stderr
+
+
+_HOLDS_WORKERS = """
+import os, sys, time
+import numpy as np
+import mscore.dataset as ds
+
+def pid_of(x):
+    return np.array(os.getpid(), np.int64)
+
+if __name__ == "__main__":
+    data = ds.NumpySlicesDataset({"x": np.arange(50)}, shuffle=False).map(
+        pid_of, python_multiprocessing=True, num_parallel_workers=2)
+    it = data.create_tuple_iterator(output_numpy=True)
+    print(int(next(it)[0]), int(next(it)[0]), flush=True)
+    time.sleep(120)
+"""
+
+
+def test_workers_end_when_the_main_process_is_killed(tmp_path):
+    import subprocess
+    import sys
+    import time
+    from conftest import subprocess_env
+    script = tmp_path / "holds_workers.py"
+    script.write_text(_HOLDS_WORKERS)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            cwd=str(tmp_path), env=subprocess_env())
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(set(pids)) == 2 and all(os.path.exists(f"/proc/{p}") for p in pids)
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+            time.sleep(0.1)
+        assert not [p for p in pids if os.path.exists(f"/proc/{p}")]
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stdout.close()

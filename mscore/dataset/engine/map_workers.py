@@ -210,9 +210,13 @@ class _Pool:
         self.busy = False
 
     def _died(self, i, doing):
+        hint = ""
+        if doing == "while starting":
+            hint = ("; each worker imports the main script: keep its top-level code under "
+                    "if __name__ == '__main__':")
         raise RuntimeError(f"{self.what}: worker process {i} of {self.num} (pid "
                            f"{self.procs[i].pid}) {_how_it_ended(self.procs[i])} {doing}; the "
-                           f"other workers were stopped")
+                           f"other workers were stopped{hint}")
 
     def _receive(self, i, doing):
         conn, proc = self.conns[i], self.procs[i]
