@@ -2,6 +2,7 @@
 them (checked against MindSpore 2.10's behaviour recorded in
 ``tests/data/dataset_workers_oracle.json`` by ``tests/data/make_dataset_workers_oracle.py``),
 rows in order and seeded per row, a dying worker named, and no process left behind."""
+import ctypes
 import gc
 import glob
 import json
@@ -12,17 +13,20 @@ import os
 import pathlib
 import random
 import signal
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 
 import mscore as ms
+import mscore.dataset as ds
 from mscore import _state
 from mscore.dataset import config
 from mscore.dataset.engine import map_workers
-
-import mscore.dataset as ds
 
 ORACLE = json.loads((pathlib.Path(__file__).parent / "data" /
                      "dataset_workers_oracle.json").read_text())
@@ -119,7 +123,6 @@ def kill_self(x):
 
 def segfault(x):
     if x == 3:
-        import ctypes
         ctypes.string_at(0)
     return x
 
@@ -341,10 +344,6 @@ if __name__ == "__main__":
 
 
 def test_workers_end_when_the_main_process_is_killed(tmp_path):
-    import subprocess
-    import sys
-    import time
-    from conftest import subprocess_env
     script = tmp_path / "holds_workers.py"
     script.write_text(_HOLDS_WORKERS)
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,

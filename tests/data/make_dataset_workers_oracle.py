@@ -3,9 +3,9 @@
 
 Run with the real MindSpore (never imported by mscore or its tests):
 
-    cd /tmp && /path/to/mscore/tests/data/make_dataset_workers_oracle.py  # with /tmp/ms/bin/python
+    /tmp/ms/bin/python tests/data/make_dataset_workers_oracle.py             # every case
+    /tmp/ms/bin/python tests/data/make_dataset_workers_oracle.py --only NAME  # some, merged
 
-that is, ``/tmp/ms/bin/python tests/data/make_dataset_workers_oracle.py`` from the repository.
 Each case is a snippet that sets ``result``; it runs in a fresh process (a case whose worker
 dies must not take the others with it) with ``ds`` (``mindspore.dataset``), ``np``, ``os`` and
 the PRELUDE's helpers bound, under a time limit. The JSON holds each snippet with what it
@@ -196,8 +196,8 @@ def to_json(value):
 
 def run_one(name):
     """Run one case in this process and print its outcome as JSON."""
-    import numpy as np
     import mindspore.dataset as ds
+    import numpy as np
     ns = {"ds": ds, "np": np, "os": os}
     exec(PRELUDE, ns)  # noqa: S102 - the generator's own, fixed snippets
     try:
@@ -217,7 +217,7 @@ def main(only=()):
             out = json.load(f)
         out["prelude"] = PRELUDE.strip("\n")
     else:
-        out = {"generator": "tests/data/make_dataset_workers_oracle.py (run with MindSpore's python)",
+        out = {"generator": "/tmp/ms/bin/python tests/data/make_dataset_workers_oracle.py",
                "mindspore": ms.__version__, "prelude": PRELUDE.strip("\n"), "cases": {}}
     for name, spec in CASES.items():
         if only and name not in only:

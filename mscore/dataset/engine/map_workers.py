@@ -52,7 +52,7 @@ _lease = contextvars.ContextVar("mscore_dataset_worker_lease", default=None)
 # -- what the workers run -----------------------------------------------------------------------
 def _pickler():
     try:
-        import cloudpickle   # optional: lambdas and __main__ functions by value
+        import cloudpickle  # optional: lambdas and __main__ functions by value
         return cloudpickle
     except ImportError:
         return pickle
