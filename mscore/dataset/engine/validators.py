@@ -55,7 +55,9 @@ def check_optional_int(value, name, low, high=INT32_MAX):
 
 
 def check_num_parallel_workers(value):
-    """Accepted (``None`` or a positive int) and unused: rows are read in the calling thread."""
+    """``None`` or a positive int: the worker processes of Python code run with
+    ``python_multiprocessing`` (see :mod:`.map_workers`); otherwise unused (rows are read in
+    the calling thread)."""
     return check_optional_int(value, "num_parallel_workers", 1)
 
 
