@@ -27,6 +27,7 @@ import mscore.dataset as ds
 from mscore import _state
 from mscore.dataset import config
 from mscore.dataset.engine import map_workers
+from mscore.train.dataset_helper import DatasetHelper
 
 ORACLE = json.loads((pathlib.Path(__file__).parent / "data" /
                      "dataset_workers_oracle.json").read_text())
@@ -196,6 +197,16 @@ def test_workers_kept_across_epochs_then_stopped(no_leftovers):
     assert not (pids[0] & _workers_alive())     # the iterator read its 3 epochs
 
 
+def test_a_training_loop_keeps_its_workers_across_epochs(no_leftovers):
+    data = _src(6).map(pid_of, python_multiprocessing=True, num_parallel_workers=2)
+    helper = DatasetHelper(data, dataset_sink_mode=False)
+    pids = [{int(row[0].asnumpy()) for row in helper} for _ in range(3)]
+    assert len(pids[0]) == 2 and pids[0] == pids[1] == pids[2]
+    assert pids[0] <= _workers_alive()
+    map_workers.release_workers(helper.dataset)
+    assert not (pids[0] & _workers_alive())
+
+
 def test_workers_stop_when_the_iterator_is_dropped_mid_epoch(no_leftovers):
     data = _src(40).map(pid_of, python_multiprocessing=True, num_parallel_workers=2)
     it = data.create_tuple_iterator(output_numpy=True)
@@ -286,7 +297,8 @@ def test_without_cloudpickle_a_lambda_is_refused_with_a_hint(monkeypatch):
     import pickle
     monkeypatch.setattr(map_workers, "_pickler", lambda: pickle)
     with pytest.raises(TypeError, match="define it at module level of an importable module, "
-                                        "or install cloudpickle"):
+                                        "install cloudpickle; or pass "
+                                        "python_multiprocessing=False"):
         _src().map(lambda x: x, python_multiprocessing=True, num_parallel_workers=2)
 
 

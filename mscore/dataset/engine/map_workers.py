@@ -17,10 +17,11 @@ numpy's global random state and the streams of random transforms from
 ``np.random.SeedSequence([seed, epoch, k])`` (``seed``: the pipeline seed), so what a pass
 gives does not depend on the number of workers.
 
-*Lifetime.* A pool is kept from epoch to epoch for the iterator that runs it and stopped when
-that iterator has read its epochs, is stopped, released or garbage-collected; when a pass ends
-early or fails; when its node is garbage-collected; at exit. A pass not run by an iterator
-(``get_dataset_size``, ``output_shapes``) stops its pool when it ends. A worker ends by itself
+*Lifetime.* A pool is kept from epoch to epoch. Under an iterator it is stopped when that
+iterator has read its epochs, is stopped, released or garbage-collected; a pass run without
+one (``Model.train``'s, ``get_dataset_size``) leaves it for the next pass until
+:func:`release_workers`, the node is garbage-collected or the program exits. A pass that ends
+early or fails stops its pool at once. A worker ends by itself
 when the main process ends (its pipe closes; on Linux it is also killed with its parent). A
 worker that dies is reported with the node, the worker and its exit code or signal.
 """
@@ -42,7 +43,8 @@ import numpy as np
 from mscore.dataset import config
 from mscore.dataset.engine.op_random import OpStreams
 
-__all__ = ["WorkerLease", "WorkerSlot", "dump_job", "lease_scope", "row_seed"]
+__all__ = ["WorkerLease", "WorkerSlot", "dump_job", "lease_scope", "release_workers",
+           "row_seed"]
 
 _PDEATHSIG = 1          # prctl(PR_SET_PDEATHSIG, ...)
 _STOP_WAIT_S = 2.0      # how long a stopping worker may take before it is killed
@@ -72,8 +74,10 @@ def dump_job(job, what, parts=()):
             except Exception:  # noqa: BLE001
                 culprit = f" ({name} cannot be pickled)"
                 break
-        hint = "" if _pickler() is not pickle else \
-            "; define it at module level of an importable module, or install cloudpickle"
+        hint = "; or pass python_multiprocessing=False to run it in this process"
+        if _pickler() is pickle:
+            hint = "; define it at module level of an importable module, install " \
+                   "cloudpickle" + hint
         raise TypeError(f"{what}: cannot be sent to a worker process (python_multiprocessing="
                         f"True){culprit}: {type(exc).__name__}: {exc}{hint}") from exc
 
@@ -339,10 +343,24 @@ class WorkerSlot:
             pool.busy = False
             if pool is not self._pool:
                 pool.close()                  # a second, concurrent pass's own pool
-            elif not done or lease is None:
+            elif not done:
                 self.close()
-            else:
+            elif lease is not None:
                 lease.keep(self)
+            # else (a training loop's passes): kept for the next epoch, until the node is
+            # garbage-collected, release_workers() or exit
+
+
+def release_workers(dataset):
+    """Stop the worker processes of every node of the pipeline ``dataset`` (a later pass
+    starts new ones)."""
+    todo = [dataset]
+    while todo:
+        node = todo.pop()
+        slot = getattr(node, "_workers", None)
+        if isinstance(slot, WorkerSlot):
+            slot.close()
+        todo.extend(getattr(node, "children", ()))
 
 
 def _in_order(pool, items, seed, epoch):
