@@ -2,7 +2,6 @@
 them (checked against MindSpore 2.10's behaviour recorded in
 ``tests/data/dataset_workers_oracle.json`` by ``tests/data/make_dataset_workers_oracle.py``),
 rows in order and seeded per row, a dying worker named, and no process left behind."""
-import ctypes
 import gc
 import glob
 import json
@@ -15,11 +14,12 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 import pytest
+from _dataset_worker_ops import (Broken, Locked, die, kill_self, noisy, pid_of, plus_ten,
+                                 segfault, to_none)
 from conftest import subprocess_env
 
 import mscore as ms
@@ -100,36 +100,6 @@ def _col(dataset, i=0, epochs=1):
     it = dataset.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
     out = [[np.asarray(r[i]).tolist() for r in it] for _ in range(epochs)]
     return out[0] if epochs == 1 else out
-
-
-def pid_of(x):
-    return np.array(os.getpid(), np.int64)
-
-
-def noisy(x):
-    return x * 1000 + np.random.randint(1000) + random.randrange(7) * 10 ** 6
-
-
-def die(x):
-    if x == 3:
-        os._exit(3)
-    return x
-
-
-def kill_self(x):
-    if x == 3:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return x
-
-
-def segfault(x):
-    if x == 3:
-        ctypes.string_at(0)
-    return x
-
-
-def to_none(x):
-    return None
 
 
 # -- the recorded MindSpore behaviour ----------------------------------------------------------
@@ -223,13 +193,13 @@ def _loop_that_raises(data):
 
 
 def test_workers_stop_when_the_main_process_raises(no_leftovers):
-    data = _src(40).map(lambda x: x, python_multiprocessing=True, num_parallel_workers=2)
+    data = _src(40).map(plus_ten, python_multiprocessing=True, num_parallel_workers=2)
     with pytest.raises(KeyError):
         _loop_that_raises(data)
 
 
 def test_two_passes_at_once_get_their_own_rows(no_leftovers):
-    data = _src(5).map(lambda x: x + 10, python_multiprocessing=True, num_parallel_workers=2)
+    data = _src(5).map(plus_ten, python_multiprocessing=True, num_parallel_workers=2)
     a = data.create_tuple_iterator(output_numpy=True, num_epochs=1)
     b = data.create_tuple_iterator(output_numpy=True, num_epochs=1)
     got = [(int(next(a)[0]), int(next(b)[0])) for _ in range(5)]
@@ -278,19 +248,11 @@ def test_map_returning_none_in_a_worker_names_map_and_column(no_leftovers):
         _col(data)
 
 
-class _Locked:
-    def __init__(self):
-        self.lock = threading.Lock()
-
-    def __call__(self, x):
-        return x
-
-
 def test_an_operation_that_cannot_be_sent_is_named():
-    with pytest.raises(TypeError, match=r"map\(_Locked\): cannot be sent to a worker process "
-                                        r"\(python_multiprocessing=True\) \(operation _Locked "
+    with pytest.raises(TypeError, match=r"map\(Locked\): cannot be sent to a worker process "
+                                        r"\(python_multiprocessing=True\) \(operation Locked "
                                         r"cannot be pickled\)"):
-        _src().map(_Locked(), python_multiprocessing=True, num_parallel_workers=2)
+        _src().map(Locked(), python_multiprocessing=True, num_parallel_workers=2)
 
 
 def test_without_cloudpickle_a_lambda_is_refused_with_a_hint(monkeypatch):
@@ -302,18 +264,8 @@ def test_without_cloudpickle_a_lambda_is_refused_with_a_hint(monkeypatch):
         _src().map(lambda x: x, python_multiprocessing=True, num_parallel_workers=2)
 
 
-class _Broken:
-    def __getitem__(self, i):
-        if i == 2:
-            raise KeyError("row 2 is gone")
-        return (np.float32(i),)
-
-    def __len__(self):
-        return 4
-
-
 def test_batch_sampler_source_failure_in_a_worker_is_wrapped(no_leftovers):
-    data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=[[0, 1], [2, 3]],
+    data = ds.GeneratorDataset(Broken(), ["x"], batch_sampler=[[0, 1], [2, 3]],
                                num_parallel_workers=2)
     with pytest.raises(RuntimeError, match="GeneratorDataset source raised KeyError") as info:
         _col(data)
