@@ -2,6 +2,7 @@
 them (checked against MindSpore 2.10's behaviour recorded in
 ``tests/data/dataset_workers_oracle.json`` by ``tests/data/make_dataset_workers_oracle.py``),
 rows in order and seeded per row, a dying worker named, and no process left behind."""
+import copy
 import gc
 import glob
 import json
@@ -205,6 +206,16 @@ def test_two_passes_at_once_get_their_own_rows(no_leftovers):
     got = [(int(next(a)[0]), int(next(b)[0])) for _ in range(5)]
     assert got == [(i + 10, i + 10) for i in range(5)]
     del a, b
+
+
+def test_a_copied_pipeline_starts_its_own_workers(no_leftovers):
+    data = _src(4).map(pid_of, python_multiprocessing=True, num_parallel_workers=2)
+    it = data.create_tuple_iterator(output_numpy=True, num_epochs=2)
+    mine = {int(r[0]) for r in it}
+    theirs = set(_col(copy.deepcopy(data)))
+    assert len(theirs) == 2 and not (mine & theirs)
+    assert {int(r[0]) for r in it} == mine
+    del it
 
 
 def test_spawn_start_method(no_leftovers):

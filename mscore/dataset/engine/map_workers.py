@@ -6,7 +6,8 @@
 *Starting.* MindSpore's start method ``"fork"`` (the default of
 :func:`mscore.dataset.config.set_multiprocessing_start_method`) is carried out with
 ``"forkserver"``: forking the training process itself, with a backend's threads running, can
-deadlock; ``"spawn"`` is spawn. What the workers run is sent to them pickled, with cloudpickle
+deadlock; ``"spawn"`` is spawn. What the workers run is pickled when the pipeline node is
+built (so a node that cannot be sent fails at once, naming it) and sent to them, with cloudpickle
 when it is installed (lambdas and functions of the main script then travel by value), else with
 pickle (the functions must be importable). As under spawn, each worker imports the main
 script as ``__mp_main__``: keep its top-level code under ``if __name__ == "__main__":``.
@@ -34,6 +35,7 @@ import multiprocessing
 import pickle
 import random
 import signal
+import threading
 import traceback
 import weakref
 from multiprocessing import connection as mp_connection
@@ -306,6 +308,14 @@ class WorkerSlot:
         self.what, self._payload, self.num = what, payload, num
         self._pool = None
         self._finalizer = None
+        self._lock = threading.Lock()   # passes may start in a prefetch thread and here
+
+    def __getstate__(self):
+        """A copy (``copy.deepcopy`` of a pipeline) starts its own workers."""
+        return {"what": self.what, "_payload": self._payload, "num": self.num}
+
+    def __setstate__(self, state):
+        self.__init__(state["what"], state["_payload"], state["num"])
 
     def close(self):
         """Stop the workers (the next pass starts new ones)."""
@@ -317,6 +327,10 @@ class WorkerSlot:
             self._finalizer = None
 
     def _acquire(self):
+        with self._lock:
+            return self._acquire_locked()
+
+    def _acquire_locked(self):
         pool = self._pool
         if pool is not None and (pool.busy or not pool.alive() or not pool.idle()):
             if not pool.busy:
