@@ -26,7 +26,7 @@ from conftest import subprocess_env
 import mscore as ms
 import mscore.dataset as ds
 from mscore import _state
-from mscore.dataset import config
+from mscore.dataset import config, vision
 from mscore.dataset.engine import map_workers
 from mscore.train.dataset_helper import DatasetHelper
 
@@ -156,6 +156,21 @@ def test_rows_seeded_per_row_whatever_the_worker_count(workers, no_leftovers):
     data = _src(7).map(noisy, python_multiprocessing=True, num_parallel_workers=workers)
     epochs = _col(data, epochs=2)
     assert epochs == [_expected_noise(7, 0, 7), _expected_noise(7, 1, 7)]
+
+
+def test_random_transforms_do_not_depend_on_the_worker_count(no_leftovers):
+    images = np.arange(8 * 2 * 3 * 1, dtype=np.uint8).reshape(8, 2, 3, 1)
+    runs = []
+    for workers in (1, 2, 2):
+        data = ds.NumpySlicesDataset({"image": images}, shuffle=False).map(
+            vision.RandomHorizontalFlip(0.5), python_multiprocessing=True,
+            num_parallel_workers=workers)
+        runs.append(np.asarray(_col(data, epochs=2)))
+    flipped = (runs[0] == images[None, :, :, ::-1]).all(axis=(2, 3, 4))
+    kept = (runs[0] == images[None]).all(axis=(2, 3, 4))
+    assert (flipped | kept).all() and flipped.any() and kept.any()
+    assert (flipped[0] != flipped[1]).any()          # another draw in the next epoch
+    assert (runs[1] == runs[0]).all() and (runs[2] == runs[0]).all()
 
 
 def test_workers_kept_across_epochs_then_stopped(no_leftovers):

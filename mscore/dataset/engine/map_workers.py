@@ -7,9 +7,9 @@
 :func:`mscore.dataset.config.set_multiprocessing_start_method`) is carried out with
 ``"forkserver"``: forking the training process itself, with a backend's threads running, can
 deadlock; ``"spawn"`` is spawn. What the workers run is pickled when the pipeline node is
-built (so a node that cannot be sent fails at once, naming it) and sent to them, with cloudpickle
-when it is installed (lambdas and functions of the main script then travel by value), else with
-pickle (the functions must be importable). As under spawn, each worker imports the main
+built (a node that cannot be sent fails at once, naming it) and sent to them, with cloudpickle
+when it is installed (lambdas and functions of the main script then travel by value), else
+with pickle (the functions must be importable). As under spawn, each worker imports the main
 script as ``__mp_main__``: keep its top-level code under ``if __name__ == "__main__":``.
 
 *Rows and seeds.* Row ``k`` of a pass goes to worker ``k mod N``, one row in flight per worker,
@@ -22,9 +22,9 @@ gives does not depend on the number of workers.
 iterator has read its epochs, is stopped, released or garbage-collected; a pass run without
 one (``Model.train``'s, ``get_dataset_size``) leaves it for the next pass until
 :func:`release_workers`, the node is garbage-collected or the program exits. A pass that ends
-early or fails stops its pool at once. A worker ends by itself
-when the main process ends (its pipe closes; on Linux it is also killed with its parent). A
-worker that dies is reported with the node, the worker and its exit code or signal.
+early or fails stops its pool at once. A worker ends by itself when the main process ends (its
+pipe closes; on Linux it is also killed with its parent). A worker that dies is reported with
+the node, the worker and its exit code or signal.
 """
 from __future__ import annotations
 
