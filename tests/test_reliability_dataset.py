@@ -1,6 +1,7 @@
 """Dataset failures name where they happen: a map returning None or a dict fails at once
 naming the map and the column; under ``batch_sampler`` a source's (or the sampler's)
-exception is a RuntimeError naming it, as everywhere else in the pipeline."""
+exception is a RuntimeError naming it, as everywhere else in the pipeline. (Worker processes,
+``python_multiprocessing=True``: tests/test_dataset_workers.py.)"""
 import numpy as np
 import pytest
 
@@ -60,13 +61,3 @@ def test_batch_sampler_that_raises_is_named():
     data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=sampler())
     with pytest.raises(RuntimeError, match="batch_sampler raised OSError: sampler broke"):
         _rows(data)
-
-
-def test_python_multiprocessing_is_not_silently_ignored():
-    def double(x):
-        return x * 2
-    with pytest.warns(UserWarning, match=r"map\(double\): python_multiprocessing=True is not "
-                                         r"carried out"):
-        data = _source().map(double, input_columns=["col"], num_parallel_workers=2,
-                             python_multiprocessing=True)
-    assert [r[0].item() for r in _rows(data)] == [0.0, 2.0, 4.0, 6.0]

@@ -151,8 +151,9 @@ class Dataset:
         (each column a list of arrays, one per row) transforms the rows of a batch before
         they are stacked and returns one list (or array) per output column;
         ``input_columns`` (the columns it receives; default all), ``output_columns`` (the
-        names of what it returns; default ``input_columns``); ``python_multiprocessing`` and
-        ``max_rowsize`` are accepted (rows are batched in the calling thread).
+        names of what it returns; default ``input_columns``); ``python_multiprocessing`` runs
+        ``per_batch_map`` in ``num_parallel_workers`` worker processes
+        (:mod:`~mscore.dataset.engine.map_workers`); ``max_rowsize`` is checked.
         """
         from mscore.dataset.engine.ops_batch import BatchDataset
         _unexpected(kwargs, _BATCH_KWARGS, "batch")
@@ -185,8 +186,10 @@ class Dataset:
         (default: the first column). The results replace the input columns in place when
         there are as many; otherwise they come first, named ``output_columns``, followed by
         the other columns. Keyword arguments: ``callbacks`` (``DSCallback`` objects told of
-        every row), ``python_multiprocessing``, ``max_rowsize``, ``cache``, ``offload``
-        (accepted), ``column_order`` (MindSpore 1.x: the columns to keep, in order)."""
+        every row), ``python_multiprocessing`` (run the operations in ``num_parallel_workers``
+        worker processes: :mod:`~mscore.dataset.engine.map_workers`), ``max_rowsize``
+        (checked), ``cache``, ``offload`` (accepted), ``column_order`` (MindSpore 1.x: the
+        columns to keep, in order)."""
         from mscore.dataset.engine.ops_rows import MapDataset
         _unexpected(kwargs, _MAP_KWARGS, "map")
         return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers,

@@ -6,6 +6,7 @@ import numpy as np
 
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.mappable import MappableDataset, check_shards
 from mscore.dataset.engine.schema import Schema
 
@@ -116,12 +117,45 @@ class _Indexed(MappableDataset):
         return len(self._owner.source)
 
     def _get(self, index):
-        item = v.call_user(self._owner.source.__getitem__, (index,),
-                           "GeneratorDataset source")
-        return v.as_row(item, "GeneratorDataset source")
+        return read_item(self._owner.source, index)
 
     def _columns(self):
         return self._owner.get_col_names()
+
+    def _rows(self, epoch):
+        workers = self._owner._workers
+        if workers is None:
+            return super()._rows(epoch)
+        return workers.run(((int(i),) for i in self._indices(epoch)), epoch)
+
+
+def read_item(source, index):
+    """Row ``index`` of a random-access source."""
+    item = v.call_user(source.__getitem__, (index,), "GeneratorDataset source")
+    return v.as_row(item, "GeneratorDataset source")
+
+
+def read_batch(source, indices, collate_fn):
+    """The rows ``indices`` of a random-access source as one batch: merged by
+    ``collate_fn(*columns)``, else stacked."""
+    rows = [read_item(source, int(i)) for i in indices]
+    cols = [list(c) for c in zip(*rows)]
+    if collate_fn is not None:
+        return v.call_user(collate_fn, cols, "collate_fn")
+    return tuple(np.stack(c) for c in cols)
+
+
+class _ReadJob:
+    """What a GeneratorDataset's worker process runs: one row, or (under ``batch_sampler``)
+    one batch, of the source (see :mod:`.map_workers`)."""
+
+    def __init__(self, source, collate_fn, batched):
+        self.source, self.collate_fn, self.batched = source, collate_fn, batched
+
+    def __call__(self, index):
+        if self.batched:
+            return read_batch(self.source, index, self.collate_fn)
+        return read_item(self.source, index)
 
 
 class GeneratorDataset(MappableDataset):
@@ -131,9 +165,10 @@ class GeneratorDataset(MappableDataset):
     Each item is a tuple of arrays (one per column) or a single array. ``shuffle``,
     ``sampler``, ``num_shards`` and ``num_samples`` need a random-accessible source
     (``shuffle=None`` shuffles it, as in MindSpore); ``batch_sampler`` (lists of indices)
-    makes each row a batch, merged by ``collate_fn(*columns)`` (default: stacked). Rows are
-    read in the calling thread (``num_parallel_workers`` and ``python_multiprocessing`` are
-    accepted).
+    makes each row a batch, merged by ``collate_fn(*columns)`` (default: stacked). A
+    random-access source with ``num_parallel_workers > 1`` and ``python_multiprocessing``
+    (default True) is read in worker processes (see :mod:`.map_workers`); otherwise rows are
+    read in the calling thread. ``max_rowsize`` (an int) is checked as MindSpore checks it.
     """
 
     def __init__(self, source, column_names=None, column_types=None, schema=None,
@@ -146,7 +181,9 @@ class GeneratorDataset(MappableDataset):
             raise TypeError("source: GeneratorDataset takes a callable, an iterable or a "
                             "random-accessible object (with __getitem__)")
         self._names, self._types = self._layout(column_names, column_types, schema)
-        v.check_bool(python_multiprocessing, "python_multiprocessing")
+        self.python_multiprocessing = v.check_bool(python_multiprocessing,
+                                                   "python_multiprocessing")
+        self.max_rowsize = v.check_max_rowsize(max_rowsize, allow_list=False)
         self._check_batch_sampler(batch_sampler, collate_fn, num_samples, shuffle, sampler,
                                   num_shards, shard_id)
         self.source = source
@@ -165,6 +202,19 @@ class GeneratorDataset(MappableDataset):
             self._num_samples = v.check_optional_int(num_samples, "num_samples", 0,
                                                      v.INT64_MAX) or None
         self._one_shot_used = False
+        self._workers = self._worker_slot()
+
+    def _worker_slot(self):
+        """The worker processes that read a random-access source, as MindSpore reads it in
+        processes (``python_multiprocessing`` and more than one worker), or None."""
+        if not (self.python_multiprocessing and (self.num_parallel_workers or 1) > 1 and
+                self.random_access):
+            return None
+        what = f"GeneratorDataset(source {v.func_name(self.source)})"
+        job = _ReadJob(self.source, self.collate_fn, self.batch_sampler is not None)
+        payload = dump_job(job, what, [("the source", self.source),
+                                       ("collate_fn", self.collate_fn)])
+        return WorkerSlot(what, payload, self.num_parallel_workers)
 
     @staticmethod
     def _layout(column_names, column_types, schema):
@@ -238,23 +288,20 @@ class GeneratorDataset(MappableDataset):
         if columns is not None and not isinstance(columns, dict):
             raise TypeError(f"columns: expected a dict, got {type(columns).__name__}")
 
-    def _batches(self):
-        for indices in _guarded(iter(self.batch_sampler), "GeneratorDataset batch_sampler"):
-            rows = [v.as_row(v.call_user(self.source.__getitem__, (int(i),),
-                                         "GeneratorDataset source"), "GeneratorDataset source")
-                    for i in indices]
-            cols = [list(c) for c in zip(*rows)]
-            if self.collate_fn is not None:
-                yield v.call_user(self.collate_fn, cols, "collate_fn")
-            else:
-                yield tuple(np.stack(c) for c in cols)
+    def _batches(self, epoch):
+        batches = _guarded(iter(self.batch_sampler), "GeneratorDataset batch_sampler")
+        if self._workers is not None:
+            yield from self._workers.run(((list(b),) for b in batches), epoch)
+            return
+        for indices in batches:
+            yield read_batch(self.source, indices, self.collate_fn)
 
     def _items(self, epoch):
         if self._inner is not None:
             yield from self._inner._rows(epoch)
             return
         if self.batch_sampler is not None:
-            yield from self._batches()
+            yield from self._batches(epoch)
             return
         src = self.source
         if callable(src) and not hasattr(src, "__iter__"):

@@ -6,6 +6,7 @@ import numpy as np
 
 from mscore.dataset.engine import validators as v
 from mscore.common.tensor import Tensor
+from mscore.dataset.engine.map_workers import WorkerLease, lease_scope
 
 __all__ = ["TupleIterator", "DictIterator", "DeviceQueue", "to_tensor", "to_output"]
 
@@ -55,6 +56,7 @@ class _Iterator:
         self._current = None
         self._names = None
         self._select = None
+        self._lease = WorkerLease()   # worker pools kept from one epoch to the next
 
     def _layout(self):
         if self._names is None:
@@ -90,10 +92,17 @@ class _Iterator:
         if self._current is None:
             self._start()
         try:
-            row = next(self._current)
+            with lease_scope(self._lease):
+                row = next(self._current)
         except StopIteration:
             self._current = None
             self._epochs_done += 1
+            if self._num_epochs != -1 and self._epochs_done >= self._num_epochs:
+                self._lease.close()
+            raise
+        except BaseException:
+            self._current = None
+            self._lease.close()
             raise
         return self._convert(row)
 
@@ -108,11 +117,15 @@ class _Iterator:
             self._epochs_done += 1
 
     def release(self):
-        """MindSpore compatibility: nothing is held between passes."""
+        """End the current pass and stop the worker processes kept for the next ones."""
         self.stop()
+        self._lease.close()
 
     def __del__(self):
         self._current = None
+        lease = getattr(self, "_lease", None)
+        if lease is not None:
+            lease.close()
 
 
 class TupleIterator(_Iterator):

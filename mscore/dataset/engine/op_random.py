@@ -59,6 +59,13 @@ class OpStreams:
         self._start = copy.deepcopy(self._live)
         self._epoch = epoch
 
+    @classmethod
+    def for_row(cls, seed):
+        """Fresh streams, every one started from ``seed`` (one row in a worker process)."""
+        streams = cls()
+        streams._epoch, streams._seed = -1, int(seed)
+        return streams
+
     def get(self, op):
         key = id(op)
         if key not in self._live:

@@ -2,13 +2,16 @@
 ``bucket_batch_by_length``."""
 from __future__ import annotations
 
+import collections
 import inspect
 import numbers
 
 import numpy as np
 
+from mscore.dataset import config
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import BatchInfo
+from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.ops_rows import _OneChild, _place, replace_columns
 
 __all__ = ["BatchDataset", "PaddedBatchDataset", "BucketBatchByLengthDataset", "stack_column",
@@ -103,7 +106,9 @@ class BatchDataset(_OneChild):
         super().__init__(child, num_parallel_workers)
         self.batch_size = _check_batch_size(batch_size)
         self.drop_remainder = v.check_bool(drop_remainder, "drop_remainder")
-        v.check_bool(python_multiprocessing, "python_multiprocessing")
+        self.python_multiprocessing = v.check_bool(python_multiprocessing,
+                                                   "python_multiprocessing")
+        self.max_rowsize = v.check_max_rowsize(max_rowsize)
         if input_columns is not None and per_batch_map is None:
             raise ValueError("input_columns: can be given only together with per_batch_map")
         self._in = v.check_optional_columns(input_columns, "input_columns")
@@ -115,6 +120,14 @@ class BatchDataset(_OneChild):
         if per_batch_map is not None:
             v.check_callable(per_batch_map, "per_batch_map")
         self.per_batch_map = per_batch_map
+        self._workers = None
+        if self.python_multiprocessing and per_batch_map is not None:
+            what = f"batch(per_batch_map={v.func_name(per_batch_map)})"
+            payload = dump_job(_BatchMapJob(per_batch_map), what,
+                               [(f"per_batch_map {v.func_name(per_batch_map)}",
+                                 per_batch_map)])
+            num = self.num_parallel_workers or config.get_num_parallel_workers()
+            self._workers = WorkerSlot(what, payload, num)
 
     def get_batch_size(self):
         return self.batch_size if isinstance(self.batch_size, int) else -1
@@ -142,8 +155,11 @@ class BatchDataset(_OneChild):
 
     def _map_batch(self, cols, names, ins, outs, info):
         args = [cols[names.index(c)] for c in ins] + [info]
-        result = v.call_user(self.per_batch_map, args,
-                             f"per_batch_map {v.func_name(self.per_batch_map)}")
+        return self._placed(cols, names, ins, outs, _BatchMapJob(self.per_batch_map)(*args))
+
+    @staticmethod
+    def _placed(cols, names, ins, outs, result):
+        """The batch's columns with what ``per_batch_map`` returned in place of ``ins``."""
         if not isinstance(result, tuple):
             result = (result,)
         if len(result) != len(outs):
@@ -171,7 +187,8 @@ class BatchDataset(_OneChild):
                 yield v.check_int(size, "batch_size", 1, v.INT32_MAX)
             index += 1
 
-    def _rows(self, epoch):
+    def _groups(self, epoch):
+        """``(rows, BatchInfo)`` of each batch of the pass."""
         sizes = self._sizes(epoch)
         want = None
         buf, index = [], 0
@@ -180,10 +197,40 @@ class BatchDataset(_OneChild):
                 want = next(sizes)
             buf.append(row)
             if len(buf) == want:
-                yield self._make_batch(buf, BatchInfo(index, epoch))
+                yield buf, BatchInfo(index, epoch)
                 buf, index, want = [], index + 1, None
         if buf and not self.drop_remainder:
-            yield self._make_batch(buf, BatchInfo(index, epoch))
+            yield buf, BatchInfo(index, epoch)
+
+    def _rows(self, epoch):
+        if self._workers is None:
+            for rows, info in self._groups(epoch):
+                yield self._make_batch(rows, info)
+            return
+        names, ins, outs = self._layout()
+        out_names = self.get_col_names()
+        held = collections.deque()
+
+        def requests():
+            for rows, info in self._groups(epoch):
+                cols = [list(c) for c in zip(*rows)]
+                held.append(cols)
+                yield tuple([cols[names.index(c)] for c in ins] + [info])
+
+        for result in self._workers.run(requests(), epoch):
+            yield self._stack(out_names, self._placed(held.popleft(), names, ins, outs, result))
+
+
+class _BatchMapJob:
+    """A batch's ``per_batch_map`` call, here or in a worker process (see
+    :mod:`.map_workers`)."""
+
+    def __init__(self, per_batch_map):
+        self.per_batch_map = per_batch_map
+
+    def __call__(self, *args):
+        return v.call_user(self.per_batch_map, args,
+                           f"per_batch_map {v.func_name(self.per_batch_map)}")
 
 
 class PaddedBatchDataset(BatchDataset):

@@ -2,19 +2,21 @@
 rename."""
 from __future__ import annotations
 
-import warnings
+import collections
 
 import numpy as np
 
+from mscore.dataset import config
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.op_random import OpStreams
 from mscore.dataset.callback import DSCallback
 from mscore.dataset.callback.ds_callback import CallbackRunner
 from mscore.dataset import config
 
 __all__ = ["MapDataset", "FilterDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
-           "SkipDataset", "ProjectDataset", "RenameDataset"]
+           "SkipDataset", "ProjectDataset", "RenameDataset", "apply_operations"]
 
 
 class _OneChild(Dataset):
@@ -75,12 +77,10 @@ class MapDataset(_OneChild):
         self.operations = ops
         self._in = v.check_optional_columns(input_columns, "input_columns")
         self._out = v.check_optional_columns(output_columns, "output_columns")
-        if v.check_bool(python_multiprocessing, "python_multiprocessing"):
-            warnings.warn(f"map({', '.join(v.func_name(op) for op in ops)}): "
-                          f"python_multiprocessing=True is not carried out: mscore runs map "
-                          f"operations in the calling process, in order (the same rows, no "
-                          f"worker processes); pass python_multiprocessing=False",
-                          UserWarning, stacklevel=3)
+        self.python_multiprocessing = v.check_bool(python_multiprocessing,
+                                                   "python_multiprocessing")
+        self.max_rowsize = v.check_max_rowsize(max_rowsize)
+        self._workers = self._worker_slot() if self.python_multiprocessing else None
         self._order = v.check_optional_columns(column_order, "column_order")
         self.callbacks = _check_callbacks(callbacks)
         self._streams = OpStreams()
@@ -101,20 +101,36 @@ class MapDataset(_OneChild):
             return list(self._order)
         return out
 
-    def _apply(self, values, columns):
-        for op in self.operations:
-            where = f"map operation {v.func_name(op)} on column(s) {columns}"
-            values = v.call_user(op, values, where)
-            if values is None or isinstance(values, dict):
-                what = "None" if values is None else "a dict"
-                raise RuntimeError(f"{where} returned {what}; a map operation returns the new "
-                                   f"column values (an array, or a tuple of arrays)")
-            if not isinstance(values, tuple):
-                values = (values,)
-            if any(x is None or isinstance(x, dict) for x in values):
-                raise RuntimeError(f"{where} returned a tuple holding None or a dict; a map "
-                                   f"operation returns the new column values as arrays")
-        return v.as_row(values, "map")
+    def _worker_slot(self):
+        what = f"map({', '.join(v.func_name(op) for op in self.operations)})"
+        parts = [(f"operation {v.func_name(op)}", op) for op in self.operations]
+        payload = dump_job(_MapJob(self.operations), what, parts)
+        num = self.num_parallel_workers or config.get_num_parallel_workers()
+        return WorkerSlot(what, payload, num)
+
+    def _mapped(self, rows, idx, ins, epoch, runner):
+        """``(row, new values)`` for each row: the operations run here, or in the workers."""
+        if self._workers is None:
+            self._streams.begin(epoch)
+            for row in rows:
+                runner.step_begin()
+                token = self._streams.activate()
+                try:
+                    values = apply_operations(self.operations, tuple(row[i] for i in idx), ins)
+                finally:
+                    OpStreams.deactivate(token)
+                yield row, values
+            return
+        held = collections.deque()
+
+        def requests():
+            for row in rows:
+                held.append(row)
+                yield tuple(row[i] for i in idx), ins
+
+        for values in self._workers.run(requests(), epoch):
+            runner.step_begin()
+            yield held.popleft(), values
 
     def _rows(self, epoch):
         names, ins, outs = self._layout()
@@ -125,14 +141,7 @@ class MapDataset(_OneChild):
             self._runs = CallbackRunner(self.callbacks)
         runner = self._runs
         runner.epoch_begin(epoch)
-        self._streams.begin(epoch)
-        for row in self._child()._rows(epoch):
-            runner.step_begin()
-            token = self._streams.activate()
-            try:
-                values = self._apply(tuple(row[i] for i in idx), ins)
-            finally:
-                OpStreams.deactivate(token)
+        for row, values in self._mapped(self._child()._rows(epoch), idx, ins, epoch, runner):
             if len(values) != len(outs):
                 raise RuntimeError(f"map: the operations returned {len(values)} column(s) for "
                                    f"output_columns {outs}")
@@ -140,6 +149,35 @@ class MapDataset(_OneChild):
             runner.step_end()
             yield new if select is None else tuple(new[i] for i in select)
         runner.epoch_end()
+
+
+def apply_operations(operations, values, columns):
+    """The new values of ``columns`` (a row tuple) after ``operations`` ran in order on
+    ``values``; an operation that returns None or a dict (or a tuple holding one) fails at
+    once naming it and the columns."""
+    for op in operations:
+        where = f"map operation {v.func_name(op)} on column(s) {columns}"
+        values = v.call_user(op, values, where)
+        if values is None or isinstance(values, dict):
+            what = "None" if values is None else "a dict"
+            raise RuntimeError(f"{where} returned {what}; a map operation returns the new "
+                               f"column values (an array, or a tuple of arrays)")
+        if not isinstance(values, tuple):
+            values = (values,)
+        if any(x is None or isinstance(x, dict) for x in values):
+            raise RuntimeError(f"{where} returned a tuple holding None or a dict; a map "
+                               f"operation returns the new column values as arrays")
+    return v.as_row(values, "map")
+
+
+class _MapJob:
+    """What a map's worker process runs on one row (see :mod:`.map_workers`)."""
+
+    def __init__(self, operations):
+        self.operations = operations
+
+    def __call__(self, values, columns):
+        return apply_operations(self.operations, values, columns)
 
 
 class FilterDataset(_OneChild):

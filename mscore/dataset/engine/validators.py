@@ -56,7 +56,9 @@ def check_optional_int(value, name, low, high=INT32_MAX):
 
 
 def check_num_parallel_workers(value):
-    """Accepted (``None`` or a positive int) and unused: rows are read in the calling thread."""
+    """``None`` or a positive int: the worker processes of Python code run with
+    ``python_multiprocessing`` (see :mod:`.map_workers`); otherwise unused (rows are read in
+    the calling thread)."""
     return check_optional_int(value, "num_parallel_workers", 1)
 
 
@@ -132,3 +134,38 @@ def call_user(fn, args, where):
 
 def func_name(fn):
     return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _max_rowsize_type_error(value, types, name="max_rowsize"):
+    return TypeError(f"Argument {name} with value {value} is not of type {types}, but got "
+                     f"{type(value)}.")
+
+
+def check_max_rowsize(value, allow_list=True):
+    """MindSpore's ``max_rowsize`` (the shared-memory size of a row, in MB): ``None``, an int
+    in ``[-1, INT32_MAX]`` or, where ``allow_list``, a list ``[in_rowsize, out_rowsize]``;
+    MindSpore's exception types and messages. Checked, and otherwise unused: rows travel to
+    and from worker processes through pipes, whatever their size."""
+    if value is None:
+        return None
+    interval = f"[-1, {INT32_MAX}]"
+    if isinstance(value, bool):
+        raise _max_rowsize_type_error(value, (int, list) if allow_list else (int,))
+    if not isinstance(value, (int, list) if allow_list else int):
+        raise _max_rowsize_type_error(value, [int, list] if allow_list else [int])
+    if isinstance(value, int):
+        if not -1 <= value <= INT32_MAX:
+            raise ValueError(f"Input max_rowsize is not within the required interval of "
+                             f"{interval}.")
+        return value
+    if len(value) != 2:
+        raise TypeError("max_rowsize should be a single integer or a list[in_rowsize, "
+                        "out_rowsize] of length 2.")
+    for i, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise _max_rowsize_type_error(x, [int], f"max_rowsize[{i}]")
+        if not -1 <= x <= INT32_MAX:
+            # "max_rowsizei" is MindSpore 2.10's own spelling of this message
+            raise ValueError(f"Input max_rowsizei[{i}] is not within the required interval "
+                             f"of {interval}.")
+    return list(value)
