@@ -69,7 +69,7 @@ from mscore.ops.pooling import (  # noqa: F401
 from mscore.ops.normalization import (  # noqa: F401
     batch_norm, BatchNorm, group_norm, L2Normalize, layer_norm, LayerNorm, lrn)
 from mscore.ops.special import (  # noqa: F401
-    digamma, igamma, igammac, lgamma)
+    digamma, erfinv, i0, igamma, igammac, lgamma)
 from mscore.ops.loss import (  # noqa: F401
     BCEWithLogitsLoss, binary_cross_entropy, binary_cross_entropy_with_logits,
     BinaryCrossEntropy, cross_entropy, kl_div, KLDivLoss, l1_loss, L2Loss, mse_loss, nll_loss,
@@ -97,4 +97,6 @@ from mscore.ops.summary import (  # noqa: F401
 from mscore.ops.elementwise_extra_func import *  # noqa: E402,F401,F403
 from mscore.ops.array_extra_func import *  # noqa: E402,F401,F403
 from mscore.ops.integer_random_func import *  # noqa: E402,F401,F403
+from mscore.ops.linalg_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.image_fold import col2im, fold  # noqa: E402,F401
 from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E402,E702
