@@ -9,7 +9,10 @@ storage, and a tensor moves only to the device target it already lives on.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from mscore import context
+from mscore.common.tensor import Tensor
 from mscore.ops import elementwise_extra_func as elt
 from mscore.ops import image_fold
 from mscore.ops import linalg_extra_func as la
@@ -178,5 +181,45 @@ def is_shared(self):
     return False
 
 
+class _Capsule:
+    """A DLPack capsule dressed as an array-API producer on the host, for
+    ``numpy.from_dlpack``."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)          # kDLCPU, device 0
+
+
+@method
+def to_dlpack(self):
+    """A DLPack capsule of the tensor's values (a host copy: the array library owns the
+    device storage)."""
+    return np.array(self.asnumpy(), copy=True).__dlpack__()
+
+
+def from_dlpack(dlpack):
+    """A Tensor from a DLPack capsule or any object with ``__dlpack__`` (host memory;
+    the values are copied onto the active backend)."""
+    if hasattr(dlpack, "__dlpack__"):
+        source = dlpack
+    elif type(dlpack).__name__ == "PyCapsule":
+        source = _Capsule(dlpack)
+    else:
+        raise TypeError(f"from_dlpack: expected a DLPack capsule or an object with "
+                        f"__dlpack__, got {type(dlpack).__name__}")
+    try:
+        array = np.from_dlpack(source)
+    except (TypeError, ValueError, BufferError, RuntimeError) as exc:
+        raise TypeError(f"from_dlpack: expected a DLPack capsule of host memory, got "
+                        f"{type(dlpack).__name__} ({exc})") from None
+    return Tensor(np.array(array, copy=True))
+
+
+METHODS["from_dlpack"] = staticmethod(from_dlpack)
 PROPERTIES["device"] = property(lambda self: context.get_context("device_target"),
                                 doc="The device target the tensor lives on ('CPU', 'GPU').")
