@@ -281,10 +281,12 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):  #
 
 
 # -- Householder QR -------------------------------------------------------------------------
-def _reflector(col, k):
+def _reflector(col, k, zero_goes_up):
     """LAPACK's elementary reflector for the column ``col`` (..., m) at row ``k``:
     ``(v, tau, beta)`` with ``(I - tau v v^T) col == beta e_k`` and ``v[k] == 1``
-    (``tau == 0`` when nothing lies below row ``k``)."""
+    (``tau == 0`` when nothing lies below row ``k``). ``beta`` has the sign opposite to
+    the pivot ``alpha``; at ``alpha == 0`` it is positive when ``zero_goes_up`` (MindSpore's
+    geqrf kernel) and negative otherwise (its qr kernel)."""
     m = col.shape[-1]
     rows = ops.arange(m)
     alpha = col[..., k]
@@ -292,7 +294,8 @@ def _reflector(col, k):
     sigma = ops.sum(below * below, -1)
     trivial = ops.equal(sigma, 0.0)
     norm = ops.sqrt(alpha * alpha + sigma)
-    beta = ops.where(ops.less(alpha, 0.0), norm, -norm)
+    upward = ops.less_equal(alpha, 0.0) if zero_goes_up else ops.less(alpha, 0.0)
+    beta = ops.where(upward, norm, -norm)
     beta = ops.where(trivial, alpha, beta)
     safe_beta = ops.where(trivial, 1.0, beta)
     tau = ops.where(trivial, 0.0, (beta - alpha) / safe_beta)
@@ -312,11 +315,15 @@ def _apply_reflector(v, tau, x):
 def geqrf(input):  # noqa: A002
     """LAPACK's QR in Householder form: ``(y, tau)`` with R on and above y's diagonal and
     the reflectors' vectors below it."""
-    a = _matrix(input, "Geqrf", "input")
+    return _householder_qr(_matrix(input, "Geqrf", "input"), True)
+
+
+def _householder_qr(a, zero_goes_up):
+    """geqrf's ``(y, tau)`` of ``a`` (see :func:`_reflector` for ``zero_goes_up``)."""
     m, n = a.shape[-2:]
     r, taus, vs = a, [], []
     for k in range(min(m, n)):
-        v, tau, _ = _reflector(r[..., k], k)
+        v, tau, _ = _reflector(r[..., k], k, zero_goes_up)
         r = _apply_reflector(v, tau, r)
         taus.append(tau)
         vs.append(v)
@@ -384,7 +391,7 @@ def qr(input, mode="reduced"):  # noqa: A002
     a = _matrix(input, "Qr", "input")
     m, n = a.shape[-2:]
     k = min(m, n)
-    y, tau = geqrf(a)
+    y, tau = _householder_qr(a, False)
     if mode == "complete":
         return _q_times(y, tau, _eye_like(a, m)), ops.triu(y)
     r = ops.triu(y)[..., :k, :]
