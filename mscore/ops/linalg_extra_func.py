@@ -85,12 +85,10 @@ def _outer(u, v):
 
 def _swap_rows(k, onehot_p):
     """The permutation matrix exchanging row ``k`` with the row that ``onehot_p`` (..., n)
-    marks (the identity where they coincide)."""
+    marks: ``I - d d^T`` with ``d = e_k - onehot_p`` (the identity where they coincide)."""
     n = onehot_p.shape[-1]
-    e_k = ops.broadcast_to(_unit(n, k, onehot_p.dtype), onehot_p.shape)
-    eye = ops.eye(n, n, onehot_p.dtype)
-    return eye - _outer(e_k, e_k) - _outer(onehot_p, onehot_p) + _outer(e_k, onehot_p) + \
-        _outer(onehot_p, e_k)
+    d = _unit(n, k, onehot_p.dtype) - onehot_p
+    return ops.eye(n, n, onehot_p.dtype) - _outer(d, d)
 
 
 def _diagonal(x):
