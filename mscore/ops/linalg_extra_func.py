@@ -19,8 +19,8 @@ from mscore.common.tensor import Tensor
 from mscore import ops
 
 __all__ = [
-    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "geqrf", "inverse", "logdet",
-    "log_matrix_determinant", "lstsq", "lu_solve", "matrix_determinant", "matrix_power",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "geqrf", "inverse",
+    "log_matrix_determinant", "logdet", "lstsq", "lu_solve", "matrix_determinant", "matrix_power",
     "orgqr", "ormqr", "qr", "slogdet", "svd", "triangular_solve",
 ]
 

@@ -39,8 +39,7 @@ def _bind(name, op, doc):
 
 for _name, _op, _doc in (
         ("det", la.det, "The determinant of the (batched) square matrix."),
-        ("matrix_determinant", la.matrix_determinant, "The determinant (MindSpore's old "
-                                                      "name)."),
+        ("matrix_determinant", la.matrix_determinant, "The determinant (older name)."),
         ("logdet", la.logdet, "log(det): nan for a negative determinant."),
         ("slogdet", la.slogdet, "``(sign, log|det|)`` of the square matrix."),
         ("log_matrix_determinant", la.log_matrix_determinant, "``(sign, log|det|)``."),
@@ -151,8 +150,8 @@ _TARGETS = ("Ascend", "GPU", "CPU")
 @method
 def move_to(self, to, blocking=True):
     """A copy of the tensor on device target ``to`` (the active device target only)."""
-    if not isinstance(blocking, bool):
-        raise ValueError(f"The type of 'blocking' must be bool, but got {blocking}")
+    if not isinstance(blocking, bool):   # ValueError: MindSpore's exception type
+        raise ValueError(f"The type of 'blocking' must be bool, but got {blocking}")  # noqa: TRY004
     if to not in _TARGETS:
         raise ValueError(f"The value of 'to' must be one of ['Ascend', 'GPU', 'CPU'], but "
                          f"got {to}")
