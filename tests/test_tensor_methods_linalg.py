@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -181,3 +182,20 @@ def _erfinv64(v):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
     return (lo + hi) / 2
+
+
+def test_matrix_functions_compile_into_one_program(backend):
+    # no host round trip inside: a compiling backend traces them (jit falls back to eager,
+    # with a RuntimeWarning, when tracing fails)
+    a = ms.Tensor(A.astype(np.float32))
+    fn = ms.jit(lambda t: (t.det(), t.cholesky(), t.svd(compute_uv=False)))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            det, chol, s = fn(a)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(det.asnumpy(), np.linalg.det(A), rtol=1e-5)
+    np.testing.assert_allclose(chol.asnumpy(), np.linalg.cholesky(A), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s.asnumpy(), np.linalg.svd(A, compute_uv=False), rtol=1e-5)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
@@ -21,7 +23,7 @@ from mscore import ops
 __all__ = [
     "cholesky", "cholesky_inverse", "cholesky_solve", "det", "geqrf", "inverse",
     "log_matrix_determinant", "logdet", "lstsq", "lu_solve", "matrix_determinant", "matrix_power",
-    "orgqr", "ormqr", "qr", "slogdet", "svd", "triangular_solve",
+    "orgqr", "ormqr", "qr", "slogdet", "svd",
 ]
 
 
@@ -441,6 +443,19 @@ def _rotate(w, vm, i, j, dtype):
     return ops.matmul(w, rot), ops.matmul(vm, rot)
 
 
+def _descending_order(values):
+    """The permutation (..., n, n) one-hot matrix ``p`` with ``values @ p`` sorted
+    descending (ties keep their order): each entry's rank is the count of entries that
+    come before it, computed with comparisons (no host round trip, so it traces)."""
+    n = values.shape[-1]
+    vi, vj = ops.expand_dims(values, -1), ops.expand_dims(values, -2)     # [i, j]
+    earlier = Tensor((np.arange(n)[None, :] < np.arange(n)[:, None]))     # j < i
+    before = ops.logical_or(ops.greater(vj, vi), ops.logical_and(ops.equal(vj, vi), earlier))
+    rank = ops.sum(ops.cast(before, mdt.int32), -1)                        # (..., n)
+    return ops.cast(ops.equal(ops.expand_dims(rank, -1), ops.arange(n, dtype=mdt.int32)),
+                    values.dtype)                                          # [i, rank i]
+
+
 def svd(input, full_matrices=False, compute_uv=True):  # noqa: A002
     """``(s, u, v)`` with ``input == u @ diag(s) @ v^T``, the singular values ``s``
     descending (only ``s`` when not ``compute_uv``); one-sided Jacobi rotations."""
@@ -457,9 +472,7 @@ def svd(input, full_matrices=False, compute_uv=True):  # noqa: A002
             for j in range(i + 1, n):
                 w, vm = _rotate(w, vm, i, j, a.dtype)
     norms = ops.sqrt(ops.sum(w * w, -2))                                   # (..., n)
-    order = ops.argsort(norms, -1, True)
-    onehot = ops.cast(ops.equal(ops.expand_dims(ops.arange(n), -1),
-                                ops.expand_dims(order, -2)), a.dtype)     # (..., n, n)
+    onehot = _descending_order(norms)                                      # (..., n, n)
     s = ops.squeeze(ops.matmul(ops.expand_dims(norms, -2), onehot), -2)
     if not compute_uv:
         return s

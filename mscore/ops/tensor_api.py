@@ -25,6 +25,7 @@ from mscore import ops
 from mscore.ops import array_extra_func as arr
 from mscore.ops import elementwise_extra_func as elt
 from mscore.ops import tensor_api_linalg, tensor_api_misc, tensor_api_shape
+from mscore.ops.tensor_api_shape import store
 
 _METHODS = {}
 
@@ -42,19 +43,6 @@ def attach(cls=Tensor):
         setattr(cls, name, fn)
     for name, prop in {**tensor_api_shape.PROPERTIES, **tensor_api_linalg.PROPERTIES}.items():
         setattr(cls, name, prop)
-
-
-def store(self, result):
-    """In place: ``self`` takes ``result``'s values (cast to ``self``'s dtype, broadcast to
-    its shape) and is returned."""
-    if not isinstance(result, Tensor):
-        result = Tensor(result, dtype=self.dtype)
-    if result.dtype != self.dtype:
-        result = ops.cast(result, self.dtype)
-    if tuple(result.shape) != tuple(self.shape):
-        result = ops.broadcast_to(result, self.shape)
-    self._data = result._data
-    return self
 
 
 def _alias(primary, name, alias, alias_value, default):

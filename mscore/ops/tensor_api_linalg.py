@@ -17,6 +17,7 @@ from mscore.ops import elementwise_extra_func as elt
 from mscore.ops import image_fold
 from mscore.ops import linalg_extra_func as la
 from mscore.ops import special
+from mscore.ops.tensor_api_shape import store
 
 METHODS = {}
 PROPERTIES = {}
@@ -58,8 +59,7 @@ for _name, _op, _doc in (
 @method
 def erfinv_(self):
     """In place: the inverse error function; returns ``self``."""
-    self._data = special.erfinv(self)._data
-    return self
+    return store(self, special.erfinv(self))
 
 
 @method
