@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from mscore._per_thread import state as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
@@ -218,14 +219,30 @@ def cholesky(input_x, upper=False):
                          f"{a.shape[-2]} x {a.shape[-1]} matrices.")
     n = a.shape[-1]
     rows = ops.arange(n)
-    work, factor = a, ops.zeros_like(a)
+    work, factor, pivots = a, ops.zeros_like(a), []
     for j in range(n):
-        pivot = ops.sqrt(work[..., j, j])
+        pivots.append(work[..., j, j])
+        pivot = ops.sqrt(pivots[-1])
         col = ops.where(ops.greater_equal(rows, j),
                         work[..., j] / ops.expand_dims(pivot, -1), 0.0)
         factor = factor + _outer(col, ops.broadcast_to(_unit(n, j, a.dtype), col.shape))
         work = work - _outer(col, col)
+    _check_positive_definite(pivots)
     return _mt(factor) if upper else factor
+
+
+def _check_positive_definite(pivots):
+    """MindSpore's RuntimeError when a Cholesky pivot is not positive. It reads the pivots
+    on the host, so it runs where values exist: in PYNATIVE mode, not inside a compiled
+    program or a function the array library traces itself (there the factor holds nan)."""
+    if _thread.compiled_depth:
+        return
+    try:
+        values = ops.stack(pivots, -1).asnumpy()
+    except Exception:  # noqa: BLE001 - symbolic values (traced by the library's own jit)
+        return
+    if not (values > 0).all():
+        raise RuntimeError("Cholesky expects symmetric positive definite matrices as inputs.")
 
 
 def _lower_factor(factor, upper, prim, name):

@@ -94,6 +94,7 @@ CASES = [
     ("err_i0_int", "k.i0()"),
     ("err_erfinv_int", "k.erfinv()"),
     ("err_det_int", "m.det()"),
+    ("err_cholesky_not_positive_definite", "g.cholesky()"),
     ("err_fold_blocks",
      "ms.Tensor(np.zeros((1, 4, 10), np.float32)).fold(ms.Tensor([4, 4]), 2, 1, 0, 1)"),
     ("err_move_to_target", "r.move_to(1)"),
@@ -105,5 +106,5 @@ CASES = [
 SAME_MESSAGE = frozenset({
     "err_det_rank", "err_cholesky_square", "err_matrix_power_float",
     "err_matrix_power_square", "err_inverse_square", "err_i0_int", "err_fold_blocks",
-    "err_move_to_target", "err_move_to_blocking",
+    "err_move_to_target", "err_move_to_blocking", "err_cholesky_not_positive_definite",
 })
