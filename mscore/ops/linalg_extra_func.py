@@ -29,24 +29,55 @@ __all__ = [
 
 
 # -- argument checks ------------------------------------------------------------------------
-def _matrix(x, prim, name="x"):
-    """``x`` as a floating Tensor of rank >= 2 (MindSpore's messages for rank and dtype)."""
+# MindSpore's messages, per primitive, for an operand of rank < 2 ({rank}, {shape}) and for
+# a non-square matrix ({rows}, {cols}); the default for the others.
+_RANK_MESSAGES = {
+    "Cholesky": "For Cholesky, the dimension of input x must be greater than or equal to 2, "
+                "but got a {rank}-D Tensor.",
+    "MatrixPower": "For primitive[MatrixPower], the x's rank must be greater than or equal to "
+                   "2, but got {rank}.",
+    "Geqrf": "For primitive[Geqrf], the rank of a must be greater than or equal to 2, but got "
+             "{rank}.",
+    "Svd": "For Svd, the rank of 'input' must be great equal than 2, but get shape: {shape}",
+    "Qr": "The input matrix must be at least two dimensions",
+}
+_RANK_DEFAULT = ("For primitive[{prim}], the {name} rank must be greater than or equal to 2, "
+                 "but got {rank}.")
+_SQUARE_MESSAGES = {
+    "MatrixDeterminant": "For primitive[MatrixDeterminant], the row size must be equal to "
+                         "{rows}, but got {cols}.",
+    "LogMatrixDeterminant": "For primitive[LogMatrixDeterminant], the row size must be equal "
+                            "to {rows}, but got {cols}.",
+    "MatrixInverse": "For primitive[MatrixInverse], the attribute[row size] must be equal to "
+                     "{rows}, but got {cols}.",
+    "MatrixPower": "For MatrixPower, dim[-1] and dim[-2] of x should be the same, but got "
+                   "dim[-1]: {cols} and dim[-2]: {rows}.",
+    "CholeskySolve": "For CholeskySolve, x2 should be square, but got {rows} x {cols} matrix.",
+}
+_SQUARE_DEFAULT = "For {prim}, input x must be batch squares, but got batch {rows} x {cols} " \
+                  "matrices."
+
+
+def _matrix(x, prim, name="x", floating=True):
+    """``x`` as a (floating) Tensor of rank >= 2, else MindSpore's exception for ``prim``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"For '{prim}', '{name}' must be a Tensor, but got {type(x).__name__}")
     if x.ndim < 2:
-        raise ValueError(f"For primitive[{prim}], the {name} rank must be greater than or "
-                         f"equal to 2, but got {x.ndim}.")
-    if not x.dtype.is_floating:
-        raise TypeError(f"For '{prim}', the dtype of '{name}' must be float32 or float64, but "
-                        f"got {x.dtype}.")
+        shape = ", ".join(str(d) for d in x.shape)
+        raise ValueError(_RANK_MESSAGES.get(prim, _RANK_DEFAULT).format(
+            prim=prim, name=name, rank=x.ndim, shape=shape))
+    if floating and not x.dtype.is_floating:
+        raise TypeError(f"For '{prim}', the dtype of '{name}' must be float16, float32 or "
+                        f"float64, but got {x.dtype}.")
     return x
 
 
-def _square(x, prim, name="x"):
-    x = _matrix(x, prim, name)
+def _square(x, prim, name="x", floating=True):
+    """``x`` as a Tensor of square matrices, else MindSpore's exception for ``prim``."""
+    x = _matrix(x, prim, name, floating)
     if x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"For '{prim}', '{name}' must be batch squares, but got batch "
-                         f"{x.shape[-2]} x {x.shape[-1]} matrices.")
+        raise ValueError(_SQUARE_MESSAGES.get(prim, _SQUARE_DEFAULT).format(
+            prim=prim, rows=x.shape[-2], cols=x.shape[-1]))
     return x
 
 
@@ -173,16 +204,13 @@ def matrix_determinant(input):  # noqa: A002
 
 def logdet(input):  # noqa: A002
     """log(det): nan where the determinant is negative, -inf where it is 0."""
-    sign, logabs = slogdet(input)
+    sign, logabs = slogdet(_square(input, "MatrixDeterminant"))
     return ops.where(ops.less(sign, 0), float("nan"), logabs)
 
 
 def inverse(input):  # noqa: A002
     """The inverse of the square matrices of ``input`` (..., n, n)."""
-    a = _matrix(input, "MatrixInverse")
-    if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"For primitive[MatrixInverse], the attribute[row size] must be "
-                         f"equal to {a.shape[-2]}, but got {a.shape[-1]}.")
+    a = _square(input, "MatrixInverse")
     return _solve(a, _eye_like(a, a.shape[-1]))
 
 
@@ -190,12 +218,7 @@ def matrix_power(input, n):  # noqa: A002
     """``input`` (..., m, m) multiplied by itself ``n`` times (the inverse's power when
     ``n < 0``, the identity when 0); integer matrices allowed for ``n >= 0``."""
     n = _int_arg(n, "n", "MatrixPower")
-    x = input
-    if not isinstance(x, Tensor) or x.ndim < 2:
-        raise ValueError("For MatrixPower, 'x' must be a Tensor of rank >= 2.")
-    if x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"For MatrixPower, dim[-1] and dim[-2] of x should be the same, but "
-                         f"got dim[-1]: {x.shape[-1]} and dim[-2]: {x.shape[-2]}.")
+    x = _square(input, "MatrixPower", floating=False)
     if n < 0:
         x, n = inverse(x), -n
     result, base = _eye_like(x, x.shape[-1]), x
@@ -212,11 +235,8 @@ def matrix_power(input, n):  # noqa: A002
 def cholesky(input_x, upper=False):
     """The Cholesky factor of the symmetric positive-definite ``input_x`` (..., n, n):
     lower ``L`` with ``L @ L.T == input_x``, or upper ``U = L.T`` when ``upper``."""
-    a = _matrix(input_x, "Cholesky", "input_x")
+    a = _square(input_x, "Cholesky", "input_x")
     upper = _bool_arg(upper, "upper", "Cholesky")
-    if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"For Cholesky, input x must be batch squares, but got batch "
-                         f"{a.shape[-2]} x {a.shape[-1]} matrices.")
     n = a.shape[-1]
     rows = ops.arange(n)
     work, factor, pivots = a, ops.zeros_like(a), []
@@ -271,7 +291,10 @@ def lu_solve(b, LU_data, LU_pivots):  # noqa: N803  (MindSpore's names)
     lu = _square(LU_data, "LuSolve", "LU_data")
     b = _matrix(b, "LuSolve", "b")
     if not isinstance(LU_pivots, Tensor) or LU_pivots.dtype.is_floating:
-        raise TypeError("For 'LuSolve', 'LU_pivots' must be an integer Tensor.")
+        got = f"Tensor[{str(LU_pivots.dtype).capitalize()}]" \
+            if isinstance(LU_pivots, Tensor) else type(LU_pivots).__name__
+        raise TypeError(f"For primitive[LuSolve], the input argument[lu_pivots] must be a type "
+                        f"of {{Tensor[Int32]}}, but got {got}.")
     n = lu.shape[-1]
     rows = ops.arange(n)
     perm = _eye_like(lu, n)
@@ -420,11 +443,16 @@ def qr(input, mode="reduced"):  # noqa: A002
 def lstsq(input, A):  # noqa: A002,N803
     """The least-squares solution ``X`` (n, k) of ``input @ X ~= A`` for a full-rank
     ``input`` (m, n) and ``A`` (m, k); the minimum-norm solution when ``m < n``."""
+    for operand, label in ((input, "x"), (A, "a")):
+        if isinstance(operand, Tensor) and operand.ndim != 2:
+            raise ValueError(f"For 'Lstsq', the dimension of {label} must be equal to 2, but "
+                             f"got {label}_dim: {operand.ndim}.")
     x = _matrix(input, "Lstsq", "input")
     b = _matrix(A, "Lstsq", "A")
-    if x.ndim != 2 or b.ndim != 2 or x.shape[0] != b.shape[0]:
-        raise ValueError(f"For 'Lstsq', 'input' (m, n) and 'A' (m, k) must be matrices with "
-                         f"the same number of rows, but got {x.shape} and {b.shape}.")
+    if x.shape[0] != b.shape[0]:
+        raise ValueError(f"For 'Lstsq', the length of x_dim[0] must be equal to the length of "
+                         f"a_dims[0]. But got x_dim[0]: {x.shape[0]},  a_dims[0]: "
+                         f"{b.shape[0]}.")
     m, n = x.shape
     if m >= n:
         q, r = qr(x)

@@ -114,7 +114,8 @@ def ormqr(self, input2, input3, left=True, transpose=False):
 def qr(self, some=True):
     """``(Q, R)``: reduced when ``some``, complete otherwise."""
     if not isinstance(some, bool):
-        raise TypeError(f"For 'qr', 'some' must be a bool, but got {type(some).__name__}.")
+        raise TypeError(f"For 'Tensor.qr', the type of 'some' should be 'bool', but got type "
+                        f"'{type(some).__name__}'.")
     return la.qr(self, "reduced" if some else "complete")
 
 
