@@ -312,10 +312,11 @@ ABSENT += (
     (_MINT_NUMPY, r"^(cholesky\w*|det|eigvals|geqrf|inv|inverse|logdet|log_matrix_determinant|"
                   r"lstsq|lu_solve|matrix_determinant|matrix_power|orgqr|ormqr|qr|slogdet|"
                   r"svd|triangular_solve|linalg|corrcoef)$",
-     "matrix decompositions and solvers: the backend contract has no linear-algebra "
-     "primitive beyond matmul"),
+     "matrix decompositions and solvers: not bound in mscore.numpy/mint yet (mscore.ops "
+     "and Tensor have det, inverse, cholesky, qr, svd, ...; mint.linalg is not provided)"),
     (_MINT_NUMPY, r"^(erfinv_?|i0|special|polygamma)$",
-     "special functions without a backend primitive"),
+     "special functions: not bound in mscore.numpy/mint yet (mscore.ops and Tensor have "
+     "erfinv and i0; mint.special is not provided)"),
     (r"mindspore\.Tensor", r"^eigvals$",
      "eigenvalues of a general matrix are complex: mscore's dtypes are real (MindSpore "
      "2.10's own Tensor.eigvals fails: it calls ops.eigvals without the matrix)"),
