@@ -414,6 +414,10 @@ def ormqr(input, tau, other, left=True, transpose=False):  # noqa: A002
     geqrf's ``(input, tau)``, ``op`` the transpose when ``transpose``."""
     y = _matrix(input, "Ormqr", "input")
     other = _matrix(other, "Ormqr", "other")
+    if not isinstance(tau, Tensor) or tau.shape[-1] > min(y.shape[-2:]):
+        raise ValueError(f"For 'Ormqr', 'tau' must be a Tensor of at most min(m, n) = "
+                         f"{min(y.shape[-2:])} reflector scales, got "
+                         f"{getattr(tau, 'shape', type(tau).__name__)}")
     _bool_arg(left, "left", "Ormqr")
     _bool_arg(transpose, "transpose", "Ormqr")
     if left:
@@ -474,7 +478,13 @@ def _rotate(w, vm, i, j, dtype):
     tiny = ops.less_equal(ops.abs(gamma), 1e-30)
     zeta = (beta - alpha) / ops.where(tiny, 1.0, 2.0 * gamma)
     sgn = ops.where(ops.less(zeta, 0.0), -1.0, 1.0)
-    t = sgn / (ops.abs(zeta) + ops.sqrt(1.0 + zeta * zeta))
+    # t = sgn / (|zeta| + sqrt(1 + zeta^2)), written so that a huge |zeta| cannot overflow
+    az = ops.abs(zeta)
+    big = ops.greater(az, 1.0)
+    inv = 1.0 / ops.where(big, az, 1.0)
+    small_az = ops.where(big, 0.0, az)
+    t = sgn * ops.where(big, inv / (1.0 + ops.sqrt(1.0 + inv * inv)),
+                        1.0 / (small_az + ops.sqrt(1.0 + small_az * small_az)))
     t = ops.where(tiny, 0.0, t)
     c = 1.0 / ops.sqrt(1.0 + t * t)
     s = c * t
