@@ -199,7 +199,12 @@ class _Capsule:
 def to_dlpack(self):
     """A DLPack capsule of the tensor's values (a host copy: the array library owns the
     device storage)."""
-    return np.array(self.asnumpy(), copy=True).__dlpack__()
+    host = np.array(self.asnumpy(), copy=True)
+    try:
+        return host.__dlpack__()
+    except (BufferError, TypeError) as exc:   # e.g. bfloat16, which DLPack-on-numpy lacks
+        raise TypeError(f"to_dlpack: a {self.dtype} tensor cannot be exported ({exc})") \
+            from None
 
 
 def from_dlpack(dlpack):
