@@ -76,6 +76,9 @@ CASES = [
     ("fold", "cols.fold(ms.Tensor([4, 4]), 2, 1, 0, 1)"),
     ("fold_tuple", "cols2.fold(ms.Tensor([3, 3]), (2, 2), 1, 0, 1)"),
     ("fold_padding", "cols2.fold(ms.Tensor([2, 2]), 2, 1, 1, 2)"),
+    ("fold_dilation", "cols2.fold(ms.Tensor([5, 5]), 2, 2, 0, 2)"),
+    ("col2im_tuples", "cols2.reshape(2, 2, 4, 4).col2im(ms.Tensor([3, 4]), (2, 2), (1, 2), (1, 0), "
+                      "(2, 1))"),
     ("col2im", "cols.reshape(1, 1, 4, 9).col2im(ms.Tensor([4, 4]), 2, 1, 0, 1)"),
     # device
     ("device", "r.device"),
