@@ -118,6 +118,9 @@ def test_methods_without_a_mindspore_cpu_kernel_match_numpy(backend):
         ms.Tensor([1.0]).move_to("GPU" if ms.Tensor([1.0]).device != "GPU" else "CPU")
     g.det()
     assert g.asnumpy().tolist() == G.astype(np.float32).tolist()  # inputs are not changed
+    # a tensor hook outside a differentiated function would never run: an error says so
+    with pytest.raises(RuntimeError, match="register the hook there"):
+        b.register_hook(lambda grad: grad)
 
 
 def _numeric_grad(f, x, eps=1e-6):

@@ -327,8 +327,7 @@ ABSENT += (
                            r"offload_file_path|param_info|parent_tensor_|pin_memory|set_|"
                            r"set_cast_dtype|set_device_address|set_init_flag|set_param_info|"
                            r"setitem_index_info|storage|symbolic_shape|to_|untyped_storage|"
-                           r"virtual_flag|wait_pipeline|register_hook|remove_hook|"
-                           r"requires_grad_)$",
+                           r"virtual_flag|wait_pipeline|remove_hook|requires_grad_)$",
      "device, storage and graph-engine internals of MindSpore's C++ tensor (addresses, "
      "offload, pinned memory, init flags, hooks of the PyNative executor): the array "
      "library owns its storage"),

@@ -5,8 +5,20 @@ a tuple of Tensors, a Python value, or an exception (its type and message record
 import numpy as np
 
 
+def _hooked(hook, remove=False):
+    """MindSpore's register_hook example: ``z = x * y`` hooked, then ``z * y``."""
+    def fn(x, y):
+        z = x * y
+        handle = z.register_hook(hook)
+        if remove:
+            handle.remove()
+        return z * y
+    return fn
+
+
 def inputs(ms):
-    """The shared inputs, built with the framework ``ms``."""
+    """The shared inputs, built with the framework ``ms`` (and the functions that
+    ``register_hook`` cases differentiate)."""
     spd = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], np.float32)
     gen = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 3.0], [2.0, -1.0, 0.5]], np.float32)
     return {
@@ -20,6 +32,11 @@ def inputs(ms):
         "m": ms.Tensor(np.array([[1, 2, 0], [3, 4, 1], [0, 1, 2]], np.int64)),
         "cols": ms.Tensor(np.arange(36, dtype=np.float32).reshape(1, 4, 9)),
         "cols2": ms.Tensor(np.arange(64, dtype=np.float32).reshape(2, 8, 4)),
+        "one": ms.Tensor(1.0, ms.float32),
+        "two": ms.Tensor(2.0, ms.float32),
+        "hook_doubles": _hooked(lambda grad: grad * 2),
+        "hook_removed": _hooked(lambda grad: grad * 2, remove=True),
+        "hook_returns_none": _hooked(lambda grad: None),
     }
 
 
@@ -88,6 +105,10 @@ CASES = [
     ("is_pinned", "r.is_pinned()"),
     ("is_shared", "r.is_shared()"),
     ("dlpack_roundtrip", "ms.Tensor.from_dlpack(b.to_dlpack())"),
+    # backward hooks on tensors
+    ("register_hook", "ms.grad(hook_doubles, grad_position=(0, 1))(one, two)"),
+    ("register_hook_removed", "ms.grad(hook_removed, grad_position=(0, 1))(one, two)"),
+    ("register_hook_none", "ms.grad(hook_returns_none, grad_position=(0, 1))(one, two)"),
     # argument checks
     ("err_det_rank", "r.det()"),
     ("err_cholesky_square", "b.cholesky()"),
@@ -114,6 +135,7 @@ CASES = [
     ("err_cholesky_inverse_square", "b.cholesky_inverse()"),
     ("err_lu_solve_pivots", "b.lu_solve(a, ms.Tensor(np.array([1.0, 2.0, 3.0], np.float32)))"),
     ("err_svd_rank", "r.svd()"),
+    ("err_register_hook_callable", "r.register_hook(1)"),
     ("err_fold_blocks",
      "ms.Tensor(np.zeros((1, 4, 10), np.float32)).fold(ms.Tensor([4, 4]), 2, 1, 0, 1)"),
     ("err_move_to_target", "r.move_to(1)"),
@@ -130,5 +152,5 @@ SAME_MESSAGE = frozenset({
     "err_inverse_rank", "err_cholesky_rank", "err_matrix_power_rank", "err_geqrf_rank",
     "err_qr_rank", "err_qr_some", "err_lstsq_rank", "err_lstsq_rows",
     "err_cholesky_solve_square", "err_cholesky_inverse_square", "err_lu_solve_pivots",
-    "err_svd_rank",
+    "err_svd_rank", "err_register_hook_callable",
 })
