@@ -473,6 +473,8 @@ def inv(x):
     """``1 / x`` elementwise in ``x``'s dtype (integers divide as C does: 1 / 2 is 0)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"For 'inv', 'x' must be a Tensor, but got {type(x).__name__}")
+    if x.dtype.is_bool:
+        raise TypeError("For 'inv', 'x' must be a numeric Tensor, but got bool")
     if x.dtype.is_floating:
         return ops.reciprocal(x)
     one = ops.ones_like(x)

@@ -136,6 +136,7 @@ CASES = [
     ("err_lu_solve_pivots", "b.lu_solve(a, ms.Tensor(np.array([1.0, 2.0, 3.0], np.float32)))"),
     ("err_svd_rank", "r.svd()"),
     ("err_register_hook_callable", "r.register_hook(1)"),
+    ("err_inv_bool", "ms.Tensor([True, False]).inv()"),
     ("err_fold_blocks",
      "ms.Tensor(np.zeros((1, 4, 10), np.float32)).fold(ms.Tensor([4, 4]), 2, 1, 0, 1)"),
     ("err_move_to_target", "r.move_to(1)"),
