@@ -24,7 +24,11 @@ _PRIM = "Col2Im"
 
 def _output_size(output_size):
     if isinstance(output_size, Tensor):
-        output_size = [int(v) for v in output_size.asnumpy().reshape(-1)]
+        try:   # a shape: read on the host
+            output_size = [int(v) for v in output_size.asnumpy().reshape(-1)]
+        except Exception:  # noqa: BLE001 - a symbolic value inside a compiled program
+            raise TypeError(f"For '{_PRIM}', a Tensor 'output_size' is read on the host; "
+                            f"inside a compiled program pass a tuple of 2 ints") from None
     return _ints(output_size, 2, "output_size", _PRIM)
 
 
