@@ -69,7 +69,7 @@ from mscore.ops.pooling import (
 from mscore.ops.normalization import (
     batch_norm, BatchNorm, group_norm, L2Normalize, layer_norm, LayerNorm, lrn)
 from mscore.ops.special import (
-    digamma, igamma, igammac, lgamma)
+    digamma, erfinv, i0, igamma, igammac, lgamma)
 from mscore.ops.loss import (
     BCEWithLogitsLoss, binary_cross_entropy, binary_cross_entropy_with_logits,
     BinaryCrossEntropy, cross_entropy, kl_div, KLDivLoss, l1_loss, L2Loss, mse_loss, nll_loss,
@@ -94,7 +94,9 @@ from mscore.ops import composite, functional, operations
 from mscore.ops import tensor_methods
 from mscore.ops.summary import (
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
-from mscore.ops.elementwise_extra_func import *
-from mscore.ops.array_extra_func import *
-from mscore.ops.integer_random_func import *
-from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E702
+from mscore.ops.elementwise_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.array_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.integer_random_func import *  # noqa: E402,F401,F403
+from mscore.ops.linalg_extra_func import *  # noqa: E402,F401,F403
+from mscore.ops.image_fold import col2im, fold  # noqa: E402,F401
+from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E402,E702

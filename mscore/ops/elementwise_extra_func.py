@@ -20,6 +20,7 @@ __all__ = [
     "mv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin",
     "is_floating_point", "is_complex", "atan", "arctan", "atan2", "arctan2", "asin",
     "arcsin", "acos", "arccos", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
+    "inv", "angle", "conj", "real", "imag",
 ]
 
 
@@ -465,3 +466,45 @@ def atanh(input):
 def arctanh(input):
     """NumPy's name of :func:`atanh`."""
     return atanh(input)
+
+
+# -- reciprocal of MindSpore's ``ops.inv``; the complex-number functions on real tensors ----
+def inv(x):
+    """``1 / x`` elementwise in ``x``'s dtype (integers divide as C does: 1 / 2 is 0)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For 'inv', 'x' must be a Tensor, but got {type(x).__name__}")
+    if x.dtype.is_bool:
+        raise TypeError("For 'inv', 'x' must be a numeric Tensor, but got bool")
+    if x.dtype.is_floating:
+        return ops.reciprocal(x)
+    one = ops.ones_like(x)
+    return ops.where(ops.equal(ops.abs(x), one), x, ops.zeros_like(x))
+
+
+def angle(input):  # noqa: A002
+    """The argument of each entry: pi for negative reals, 0 otherwise (nan stays nan;
+    mscore's dtypes are real)."""
+    x = _float(input)
+    return ops.where(ops.less(x, 0.0), math.pi, ops.mul(x, 0.0))
+
+
+def conj(input):  # noqa: A002
+    """The complex conjugate: a real tensor's own values (a new tensor)."""
+    x = _as_real(input, "conj")
+    return ops.mul(x, 1) if not x.dtype.is_bool else ops.logical_and(x, x)
+
+
+def real(input):  # noqa: A002
+    """The real part: a real tensor's own values (a new tensor)."""
+    return conj(_as_real(input, "real"))
+
+
+def imag(input):  # noqa: A002
+    """The imaginary part: zeros of a real tensor's shape and dtype."""
+    return ops.zeros_like(_as_real(input, "imag"))
+
+
+def _as_real(x, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{name}', 'input' must be a Tensor, but got {type(x).__name__}")
+    return x

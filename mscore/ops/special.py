@@ -1,4 +1,4 @@
-"""Special functions: ``lgamma``, ``digamma``, ``igamma``/``igammac``.
+"""Special functions: ``lgamma``, ``digamma``, ``igamma``/``igammac``, ``erfinv``, ``i0``.
 
 ``lgamma`` uses Lanczos (g = 7) with the reflection formula below 1/2, ``digamma`` the
 recurrence then the asymptotic series, ``igamma``/``igammac`` the power series below a + 1
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
+from mscore.common import dtype as mdt
 from mscore.ops._args import _check_tensor
-from mscore.ops.elementwise import (abs, add, cos, div, exp, greater, less, log, mul, sin, sub,
-                                    where)
+from mscore.ops.elementwise import (abs, add, cos, div, equal, erf, exp, greater, less, log, mul,
+                                    sin, sqrt, sub, where)
 from mscore.ops.manipulation import _broadcast_shape, broadcast_to
 
 
@@ -146,3 +147,61 @@ def igammac(input, other):
 
 def _shape(a, b):
     return tuple(_broadcast_shape(a.shape, b.shape))
+
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems,
+# 2011): a polynomial in w = -log(1 - x^2) on two ranges, then Newton steps on erf.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefs, t):
+    acc = None
+    for c in coefs:
+        acc = add(mul(acc, t), c) if acc is not None else mul(add(mul(t, 0.0), 1.0), c)
+    return acc
+
+
+def erfinv(input):  # noqa: A002
+    """The inverse error function elementwise: y with erf(y) = x on (-1, 1), +-inf at +-1,
+    nan outside."""
+    x = _check_tensor(input, "input")
+    if not x.dtype.is_floating:
+        raise TypeError(f"For 'Erfinv', the input must be a floating-point Tensor, got "
+                        f"{x.dtype}")
+    inside = less(abs(x), 1.0)
+    xs = where(inside, x, 0.0)
+    w = sub(0.0, log(mul(sub(1.0, xs), add(1.0, xs))))
+    central = where(less(w, 5.0), w, 2.5)
+    tail = where(less(w, 5.0), 5.0, w)
+    p = where(less(w, 5.0), _horner(_ERFINV_CENTRAL, sub(central, 2.5)),
+              _horner(_ERFINV_TAIL, sub(sqrt(tail), 3.0)))
+    y = mul(p, xs)
+    for _ in range(2 if x.dtype == mdt.float64 else 1):   # quadratic: one step per ~7 digits
+        y = sub(y, div(sub(erf(y), xs), mul(exp(mul(mul(y, y), -1.0)), 2.0 / math.sqrt(math.pi))))
+    edge = where(greater(x, 0.0), math.inf, -math.inf)
+    return where(inside, y, where(equal(abs(x), 1.0), edge, math.nan))
+
+
+# Abramowitz & Stegun 9.8.1 and 9.8.2 (relative error below 2e-7).
+_I0_SMALL = (0.0045813, 0.0360768, 0.2659732, 1.2067492, 3.0899424, 3.5156229, 1.0)
+_I0_LARGE = (0.00392377, -0.01647633, 0.02635537, -0.02057706, 0.00916281, -0.00157565,
+             0.00225319, 0.01328592, 0.39894228)
+
+
+def i0(input):  # noqa: A002
+    """The modified Bessel function of the first kind of order 0, elementwise."""
+    x = _check_tensor(input, "input")
+    if not x.dtype.is_floating:
+        raise TypeError(f"For primitive[BesselI0], the input argument[x] must be a type of "
+                        f"{{Tensor[Float16], Tensor[Float32], Tensor[Float64]}}, but got "
+                        f"Tensor[{str(x.dtype).capitalize()}].")
+    ax = abs(x)
+    small = less(ax, 3.75)
+    t = div(where(small, ax, 3.75), 3.75)
+    near = _horner(_I0_SMALL, mul(t, t))
+    big = where(small, 3.75, ax)
+    far = mul(div(exp(big), sqrt(big)), _horner(_I0_LARGE, div(3.75, big)))
+    return where(small, near, far)

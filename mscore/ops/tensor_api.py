@@ -11,7 +11,8 @@ the tensor's own dtype) and return the tensor itself.
 :func:`attach` puts the methods on :class:`mscore.Tensor`; ``mscore.ops`` calls it once.
 The methods for shapes, selection and creation live in :mod:`mscore.ops.tensor_api_shape`,
 the less common ones (random draws, bit functions, quantiles, segment reductions) in
-:mod:`mscore.ops.tensor_api_misc`.
+:mod:`mscore.ops.tensor_api_misc`, the matrix, special-function and device ones in
+:mod:`mscore.ops.tensor_api_linalg`, ``register_hook`` in :mod:`mscore.ops.tensor_api_hooks`.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from mscore.common.tensor import Tensor
 from mscore import ops
 from mscore.ops import array_extra_func as arr
 from mscore.ops import elementwise_extra_func as elt
-from mscore.ops import tensor_api_misc, tensor_api_shape
+from mscore.ops import tensor_api_hooks, tensor_api_linalg, tensor_api_misc, tensor_api_shape
+from mscore.ops.tensor_api_shape import store
 
 _METHODS = {}
 
@@ -37,23 +39,11 @@ def method(fn):
 def attach(cls=Tensor):
     """Puts every registered method on ``cls`` (the shape module's too)."""
     for name, fn in {**tensor_api_misc.METHODS, **tensor_api_shape.METHODS,
+                     **tensor_api_linalg.METHODS, **tensor_api_hooks.METHODS,
                      **_METHODS}.items():
         setattr(cls, name, fn)
-    for name, prop in tensor_api_shape.PROPERTIES.items():
+    for name, prop in {**tensor_api_shape.PROPERTIES, **tensor_api_linalg.PROPERTIES}.items():
         setattr(cls, name, prop)
-
-
-def store(self, result):
-    """In place: ``self`` takes ``result``'s values (cast to ``self``'s dtype, broadcast to
-    its shape) and is returned."""
-    if not isinstance(result, Tensor):
-        result = Tensor(result, dtype=self.dtype)
-    if result.dtype != self.dtype:
-        result = ops.cast(result, self.dtype)
-    if tuple(result.shape) != tuple(self.shape):
-        result = ops.broadcast_to(result, self.shape)
-    self._data = result._data
-    return self
 
 
 def _alias(primary, name, alias, alias_value, default):

@@ -14,6 +14,7 @@ from mscore.common.tensor import Tensor
 from mscore import ops
 from mscore.ops import array_extra_func as arr
 from mscore.ops import integer_random_func as irf
+from mscore.ops.tensor_api_shape import store as _store
 
 METHODS = {}
 
@@ -22,14 +23,6 @@ def method(fn):
     """Registers ``fn`` as the Tensor method of its name."""
     METHODS[fn.__name__] = fn
     return fn
-
-
-def _store(self, result):
-    """In place: ``self`` takes ``result``'s values in its own dtype; returns ``self``."""
-    if result.dtype != self.dtype:
-        result = ops.cast(result, self.dtype)
-    self._data = result._data
-    return self
 
 
 def _floating(self):
