@@ -116,3 +116,12 @@ def test_conv_rejects_unsupported_padding_mode_and_groups():
         mint.nn.Conv1d(2, 2, 3, padding_mode="circular")
     with pytest.raises(ValueError, match="groups"):
         mint.nn.Conv3d(3, 2, 2, groups=2)
+
+
+def test_batch_norm_without_running_statistics_normalises_by_the_batch_in_eval():
+    bn = mint.nn.BatchNorm1d(3, track_running_stats=False)
+    bn.set_train(False)
+    x = np.random.RandomState(1).standard_normal((5, 3)).astype(np.float32)
+    want = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
+    np.testing.assert_allclose(bn(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    assert [p.name for p in bn.get_parameters()] == ["weight", "bias"]

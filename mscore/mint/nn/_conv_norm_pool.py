@@ -31,8 +31,11 @@ def _ints(value, nd, name, cls):
     return values
 
 
+_CONVOLUTIONS = {1: functional.conv1d, 2: functional.conv2d, 3: functional.conv3d}
+
+
 class _ConvNd(Cell):
-    """A convolution Cell over :func:`functional._conv` (or ``conv_transpose2d``)."""
+    """A convolution Cell over ``functional.conv1d/2d/3d`` (or ``conv_transpose2d``)."""
 
     _nd = 2
     _transposed = False
@@ -71,8 +74,9 @@ class _ConvNd(Cell):
             return functional.conv_transpose2d(input, self.weight, self.bias, self.stride,
                                                self.padding, self.output_padding,
                                                self.groups, self.dilation)
-        return functional._conv(input, self.weight, self.bias, self.stride, self.padding,
-                                self.dilation, self.groups)
+        conv = _CONVOLUTIONS[self._nd]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
 
 
 class Conv1d(_ConvNd):
