@@ -221,7 +221,7 @@ def test_dense_validation():
         nn.Dense(2, 3, activation="nope")
     with pytest.raises(ValueError, match="last axis"):
         nn.Dense(2, 3)(T(np.zeros((4, 5), np.float32)))
-    with pytest.raises(TypeError, match="x"):
+    with pytest.raises(TypeError, match="the input argument must be Tensor"):
         nn.Dense(2, 3)(np.zeros((4, 2)))
 
 

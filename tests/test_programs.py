@@ -38,9 +38,6 @@ def _selected():
 
 @pytest.mark.parametrize("name,backend", _selected())
 def test_program_losses_match_mindspore(name, backend):
-    if name == "transformer" and not hasattr(ms.Tensor, "swapaxes"):
-        pytest.skip("Tensor.swapaxes is not in this tree yet (it comes with the Tensor "
-                    "methods)")
     use_backend(backend)
     try:
         ms.set_seed(0)

@@ -32,7 +32,7 @@ MODULES = (
     "mindspore.train.callback", "mindspore.train.serialization", "mindspore.train.summary",
     "mindspore.train.metrics", "mindspore.nn.metrics", "mindspore.common.initializer",
     "mindspore.dataset", "mindspore.communication", "mindspore.boost", "mindspore.context",
-    "mindspore.dataset.transforms", "mindspore.dataset.vision",
+    "mindspore.dataset.transforms", "mindspore.dataset.vision", "mindspore.dataset.text",
     # paths of the 1.x documentation pages (the seeds) and other spellings users write
     "mindspore.train.model", "mindspore.train.loss_scale_manager",
     "mindspore.train.dataset_helper", "mindspore.train.amp",
@@ -60,7 +60,8 @@ WHOLE_NAMESPACE = ("mindspore",)
 
 # Packages without ``__all__`` whose users write the names their submodules define
 # (``vision.Resize`` is ``mindspore.dataset.vision.transforms.Resize``).
-PACKAGE_REEXPORTS = ("mindspore.dataset.transforms", "mindspore.dataset.vision")
+PACKAGE_REEXPORTS = ("mindspore.dataset.transforms", "mindspore.dataset.vision",
+                     "mindspore.dataset.text")
 
 
 def _from_mindspore(value):

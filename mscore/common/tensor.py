@@ -49,7 +49,6 @@ class Tensor:
     """
 
     __slots__ = ("_data", "__weakref__")
-    __array_priority__ = 100
 
     def __init__(self, input_data=None, dtype=None, shape=None, init=None, const_arg=False):
         dtype = None if dtype is None else mdt.as_dtype(dtype)

@@ -6,28 +6,55 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import sys
 
 import numpy as np
 
 from mscore import dispatch
 from mscore.common import dtype as mdt
-from mscore.common._errors import tensor_hint
+from mscore.common._errors import is_numpy_array, numpy_op_argument_error
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 
 
+def _calling_op():
+    """The name of the op whose argument check failed, for its message: a Primitive's class
+    name (MindSpore's ``Add``) when one called it, else the innermost public function of
+    mscore.ops on the way (``relu``). Runs on the error path only."""
+    frame, found = sys._getframe(2), None
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("mscore.ops"):
+        code_name = frame.f_code.co_name
+        owner = frame.f_locals.get("self")
+        if code_name in ("__call__", "compute") and hasattr(owner, "add_prim_attr"):
+            return type(owner).__name__
+        if found is None and not code_name.startswith(("_", "<")):
+            found = code_name
+        frame = frame.f_back
+    return found or "op"
+
+
+def _not_a_tensor(x, name, expected="a Tensor"):
+    """The TypeError for ``x`` given as op argument ``name``: MindSpore's own for a numpy
+    array (refused as in MindSpore, not converted), else one naming the argument."""
+    if is_numpy_array(x):
+        return numpy_op_argument_error(_calling_op(), name)
+    return TypeError(f"{name}: expected {expected}, got {type(x).__name__}")
+
+
 def _check_tensor(x, name):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+        raise _not_a_tensor(x, name)
     return x
 
 
 def _as_tensor(x, name="input"):
+    """``x`` as a Tensor: a Tensor, a number, a numpy scalar, or a list/tuple of numbers
+    (a numpy array is refused, as MindSpore's ops refuse it)."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (np.ndarray, np.generic, list, tuple, numbers.Number)):
+    if isinstance(x, (np.generic, list, tuple, numbers.Number)):
         return Tensor(x)
-    raise TypeError(f"{name}: expected a Tensor or number, got {type(x).__name__}")
+    raise _not_a_tensor(x, name, "a Tensor or number")
 
 
 def _scalar_array(value, like_dtype):
@@ -177,8 +204,9 @@ def _int(value, name):
 
 def _float_tensor(x, name, cls):
     if not isinstance(x, Tensor):
-        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}"
-                        f"{tensor_hint(x)}")
+        if is_numpy_array(x):
+            raise numpy_op_argument_error(cls, name)
+        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}")
     if not x.dtype.is_floating:
         raise TypeError(f"For '{cls}', '{name}' must be a floating-point Tensor, got {x.dtype}")
     return x

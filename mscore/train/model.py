@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError, tensor_hint
+from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
 from mscore.common.tensor import Tensor
 from mscore.dataset.engine import as_dataset
 from mscore.dataset.user import UserDataset
@@ -27,6 +27,8 @@ _AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
 _BOOST_LEVELS = ("O0", "O1", "O2")
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 _BOOST_KWARGS = ("boost_config_dict", "acc_level")
+# what Model.predict takes as an input (MindSpore's check; a numpy array is refused)
+_PREDICT_INPUT_TYPES = (Tensor, int, float, str, tuple, list, dict)
 
 
 def _check_int(value, name, minimum):
@@ -484,10 +486,12 @@ class Model:
         if not predict_data:
             raise TypeError("predict_data: expected at least one input")
         inputs = []
-        for i, x in enumerate(predict_data):
-            if x is not None and not isinstance(x, (Tensor, list, tuple, int, float)):
-                raise TypeError(f"predict_data: input {i} must be a Tensor, got "
-                                f"{type(x).__name__}{tensor_hint(x)}")
+        for x in predict_data:
+            if x is not None and not isinstance(x, _PREDICT_INPUT_TYPES):
+                raise TypeError(f"The types of input data must be in the Union(Tensor, None, "
+                                f"int, float, str, tuple[Tensor, None, int, float, str], "
+                                f"list[Tensor, None, int, float, str], dict[Tensor, None, int, "
+                                f"float, str]), but got type {type(x).__name__}.")
             inputs.append(x)
         self._set_mode(self._predict_network, False)
         return self._predict_network(*inputs)

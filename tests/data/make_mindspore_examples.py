@@ -22,6 +22,7 @@ import argparse
 import concurrent.futures
 import doctest
 import importlib
+import inspect
 import json
 import os
 import re
@@ -52,12 +53,17 @@ MODULE_ORDER = (
     "mindspore.common.parameter", "mindspore.common.api", "mindspore.common.dtype",
     "mindspore.context", "mindspore.communication", "mindspore.boost",
     "mindspore.dataset", "mindspore.dataset.transforms", "mindspore.dataset.vision",
+    "mindspore.dataset.text",
     "mindspore.ops", "mindspore.ops.operations", "mindspore.ops.functional",
     "mindspore.ops.composite", "mindspore",
     "mindspore.Tensor", "mindspore.numpy", "mindspore.mint", "mindspore.mint.nn",
     "mindspore.mint.nn.functional", "mindspore.mint.optim",
 )
 KINDS = ("class", "function", "method")
+# Modules whose classes document their use in their methods (``text.Vocab.from_list``, not
+# ``text.Vocab``): the public methods' examples are programs of their own
+# (``Vocab.from_list``).
+METHOD_EXAMPLES = ("mindspore.dataset.text",)
 TENSOR = "mindspore.Tensor"  # the reference's pseudo-module of Tensor's methods
 # Examples (mostly of mint) that call MindSpore's implementation modules instead of the
 # public name they document (``ops.function.math_func.amax_ext``, ``ops.auto_generate``):
@@ -181,20 +187,33 @@ def candidates(reference, modules=MODULE_ORDER):
                     obj = getattr(owner, name)
             except Exception:
                 continue
-            source = program_of(getattr(obj, "__doc__", None) or "")
-            if source is None:
-                excluded["no examples"] += 1
-                continue
-            if INTERNAL_PATH.search(source):
-                excluded["calls MindSpore's internal op modules"] += 1
-                continue
-            if source in by_source:
-                by_source[source]["also"].append(f"{module}.{name}")
-                continue
-            program, preamble = with_preamble(source)
-            by_source[source] = {"module": module, "name": name, "also": [],
-                                 "preamble": preamble, "source": program}
+            documented = [(name, obj)]
+            if module in METHOD_EXAMPLES and inspect.isclass(obj):
+                documented += [(f"{name}.{attr}", value) for attr, value in vars(obj).items()
+                               if not attr.startswith("_") and callable(
+                                   getattr(value, "__func__", value))]
+            for doc_name, doc_obj in documented:
+                source = program_of(getattr(doc_obj, "__doc__", None) or "")
+                if source is not None or doc_obj is obj:  # a method without one: no name
+                    _add_program(by_source, excluded, module, doc_name, source)
     return list(by_source.values()), excluded
+
+
+def _add_program(by_source, excluded, module, name, source):
+    """Count ``source`` (the program of ``module.name``, or None) into ``by_source``, or
+    into ``excluded`` with its cause."""
+    if source is None:
+        excluded["no examples"] += 1
+        return
+    if INTERNAL_PATH.search(source):
+        excluded["calls MindSpore's internal op modules"] += 1
+        return
+    if source in by_source:
+        by_source[source]["also"].append(f"{module}.{name}")
+        return
+    program, preamble = with_preamble(source)
+    by_source[source] = {"module": module, "name": name, "also": [],
+                         "preamble": preamble, "source": program}
 
 
 def run_program(source, timeout):

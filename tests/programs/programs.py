@@ -6,6 +6,7 @@ step. Weights are set from the parameter names (:func:`fixed_weights`), so both 
 start from the same point; ``record_oracle.py`` records MindSpore's losses into
 ``mindspore_losses.json`` and ``tests/test_programs.py`` compares mscore's on every backend.
 """
+import importlib
 import zlib
 
 import numpy as np
@@ -211,5 +212,99 @@ def vit(ms):
     return _train(ms, net, loss, opt, data, epochs=2)
 
 
+# -- BiLSTM-CRF sequence labelling (the CRF written with mindspore.numpy, trained with
+#    value_and_grad as the tutorial does) -----------------------------------------------
+def _sequence_mask(ms, mnp, seq_length, max_length):
+    """(batch, max_length) int64: 1 inside each sequence, 0 in its padding."""
+    positions = mnp.arange(0, max_length, 1, seq_length.dtype)
+    return (positions < seq_length.view(seq_length.shape + (1,))).astype(ms.int64)
+
+
+def _crf_score(mnp, emissions, tags, seq_ends, mask, trans, start, end):
+    """The score of the given tag paths; ``emissions`` (seq, batch, tags), ``tags`` and
+    ``mask`` (seq, batch)."""
+    seq_length, batch_size = tags.shape
+    mask = mask.astype(emissions.dtype)
+    batch = mnp.arange(batch_size)
+    score = start[tags[0]] + emissions[0, batch, tags[0]]
+    for i in range(1, seq_length):
+        score += trans[tags[i - 1], tags[i]] * mask[i]
+        score += emissions[i, batch, tags[i]] * mask[i]
+    return score + end[tags[seq_ends, batch]]
+
+
+def _crf_normalizer(ms, mnp, emissions, mask, trans, start, end):
+    """The log-sum of the scores of every tag path (the forward algorithm)."""
+    score = start + emissions[0]
+    for i in range(1, emissions.shape[0]):
+        step = mnp.expand_dims(score, 2) + trans + mnp.expand_dims(emissions[i], 1)
+        step = ms.ops.logsumexp(step, 1)
+        score = mnp.where(mnp.expand_dims(mask[i], 1).astype(ms.bool_), step, score)
+    return ms.ops.logsumexp(score + end, 1)
+
+
+def bilstm_crf(ms):
+    nn = ms.nn
+    mnp = importlib.import_module(ms.__name__ + ".numpy")  # import mindspore.numpy as mnp
+
+    class CRF(nn.Cell):
+        def __init__(self, num_tags):
+            super().__init__()
+            self.transitions = ms.Parameter(ms.Tensor(np.zeros((num_tags, num_tags),
+                                                               np.float32)), name="transitions")
+            self.start_transitions = ms.Parameter(ms.Tensor(np.zeros(num_tags, np.float32)),
+                                                  name="start_transitions")
+            self.end_transitions = ms.Parameter(ms.Tensor(np.zeros(num_tags, np.float32)),
+                                                name="end_transitions")
+
+        def construct(self, emissions, tags, seq_length):
+            emissions, tags = emissions.swapaxes(0, 1), tags.swapaxes(0, 1)
+            mask = _sequence_mask(ms, mnp, seq_length, tags.shape[0]).swapaxes(0, 1)
+            score = _crf_score(mnp, emissions, tags, seq_length - 1, mask, self.transitions,
+                               self.start_transitions, self.end_transitions)
+            normalizer = _crf_normalizer(ms, mnp, emissions, mask, self.transitions,
+                                         self.start_transitions, self.end_transitions)
+            return mnp.mean(normalizer - score)
+
+    class BiLSTMCRF(nn.Cell):
+        def __init__(self, vocab, num_tags, embed=6, hidden=5):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, embed)
+            self.lstm = nn.LSTM(embed, hidden, batch_first=True, bidirectional=True)
+            self.hidden2tag = nn.Dense(hidden * 2, num_tags)
+            self.crf = CRF(num_tags)
+
+        def construct(self, tokens, tags, seq_length):
+            features, _ = self.lstm(self.embedding(tokens), seq_length=seq_length)
+            return self.crf(self.hidden2tag(features), tags, seq_length)
+
+    rng = np.random.RandomState(3)
+    lengths = np.array([6, 4, 5, 3, 6, 2, 5, 4], np.int32)
+    tokens = rng.randint(1, 10, size=(8, 6)).astype(np.int32)
+    tags = (tokens % 3).astype(np.int32)
+    for row, n in enumerate(lengths):
+        tokens[row, n:] = 0
+        tags[row, n:] = 0
+    data = ms.dataset.NumpySlicesDataset((tokens, tags, lengths),
+                                         column_names=["tokens", "tags", "length"],
+                                         shuffle=False).batch(4)
+    net = BiLSTMCRF(10, 3)
+    fixed_weights(ms, net, scale=0.3)
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    grad_fn = ms.value_and_grad(net, None, optimizer.parameters)
+
+    def train_step(tokens, tags, length):
+        loss, grads = grad_fn(tokens, tags, length)
+        optimizer(grads)
+        return loss
+
+    net.set_train()
+    losses = []
+    for _ in range(3):
+        for batch in data.create_tuple_iterator():
+            losses.append(float(train_step(*batch).asnumpy()))
+    return losses
+
+
 PROGRAMS = {"lenet": lenet, "lstm_sentiment": lstm_sentiment, "transformer": transformer,
-            "vit": vit}
+            "vit": vit, "bilstm_crf": bilstm_crf}

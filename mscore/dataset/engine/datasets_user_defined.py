@@ -71,7 +71,9 @@ class NumpySlicesDataset(MappableDataset):
         return len(self._data[0])
 
     def _get(self, index):
-        return tuple(c[index] for c in self._data)
+        # a scalar column's item as a 0-d array, as MindSpore yields it (map operations and
+        # iterators see arrays, never numpy scalars; a string its own length's dtype)
+        return tuple(np.asarray(c[index]) for c in self._data)
 
 
 class PaddedDataset(MappableDataset):

@@ -7,6 +7,7 @@ import unicodedata
 
 import numpy as np
 
+from mscore.common import dtype as mstype
 from mscore.dataset.text.utils import NormalizeForm, Vocab
 from mscore.dataset.transforms.transforms import PyTensorOperation, np_dtype
 
@@ -67,7 +68,7 @@ class Lookup(PyTensorOperation):
     """Tokens to ids by ``vocab``; an unknown token becomes the id of ``unknown_token``
     (a RuntimeError without one). Ids are of ``data_type`` (int32 by default)."""
 
-    def __init__(self, vocab, unknown_token=None, data_type=None):
+    def __init__(self, vocab, unknown_token=None, data_type=mstype.int32):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab: expected a text.Vocab, got {type(vocab).__name__}")
         self._ids = vocab.vocab()

@@ -6,6 +6,10 @@ from mscore.common import dtype as mdt
 from mscore import nn as _nn
 from mscore.mint.nn import functional
 from mscore.mint.nn import functional as F  # noqa: N812  (MindSpore's alias)
+from mscore.mint.nn._conv_norm_pool import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AvgPool3d,
+                                            BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d,
+                                            Conv3d, ConvTranspose2d, MaxUnpool2d,
+                                            SyncBatchNorm)
 
 __all__ = [
     "Linear", "Identity", "Flatten", "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh",
@@ -17,7 +21,9 @@ __all__ = [
     "AvgPool1d", "Unfold", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Conv1d", "Conv3d",
+    "ConvTranspose2d", "BatchNorm3d", "SyncBatchNorm", "AvgPool3d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "MaxUnpool2d",
 ]
 
 
@@ -279,24 +285,6 @@ class GroupNorm(_nn.GroupNorm):
 
     def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, dtype=None):
         super().__init__(num_groups, num_channels, eps, affine)
-
-
-class BatchNorm1d(_nn.BatchNorm1d):
-    """Batch normalisation of (N, C) or (N, C, L); ``momentum`` weighs the new batch
-    (PyTorch's convention: MindSpore's ``1 - momentum``)."""
-
-    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=None):
-        super().__init__(num_features, eps, 1.0 - momentum, affine)
-
-
-class BatchNorm2d(_nn.BatchNorm2d):
-    """Batch normalisation of (N, C, H, W); ``momentum`` weighs the new batch (PyTorch's
-    convention: MindSpore's ``1 - momentum``)."""
-
-    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=None):
-        super().__init__(num_features, eps, 1.0 - momentum, affine)
 
 
 class Conv2d(_nn.Conv2d):

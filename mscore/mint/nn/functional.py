@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore import ops
+from mscore.ops.conv import conv as _conv_nd
+from mscore.ops.pooling import adaptive_max_pool_nd, avg_pool, sliding_avg
 
 __all__ = [
     "relu", "relu_", "relu6", "gelu", "silu", "sigmoid", "tanh", "elu", "leaky_relu",
@@ -14,7 +16,9 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
     "soft_margin_loss", "threshold", "pixel_shuffle", "flatten", "sigmoid_",
     "adaptive_max_pool2d", "adaptive_avg_pool1d", "avg_pool1d", "hardshrink", "hardsigmoid",
-    "hardswish", "mish", "selu", "unfold", "upsample",
+    "hardswish", "mish", "selu", "unfold", "upsample", "conv1d", "conv3d",
+    "conv_transpose2d", "dropout2d", "elu_", "hardtanh_", "threshold_", "avg_pool3d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "max_unpool2d",
 ]
 
 
@@ -147,11 +151,37 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002
     return ops.pad(input, pad, mode, value)
 
 
+def _conv(input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
+    """N-d convolution (the rank from ``weight``) with PyTorch's ``padding``: an int, one
+    per spatial axis, 'same' or 'valid'."""
+    if isinstance(padding, str):
+        return _conv_nd(input, weight, bias, stride, padding, 0, dilation, groups)
+    return _conv_nd(input, weight, bias, stride, "pad", padding, dilation, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa
+    """1-d convolution of (N, C, L) by a (out, C // groups, k) weight; ``padding`` an int,
+    'same' or 'valid'."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa
     """2-d convolution; ``padding`` an int, a pair, 'same' or 'valid'."""
-    if isinstance(padding, str):
-        return ops.conv2d(input, weight, bias, stride, padding, 0, dilation, groups)
-    return ops.conv2d(input, weight, bias, stride, "pad", padding, dilation, groups)
+    return _conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa
+    """3-d convolution of (N, C, D, H, W); ``padding`` an int, a triple, 'same' or
+    'valid'."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0,  # noqa: A002
+                     output_padding=0, groups=1, dilation=1):
+    """2-d transposed convolution by a (C, out // groups, kh, kw) weight: the output is
+    ``(in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``."""
+    return ops.conv_transpose(input, weight, bias, stride, "pad", padding, output_padding,
+                              dilation, groups)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
@@ -309,3 +339,63 @@ def upsample(input, size=None, scale_factor=None, mode="nearest",  # noqa: A002
              align_corners=None):
     """Resampled to ``size`` or by ``scale_factor``."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zeroes whole channels of (N, C, H, W) with probability ``p`` in training, scaling
+    the rest by ``1 / (1 - p)``; the input unchanged otherwise."""
+    if not training or p == 0:
+        return input
+    return ops.dropout2d(input, p, training)
+
+
+def elu_(input, alpha=1.0):  # noqa: A002
+    """In place: exponential linear unit; returns ``input``."""
+    return input.copy_(ops.elu(input, alpha))
+
+
+def hardtanh_(input, min_val=-1, max_val=1):  # noqa: A002
+    """In place: ``input`` clamped to ``[min_val, max_val]``; returns ``input``."""
+    return input.copy_(ops.hardtanh(input, float(min_val), float(max_val)))
+
+
+def threshold_(input, threshold, value):  # noqa: A002
+    """In place: ``input`` where above ``threshold``, else ``value``; returns ``input``."""
+    return input.copy_(ops.threshold(input, threshold, value))
+
+
+def _triple(value, name):
+    if isinstance(value, int):
+        return (value,) * 3
+    if isinstance(value, (tuple, list)) and len(value) == 3:
+        return tuple(value)
+    raise TypeError(f"avg_pool3d: '{name}' must be an int or 3 ints, got {value!r}")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    """3-d average pooling of (N, C, D, H, W); ``stride`` defaults to ``kernel_size``."""
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if stride is None else _triple(stride, "stride")
+    if ceil_mode or divisor_override:
+        pads = tuple((p, p) for p in _triple(padding, "padding"))
+        return sliding_avg(input, kernel, stride, pads, ceil_mode, count_include_pad,
+                           divisor_override)
+    return avg_pool(input, kernel, stride, padding, count_include_pad, 3)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    """3-d average pooling to ``output_size``."""
+    return ops.adaptive_avg_pool3d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+    """1-d max pooling of (N, C, L) to ``output_size`` (and the indices of the maxima)."""
+    return adaptive_max_pool_nd(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,  # noqa: A002
+                 output_size=None):
+    """The inverse of 2-d max pooling: ``input`` scattered to ``indices``, zeros
+    elsewhere."""
+    return ops.max_unpool2d(input, indices, kernel_size, stride, padding, output_size)

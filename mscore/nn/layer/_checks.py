@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from mscore.common import dtype as mdt
-from mscore.common._errors import tensor_hint
+from mscore.common._errors import is_numpy_array, numpy_cell_input_error
 from mscore.common.tensor import Tensor
 
 
@@ -90,6 +90,7 @@ def check_dtype(dtype, name, cls, floating=True):
 def check_tensor(x, name, cls):
     """``x`` if it is a Tensor, else TypeError."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}"
-                        f"{tensor_hint(x)}")
+        if is_numpy_array(x):
+            raise numpy_cell_input_error(cls)
+        raise TypeError(f"For '{cls}', '{name}' must be a Tensor, got {type(x).__name__}")
     return x
