@@ -107,10 +107,10 @@ def _col(dataset, i=0, epochs=1):
 def _run_case(name):
     pytest.importorskip("cloudpickle", reason="the snippets' lambdas travel with cloudpickle")
     ns = {"ds": ds, "np": np, "os": os, "__name__": "dataset_workers_snippet"}
-    exec(ORACLE["prelude"], ns)  # noqa: S102 - the recorded, fixed snippets
+    exec(ORACLE["prelude"], ns)
     try:
-        exec(ORACLE["cases"][name]["code"], ns)  # noqa: S102
-    except Exception as exc:  # noqa: BLE001 - compared with the record
+        exec(ORACLE["cases"][name]["code"], ns)
+    except Exception as exc:
         return {"error": type(exc).__name__, "message": str(exc)}
     return {"result": json.loads(json.dumps(ns["result"], default=lambda a: a.tolist()))}
 

@@ -55,7 +55,7 @@ def test_every_case_was_recorded():
 @pytest.mark.parametrize("name,expr", [c[:2] for c in CASES], ids=[c[0] for c in CASES])
 def test_matches_mindspore(backend, name, expr):
     scope = dict(inputs(ms), ms=ms, mint=mint, F=mint.nn.functional, np=np)
-    _compare(eval(expr, scope), ORACLE[name], name)  # noqa: S307
+    _compare(eval(expr, scope), ORACLE[name], name)
 
 
 def test_conv_transpose2d_output_padding_keeps_the_end_of_the_full_output():

@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-
 import mscore as ms
 from mscore import _state, dispatch, nn, ops
 from mscore.common.parameter import Parameter
+
+torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True)

@@ -94,9 +94,9 @@ from mscore.ops import composite, functional, operations
 from mscore.ops import tensor_methods
 from mscore.ops.summary import (
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
-from mscore.ops.elementwise_extra_func import *  # noqa: E402,F401,F403
-from mscore.ops.array_extra_func import *  # noqa: E402,F401,F403
-from mscore.ops.integer_random_func import *  # noqa: E402,F401,F403
-from mscore.ops.linalg_extra_func import *  # noqa: E402,F401,F403
-from mscore.ops.image_fold import col2im, fold  # noqa: E402,F401
-from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E402,E702
+from mscore.ops.elementwise_extra_func import *
+from mscore.ops.array_extra_func import *
+from mscore.ops.integer_random_func import *
+from mscore.ops.linalg_extra_func import *
+from mscore.ops.image_fold import col2im, fold
+from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E702

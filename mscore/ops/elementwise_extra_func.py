@@ -481,25 +481,25 @@ def inv(x):
     return ops.where(ops.equal(ops.abs(x), one), x, ops.zeros_like(x))
 
 
-def angle(input):  # noqa: A002
+def angle(input):
     """The argument of each entry: pi for negative reals, 0 otherwise (nan stays nan;
     mscore's dtypes are real)."""
     x = _float(input)
     return ops.where(ops.less(x, 0.0), math.pi, ops.mul(x, 0.0))
 
 
-def conj(input):  # noqa: A002
+def conj(input):
     """The complex conjugate: a real tensor's own values (a new tensor)."""
     x = _as_real(input, "conj")
     return ops.mul(x, 1) if not x.dtype.is_bool else ops.logical_and(x, x)
 
 
-def real(input):  # noqa: A002
+def real(input):
     """The real part: a real tensor's own values (a new tensor)."""
     return conj(_as_real(input, "real"))
 
 
-def imag(input):  # noqa: A002
+def imag(input):
     """The imaginary part: zeros of a real tensor's shape and dtype."""
     return ops.zeros_like(_as_real(input, "imag"))
 

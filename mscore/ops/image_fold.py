@@ -26,7 +26,7 @@ def _output_size(output_size):
     if isinstance(output_size, Tensor):
         try:   # a shape: read on the host
             output_size = [int(v) for v in output_size.asnumpy().reshape(-1)]
-        except Exception:  # noqa: BLE001 - a symbolic value inside a compiled program
+        except Exception:
             raise TypeError(f"For '{_PRIM}', a Tensor 'output_size' is read on the host; "
                             f"inside a compiled program pass a tuple of 2 ints") from None
     return _ints(output_size, 2, "output_size", _PRIM)
@@ -85,7 +85,7 @@ def col2im(input_x, output_size, kernel_size, dilation, padding_value, stride):
                          slice(pad[1], pad[1] + size[1])))
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C * kh * kw, L) sliding-block columns summed back into (N, C, H, W) images
     (the inverse arrangement of ``unfold``; overlaps add)."""
     x = _check_tensor(input, "input")

@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from mscore._per_thread import state as _thread
+from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
@@ -176,7 +176,7 @@ def _solve(a, b):
 
 
 # -- determinants and inverses --------------------------------------------------------------
-def slogdet(input):  # noqa: A002
+def slogdet(input):
     """``(sign, log|det|)`` of the square matrices of ``input`` (..., n, n)."""
     a = _square(input, "LogMatrixDeterminant")
     _, _, upper, sign = _lu(a)
@@ -185,36 +185,36 @@ def slogdet(input):  # noqa: A002
     return sign, ops.sum(ops.log(ops.abs(diag)), -1)
 
 
-def log_matrix_determinant(input):  # noqa: A002
+def log_matrix_determinant(input):
     """MindSpore's name for :func:`slogdet`: ``(sign, log|det|)``."""
     return slogdet(input)
 
 
-def det(input):  # noqa: A002
+def det(input):
     """The determinant of the square matrices of ``input`` (..., n, n)."""
     a = _square(input, "MatrixDeterminant")
     _, _, upper, sign = _lu(a)
     return sign * ops.prod(_diagonal(upper), -1)
 
 
-def matrix_determinant(input):  # noqa: A002
+def matrix_determinant(input):
     """MindSpore's older name for :func:`det`."""
     return det(input)
 
 
-def logdet(input):  # noqa: A002
+def logdet(input):
     """log(det): nan where the determinant is negative, -inf where it is 0."""
     sign, logabs = slogdet(_square(input, "MatrixDeterminant"))
     return ops.where(ops.less(sign, 0), float("nan"), logabs)
 
 
-def inverse(input):  # noqa: A002
+def inverse(input):
     """The inverse of the square matrices of ``input`` (..., n, n)."""
     a = _square(input, "MatrixInverse")
     return _solve(a, _eye_like(a, a.shape[-1]))
 
 
-def matrix_power(input, n):  # noqa: A002
+def matrix_power(input, n):
     """``input`` (..., m, m) multiplied by itself ``n`` times (the inverse's power when
     ``n < 0``, the identity when 0); integer matrices allowed for ``n >= 0``."""
     n = _int_arg(n, "n", "MatrixPower")
@@ -259,7 +259,7 @@ def _check_positive_definite(pivots):
         return
     try:
         values = ops.stack(pivots, -1).asnumpy()
-    except Exception:  # noqa: BLE001 - symbolic values (traced by the library's own jit)
+    except Exception:
         return
     if not (values > 0).all():
         raise RuntimeError("Cholesky expects symmetric positive definite matrices as inputs.")
@@ -270,7 +270,7 @@ def _lower_factor(factor, upper, prim, name):
     return _mt(factor) if _bool_arg(upper, "upper", prim) else factor
 
 
-def cholesky_solve(input, input2, upper=False):  # noqa: A002
+def cholesky_solve(input, input2, upper=False):
     """``x`` with ``A @ x == input`` where ``input2`` is A's Cholesky factor."""
     b = _matrix(input, "CholeskySolve", "input")
     lower = _lower_factor(input2, upper, "CholeskySolve", "input2")
@@ -285,7 +285,7 @@ def cholesky_inverse(input_x, upper=False):
 
 
 # -- LU and triangular solves ---------------------------------------------------------------
-def lu_solve(b, LU_data, LU_pivots):  # noqa: N803  (MindSpore's names)
+def lu_solve(b, LU_data, LU_pivots):
     """``x`` with ``A @ x == b`` from A's packed LU factors (unit-lower L below the
     diagonal, U on and above it) and LAPACK's 1-based row swaps ``LU_pivots``."""
     lu = _square(LU_data, "LuSolve", "LU_data")
@@ -306,7 +306,7 @@ def lu_solve(b, LU_data, LU_pivots):  # noqa: N803  (MindSpore's names)
     return _tri_solve(ops.triu(lu), y, False)
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """``(x, A)``: ``x`` solving ``op(A) @ x == b`` for triangular ``A`` (``op`` the
     transpose when ``transpose``; ones assumed on A's diagonal when ``unitriangular``)."""
     b = _matrix(b, "TriangularSolve", "b")
@@ -352,7 +352,7 @@ def _apply_reflector(v, tau, x):
         ops.matmul(ops.expand_dims(v, -1), vtx)
 
 
-def geqrf(input):  # noqa: A002
+def geqrf(input):
     """LAPACK's QR in Householder form: ``(y, tau)`` with R on and above y's diagonal and
     the reflectors' vectors below it."""
     return _householder_qr(_matrix(input, "Geqrf", "input"), True)
@@ -397,7 +397,7 @@ def _q_times(y, tau, x, transpose=False):
     return x
 
 
-def orgqr(input, input2):  # noqa: A002
+def orgqr(input, input2):
     """The first n columns of Q = H_1 ... H_k from geqrf's ``(input, input2)``."""
     y = _matrix(input, "Orgqr", "input")
     tau = input2
@@ -409,7 +409,7 @@ def orgqr(input, input2):  # noqa: A002
     return _q_times(y, tau, _eye_like(y, m, n))
 
 
-def ormqr(input, tau, other, left=True, transpose=False):  # noqa: A002
+def ormqr(input, tau, other, left=True, transpose=False):
     """``op(Q) @ other`` (``other @ op(Q)`` when not ``left``), Q = H_1 ... H_k from
     geqrf's ``(input, tau)``, ``op`` the transpose when ``transpose``."""
     y = _matrix(input, "Ormqr", "input")
@@ -425,7 +425,7 @@ def ormqr(input, tau, other, left=True, transpose=False):  # noqa: A002
     return _mt(_q_times(y, tau, _mt(other), not transpose))
 
 
-def qr(input, mode="reduced"):  # noqa: A002
+def qr(input, mode="reduced"):
     """``(Q, R)`` with ``input == Q @ R``: Q (..., m, k) and R (..., k, n), k = min(m, n),
     for ``mode='reduced'``; Q (..., m, m) and R (..., m, n) for ``'complete'``; R only
     (Q empty) for ``'r'``."""
@@ -444,7 +444,7 @@ def qr(input, mode="reduced"):  # noqa: A002
     return _q_times(y, tau, _eye_like(a, m, k)), r
 
 
-def lstsq(input, A):  # noqa: A002,N803
+def lstsq(input, A):
     """The least-squares solution ``X`` (n, k) of ``input @ X ~= A`` for a full-rank
     ``input`` (m, n) and ``A`` (m, k); the minimum-norm solution when ``m < n``."""
     for operand, label in ((input, "x"), (A, "a")):
@@ -511,7 +511,7 @@ def _descending_order(values):
                     values.dtype)                                          # [i, rank i]
 
 
-def svd(input, full_matrices=False, compute_uv=True):  # noqa: A002
+def svd(input, full_matrices=False, compute_uv=True):
     """``(s, u, v)`` with ``input == u @ diag(s) @ v^T``, the singular values ``s``
     descending (only ``s`` when not ``compute_uv``); one-sided Jacobi rotations."""
     a = _matrix(input, "Svd", "input")

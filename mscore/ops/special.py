@@ -164,7 +164,7 @@ def _horner(coefs, t):
     return acc
 
 
-def erfinv(input):  # noqa: A002
+def erfinv(input):
     """The inverse error function elementwise: y with erf(y) = x on (-1, 1), +-inf at +-1,
     nan outside."""
     x = _check_tensor(input, "input")
@@ -191,7 +191,7 @@ _I0_LARGE = (0.00392377, -0.01647633, 0.02635537, -0.02057706, 0.00916281, -0.00
              0.00225319, 0.01328592, 0.39894228)
 
 
-def i0(input):  # noqa: A002
+def i0(input):
     """The modified Bessel function of the first kind of order 0, elementwise."""
     x = _check_tensor(input, "input")
     if not x.dtype.is_floating:

@@ -13,6 +13,7 @@ import pytest
 
 from mscore import ops
 from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
+from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.autodiff.fused import composite_gradients
 
@@ -119,8 +120,6 @@ def _bn_half_input(half, around):
     rounds once) or, with ``around``, as MindSpore's O2 writes it: cast to float32, batch
     norm in float32, cast back."""
     def fn(x, w, b):
-        from mscore.common import dtype as mdt
-        from mscore.common.parameter import Parameter
         xh = ops.cast(x, half)
         c = x.shape[1]
         rm = Parameter(ops.zeros((c,), mdt.float32), name="rm", requires_grad=False)

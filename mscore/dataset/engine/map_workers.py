@@ -73,7 +73,7 @@ def dump_job(job, what, parts=()):
         for name, obj in parts:
             try:
                 dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 culprit = f" ({name} cannot be pickled)"
                 break
         hint = "; or pass python_multiprocessing=False to run it in this process"
@@ -112,7 +112,7 @@ def _describe(exc):
     cause = exc.__cause__ if exc.__cause__ is not None else exc
     try:
         blob = pickle.dumps(cause)
-    except Exception:  # noqa: BLE001 - the cause stays text
+    except Exception:
         blob = None
     text = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
     return type(exc).__name__, str(exc), blob, text
@@ -125,7 +125,7 @@ def _worker_main(conn, payload):
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the main process's to handle
     try:
         job = pickle.loads(payload)
-    except Exception as exc:  # noqa: BLE001 - reported by the main process
+    except Exception as exc:
         conn.send(("load", _describe(exc)))
         return
     conn.send(("ready", None))
@@ -139,11 +139,11 @@ def _worker_main(conn, payload):
         row, seed, args = request
         try:
             reply = ("ok", _seeded_call(job, args, seed))
-        except Exception as exc:  # noqa: BLE001 - reported by the main process
+        except Exception as exc:
             reply = ("error", _describe(exc))
         try:
             conn.send(reply)
-        except Exception as exc:  # noqa: BLE001 - a result that cannot be pickled
+        except Exception as exc:
             message = (f"the result of row {row} cannot be sent back from the worker: "
                        f"{type(exc).__name__}: {exc}")
             conn.send(("error", ("RuntimeError", message, None, "")))
@@ -178,7 +178,7 @@ def _raise_remote(what, kind, info):
     if blob is not None:
         try:
             cause = pickle.loads(blob)
-        except Exception:  # noqa: BLE001 - fall back to the text
+        except Exception:
             cause = None
     if cause is None and text:
         cause = RuntimeError(f"in the worker process:\n{text}")

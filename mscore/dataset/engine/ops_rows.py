@@ -13,7 +13,6 @@ from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.op_random import OpStreams
 from mscore.dataset.callback import DSCallback
 from mscore.dataset.callback.ds_callback import CallbackRunner
-from mscore.dataset import config
 
 __all__ = ["MapDataset", "FilterDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
            "SkipDataset", "ProjectDataset", "RenameDataset", "apply_operations"]

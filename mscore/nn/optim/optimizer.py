@@ -47,7 +47,6 @@ from mscore.nn.cell import Cell, CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
 from mscore.ops.functional import native_addcmul
 from mscore.ops.multi_tensor import divide_all
-from mscore import dispatch
 from mscore.ops.composite import HyperMap, Map
 from mscore.ops.operations import AssignAdd
 from mscore import context
