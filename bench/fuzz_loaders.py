@@ -93,7 +93,7 @@ def mutate(data, rng):
 # -- seed files -----------------------------------------------------------------------------
 def _seed_ckpt(folder):
     import mscore as ms
-    from mscore.train.serialization import _checkpoint, save_checkpoint
+    from mscore.train.serialization import _ckpt_format, save_checkpoint
     rng = np.random.default_rng(0)
     items = [{"name": "conv.weight", "data": ms.Tensor(rng.standard_normal((2, 1, 3, 3))
                                                       .astype(np.float32))},
@@ -101,13 +101,13 @@ def _seed_ckpt(folder):
              {"name": "ids", "data": ms.Tensor(np.arange(-3, 3, dtype=np.int64))},
              {"name": "mask", "data": ms.Tensor(np.array([True, False, True]))},
              {"name": "big", "data": ms.Tensor(np.arange(40, dtype=np.int32))}]
-    old = _checkpoint.SLICE_BYTES
-    _checkpoint.SLICE_BYTES = 48  # "big" is written in pieces
+    old = _ckpt_format.SLICE_BYTES
+    _ckpt_format.SLICE_BYTES = 48  # "big" is written in pieces
     try:
         save_checkpoint(items, os.path.join(folder, "a"), append_dict={"epoch": 3, "note": "x"})
         save_checkpoint(items, os.path.join(folder, "b"), crc_check=True)
     finally:
-        _checkpoint.SLICE_BYTES = old
+        _ckpt_format.SLICE_BYTES = old
     return [_read(folder, "a.ckpt"), _read(folder, "b.ckpt")]
 
 
