@@ -6,6 +6,7 @@ from mscore.common import dtype as mdt
 from mscore import nn as _nn
 from mscore.mint.nn import functional
 from mscore.mint.nn import functional as F  # noqa: N812  (MindSpore's alias)
+from mscore.mint.nn._conv_norm_pool import _Functional
 from mscore.mint.nn._conv_norm_pool import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AvgPool3d,
                                             BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d,
                                             Conv3d, ConvTranspose2d, MaxUnpool2d,
@@ -57,17 +58,7 @@ class Flatten(_nn.Cell):
         return functional.flatten(input, self.start_dim, self.end_dim)
 
 
-class _Activation(_nn.Cell):
-    """A Cell applying ``self.fn`` with the options saved at construction."""
-
-    fn = None
-
-    def __init__(self, **options):
-        super().__init__()
-        self.options = options
-
-    def construct(self, input):  # noqa: A002
-        return type(self).fn(input, **self.options)
+_Activation = _Functional  # a Cell applying ``fn`` with the options given at construction
 
 
 class ReLU(_Activation):
