@@ -182,7 +182,7 @@ def test_custom_mixed_precision_rules():
     assert out.dtype is ms.float32
 
 
-def test_to_float_and_astype_manual_conversion_seed004():
+def test_to_float_and_astype_manual_conversion_amp_tutorial():
     class NetworkFP16(nn.Cell):
         def __init__(self):
             super().__init__()
@@ -484,9 +484,9 @@ def test_floor_of_one_is_reported_not_looped(backend):
 
 
 # --------------------------------------------------------------------------------------
-# The seed-004 network on digits at every level and dtype.
-class Seed004Net(nn.Cell):
-    """The seed-004 network (Dense 512-512 with ReLU) for 8x8 digits."""
+# The Automatic Mix Precision tutorial's network on digits at every level and dtype.
+class AmpTutorialNet(nn.Cell):
+    """The Automatic Mix Precision tutorial's network (Dense 512-512 with ReLU) for 8x8 digits."""
 
     def __init__(self, n_in=64):
         super().__init__()
@@ -512,7 +512,7 @@ def _digits():
 def _train_accuracy(level, dtype, epochs=3, batch=50):
     (xtr, ytr), (xte, yte) = _digits()
     ms.set_seed(0)
-    net = Seed004Net()
+    net = AmpTutorialNet()
     loss_fn = nn.CrossEntropyLoss()
     opt = nn.SGD(net.trainable_params(), 0.1, momentum=0.9)
     if level == "O1":  # build_train_network's O1 is float16; bfloat16 goes through amp directly
@@ -540,7 +540,7 @@ _BASELINES = {}
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_seed004_trains_at_every_level_like_O0(backend, dtype):
+def test_amp_tutorial_trains_at_every_level_like_O0(backend, dtype):
     low = getattr(ms, dtype)
     if backend not in _BASELINES:
         _BASELINES[backend] = _train_accuracy("O0", ms.float32)
@@ -551,11 +551,11 @@ def test_seed004_trains_at_every_level_like_O0(backend, dtype):
         assert abs(acc - base) <= 0.01 + 1e-9, (level, dtype, acc, base)
 
 
-def test_functional_loss_scaler_loop_from_seed004():
+def test_functional_loss_scaler_loop_from_amp_tutorial():
     """The seed's value_and_grad + DynamicLossScaler + all_finite training loop."""
     (xtr, ytr), _ = _digits()
     ms.set_seed(0)
-    model = amp.auto_mixed_precision(Seed004Net(), "O2")
+    model = amp.auto_mixed_precision(AmpTutorialNet(), "O2")
     loss_fn = nn.CrossEntropyLoss()
     optimizer = nn.SGD(model.trainable_params(), 1e-1, momentum=0.9)
     loss_scaler = amp.DynamicLossScaler(scale_value=2 ** 10, scale_factor=2, scale_window=50)

@@ -1,6 +1,6 @@
-"""The import paths and top-level names MindSpore users write resolve in mscore (issue 18,
-item 1), with the values MindSpore 2.10 gives them (``tools/data/mindspore-2.10-api.json``,
-captured from the real package)."""
+"""The import paths and top-level names MindSpore users write resolve in mscore, with the
+values MindSpore 2.10 gives them (``tools/data/mindspore-2.10-api.json``, captured from the
+real package)."""
 import importlib
 import json
 import os

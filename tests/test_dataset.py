@@ -373,7 +373,7 @@ def test_mnist_dataset_reads_idx_folder(tmp_path, gz):
         MnistDataset(str(tmp_path / "missing"))
 
 
-def test_seed004_pipeline_verbatim(tmp_path):
+def test_amp_tutorial_pipeline_verbatim(tmp_path):
     """The data pipeline of seed 004 with only the import changed."""
     data = _write_mnist(tmp_path, n_train=10)
 

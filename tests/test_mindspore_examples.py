@@ -1,4 +1,4 @@
-"""MindSpore's own docstring examples run with ``mindspore`` replaced by ``mscore`` (issue 18).
+"""MindSpore's own docstring examples run with ``mindspore`` replaced by ``mscore``.
 
 The corpus ``tests/data/mindspore_examples.json`` holds the programs that run in the real
 MindSpore 2.10, with its printed output (made by ``tests/data/make_mindspore_examples.py``).
@@ -26,7 +26,7 @@ SAMPLE_SIZE = 20
 # Programs of the sample that do not run yet, with the cause (a fix turns the test red until
 # the name leaves this table: the table is the sample's known state, not a skip list).
 KNOWN_FAILING = {}
-# The share of the corpus that must run, per backend (the measure of issue 18; a drop below
+# The share of the corpus that must run, per backend (the examples measure; a drop below
 # is a regression). Measured values are in docs/mindspore-examples.md.
 FLOOR = {"numpy": 0.97, "torch": 0.97, "jax": 0.97}
 

@@ -62,7 +62,7 @@ def _write_fake_mnist(folder, n=64, seed=0):
     write_idx(os.path.join(folder, "train-labels-idx1-ubyte"), labels)
 
 
-def _seed004_example(path):
+def _amp_tutorial_example(path):
     """Seed 004's Model example, with ``mindspore`` replaced by ``mscore``; returns the
     per-step losses and the trained Model."""
     import mscore as ms
@@ -129,32 +129,32 @@ def mnist_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def seed004_numpy_losses(mnist_dir):
+def amp_tutorial_numpy_losses(mnist_dir):
     ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)
-    losses, _, _ = _seed004_example(mnist_dir)
+    losses, _, _ = _amp_tutorial_example(mnist_dir)
     return losses
 
 
-def test_seed004_model_example_on_every_backend(backend, mnist_dir, seed004_numpy_losses,
+def test_amp_tutorial_model_example_on_every_backend(backend, mnist_dir, amp_tutorial_numpy_losses,
                                                 capsys):
-    losses, trainer, train_dataset = _seed004_example(mnist_dir)
+    losses, trainer, train_dataset = _amp_tutorial_example(mnist_dir)
     assert len(losses) == 10  # 10 epochs of 1 batch; LossMonitor(100) prints nothing
     assert capsys.readouterr().out == ""
     assert losses[-1] < losses[0] - 0.1  # SGD(1e-2) for 10 steps: the loss falls
     if backend != "numpy":  # numpy is the reference itself: comparing would prove nothing
         # O2 (fp16 compute) follows the numpy reference within fp16 rounding
-        np.testing.assert_allclose(losses, seed004_numpy_losses, rtol=2e-2, atol=2e-3)
+        np.testing.assert_allclose(losses, amp_tutorial_numpy_losses, rtol=2e-2, atol=2e-3)
     # the amp-converted network still evaluates in float32 at the metric
     acc = trainer.eval(train_dataset)["accuracy"]
     assert acc > 0.3
 
 
-class _Seed003Net(nn.Cell):
+class _ModelApiPageNet(nn.Cell):
     """Seed 003's Net, with a 16 x 16 input instead of 224 x 224 to stay fast."""
 
     def __init__(self):
-        super(_Seed003Net, self).__init__()
+        super(_ModelApiPageNet, self).__init__()
         self.conv = nn.Conv2d(3, 64, 3, has_bias=False, weight_init='normal')
         self.bn = nn.BatchNorm2d(64)
         self.relu = nn.ReLU()
@@ -170,20 +170,20 @@ class _Seed003Net(nn.Cell):
         return out
 
 
-def _seed003_dataset(n=8, batch=8):
+def _model_api_page_dataset(n=8, batch=8):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, 3, 16, 16)).astype(np.float32)
     y = rng.integers(0, 12, n).astype(np.int32)
     return NumpySlicesDataset((x, y), ["data", "label"], shuffle=False).batch(batch)
 
 
-def test_seed003_model_examples_on_every_backend(backend, tmp_path, capsys, monkeypatch):
+def test_model_api_page_model_examples_on_every_backend(backend, tmp_path, capsys, monkeypatch):
     from mscore.train.callback import Callback, CheckpointConfig, ModelCheckpoint
     from mscore.nn import Momentum
     from mscore import Tensor
     monkeypatch.chdir(tmp_path)
-    get_dataset = _seed003_dataset
-    Net = _Seed003Net
+    get_dataset = _model_api_page_dataset
+    Net = _ModelApiPageNet
 
     # Model(...).train
     net = Net()

@@ -1,4 +1,4 @@
-"""The layers of issue 18 beyond what the MindSpore oracle covers: gradients against central
+"""The layers beyond what the MindSpore oracle covers: gradients against central
 finite differences (float64, reference autodiff), numpy references for the layers MindSpore
 2.10 cannot run on CPU (ReplicationPad, InstanceNorm, MatrixDiag*, Unfold, Roll,
 MultiFieldEmbeddingLookup, PSNR/SSIM/MSSSIM, ClipByNorm with an axis), training-mode

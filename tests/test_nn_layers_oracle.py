@@ -1,4 +1,4 @@
-"""MindSpore 2.10's ``nn`` layers of issue 18 (recurrent, attention/transformer, pooling,
+"""MindSpore 2.10's ``nn`` layers (recurrent, attention/transformer, pooling,
 padding, normalisation, activations and the rest) against the real MindSpore's results.
 
 The cases are ``tests/data/nn_layer_cases.py``; the expected values were recorded by

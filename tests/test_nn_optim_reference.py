@@ -1,4 +1,4 @@
-"""The optimizers of issue 18 against independent numpy implementations of their documented
+"""The optimizers against independent numpy implementations of their documented
 formulas (``tests/_optim_reference.py``), three steps in float64, with the weight-decay
 filter, loss scale and dynamic rates of the Optimizer base; LARS and Lamb (which MindSpore's
 CPU build cannot run) only this way. One GRAPH_MODE train step per optimizer on jax (a

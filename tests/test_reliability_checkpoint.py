@@ -1,4 +1,4 @@
-"""Checkpoints survive crashes and refuse what is not a checkpoint (issue 15, items 1-4).
+"""Checkpoints survive crashes and refuse what is not a checkpoint.
 
 1. ``ModelCheckpoint`` writes the new file before it rotates old ones away, so a save that
    dies leaves the previous checkpoint; with async saves the count never exceeds

@@ -1,4 +1,4 @@
-"""Summary and dataset files under attack or failure (issue 15, items 6-9).
+"""Summary and dataset files under attack or failure.
 
 6. The lineage file is created exclusively and never through a symlink planted in the log
    directory.

@@ -1,4 +1,4 @@
-"""Every file type mscore reads, fuzzed (issue 15): malformed inputs load or raise a
+"""Every file type mscore reads, fuzzed: malformed inputs load or raise a
 ``ValueError`` naming the file -- no library exception leaks, nothing empty is accepted.
 
 The default run feeds a seeded sample of ``SAMPLE`` inputs per file type; with

@@ -1,5 +1,5 @@
 """Two models trained in two threads at once give exactly the results of training them one
-after the other (issue 15, item 5): the parameter-mutation scopes, the autocast policy and
+after the other: the parameter-mutation scopes, the autocast policy and
 the autodiff/compile depths are per thread (``contextvars``); the backend stays
 process-wide."""
 import os

@@ -1,4 +1,4 @@
-"""Training faults every backend reports alike (issue 15, items 10 and 11).
+"""Training faults every backend reports alike.
 
 10. Class labels outside ``[0, C)`` (other than ``ignore_index``) are a ``ValueError`` in
     PYNATIVE mode on every backend, for ``CrossEntropyLoss`` and the sparse

@@ -369,7 +369,7 @@ def test_export_refuses_what_mindir_cannot_hold():
             build_mindir_model(cell, x)
 
 
-@pytest.mark.skipif(not SLOW, reason="MSCORE_SLOW_TESTS=1 runs the full-size seed-004 "
+@pytest.mark.skipif(not SLOW, reason="MSCORE_SLOW_TESTS=1 runs the full-size tutorial "
                     "network")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_full_size_seed_network_round_trips(backend, tmp_path):

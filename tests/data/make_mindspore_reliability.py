@@ -1,4 +1,4 @@
-"""Record how MindSpore 2.10 (CPU) reacts to the faults of issue 15, into
+"""Record how MindSpore 2.10 (CPU) reacts to the training and file faults, into
 ``mindspore_reliability.json`` beside this script.
 
 Run with the separate MindSpore environment, from this folder:

@@ -6,7 +6,7 @@ and BatchNorm statistics are set from a fixed numpy seed, keyed by ``Parameter.n
 frameworks build the same numbers. The ``*_o2`` entries are the same networks after
 ``amp.auto_mixed_precision(net, "O2")``.
 
-``MLP_WIDTH`` is the hidden width of the seed-004 network in the checked-in fixtures (the seed
+``MLP_WIDTH`` is the hidden width of the Automatic Mix Precision tutorial's network in the checked-in fixtures (the seed
 uses 512; the make scripts take ``--width 512`` to check the full-size network by hand).
 """
 import numpy as np
@@ -40,7 +40,7 @@ def build(ms, mlp_width=MLP_WIDTH):
     nn, ops = ms.nn, ms.ops
 
     class Network(nn.Cell):
-        """The seed-004 network (784-w-w-10 with ReLU)."""
+        """The Automatic Mix Precision tutorial's network (784-w-w-10 with ReLU)."""
 
         def __init__(self, width):
             super().__init__()

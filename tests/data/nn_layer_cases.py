@@ -1,4 +1,4 @@
-"""Cases for MindSpore's ``nn`` layers (issue 18), shared by the fixture maker and the test.
+"""Cases for MindSpore's ``nn`` layers, shared by the fixture maker and the test.
 
 ``tests/data/make_nn_layer_oracle.py`` runs every case with the real MindSpore 2.10 (CPU)
 and records the results in ``mindspore_nn_layer_oracle.json``;

@@ -66,7 +66,7 @@ def _run(capsys, argv):
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 
 
-def test_main_job_numpy_reaches_95_percent(capsys, tmp_path):
+def test_demo_numpy_reaches_95_percent(capsys, tmp_path):
     """The whole job on numpy: 10 epochs reach 95 % with MSCORE_SLOW_TESTS=1; by default 3
     epochs, which reach 90 % (the suite's time goes to more than one job)."""
     epochs, minimum = (10, 0.95) if SLOW else (3, 0.9)
@@ -126,7 +126,7 @@ def _error_line(capsys, argv):
     return captured.err
 
 
-def test_main_job_arguments_are_one_line_errors(capsys, monkeypatch):
+def test_demo_arguments_are_one_line_errors(capsys, monkeypatch):
     monkeypatch.delenv("MSCORE_BACKEND", raising=False)
     assert "--epochs" in _error_line(capsys, ["--epochs", "0"])
     assert "--lr" in _error_line(capsys, ["--lr", "-1"])
@@ -139,7 +139,7 @@ def test_main_job_arguments_are_one_line_errors(capsys, monkeypatch):
     assert "did you mean 'torch'?" in err
 
 
-def test_main_job_names_the_environment_variable(capsys, monkeypatch):
+def test_demo_names_the_environment_variable(capsys, monkeypatch):
     monkeypatch.setenv("MSCORE_BACKEND", "nosuch")
     err = _error_line(capsys, [])
     assert "MSCORE_BACKEND environment variable: 'nosuch' is not installed" in err
@@ -178,7 +178,7 @@ def test_without_matplotlib_the_accuracy_comes_first_and_the_job_succeeds(capsys
 @pytest.mark.skipif(not SLOW, reason="the job on the other backends: set MSCORE_SLOW_TESTS=1 "
                     "(their training is compared with numpy's in their own tests)")
 @pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
-def test_main_job_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
+def test_demo_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
     """The whole job (data pipeline, amp O2, Model, LossMonitor, ModelCheckpoint, eval) on
     the backend, cut to 2 epochs: it learns the digits well beyond chance (10 %)."""
     status, out, acc, _ = _run(capsys, ["--backend", name, "--epochs", "2", "--per-print",
@@ -192,7 +192,7 @@ def test_main_job_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
 
 @pytest.mark.skipif(not SLOW, reason="set MSCORE_SLOW_TESTS=1 to run the demo on every backend")
 @pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
-def test_main_job_other_backends_reach_95_percent(capsys, name, tmp_path):
+def test_demo_other_backends_reach_95_percent(capsys, name, tmp_path):
     status, out, acc, _ = _run(capsys, ["--backend", name, "--per-print", "0",
                                         "--min-accuracy", "0.95", "--output-dir",
                                         str(tmp_path)])
