@@ -343,7 +343,7 @@ def fuzz(kind, count, seed, folder):
                 stats["refused"] += 1
             else:
                 stats["leaks"].append((i, "ValueError without the file name", str(exc)[:300]))
-        except Exception as exc:  # noqa: BLE001 - every other type is what we look for
+        except Exception as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
             stats["leaks"].append((i, type(exc).__name__,
                                    f"{str(exc)[:200]} [{os.path.basename(where.filename)}:"

@@ -50,7 +50,8 @@ def _parse(argv):
 
 
 def load_digits_arrays(folder):
-    """(train_x, train_y, test_x, test_y) as float32 NCHW / int32, through the amp tutorial's pipeline."""
+    """(train_x, train_y, test_x, test_y) as float32 NCHW / int32, through the amp
+    tutorial's pipeline."""
     from mscore.examples.amp_digits import datapipe, write_digits_idx
     write_digits_idx(folder)
     arrays = []

@@ -44,7 +44,7 @@ def _method_function(name):
     method = getattr(Tensor, name)
     first = _FIRST_PARAMETER.get(name, "input")
 
-    def fn(input, *args, **kwargs):  # noqa: A002
+    def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
             raise TypeError(f"For '{name}', 'input' must be a Tensor, got "
                             f"{type(input).__name__}")
@@ -52,7 +52,7 @@ def _method_function(name):
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
     fn.__doc__ = f"``{first}.{name}(...)`` (:meth:`mscore.Tensor.{name}`)."
-    P = inspect.Parameter  # noqa: N806
+    P = inspect.Parameter
     fn.__signature__ = inspect.Signature([P(first, P.POSITIONAL_OR_KEYWORD),
                                           P("args", P.VAR_POSITIONAL),
                                           P("kwargs", P.VAR_KEYWORD)])
@@ -76,7 +76,7 @@ def _size(size):
 
 
 @_export
-def where(condition, input=None, other=None):  # noqa: A002
+def where(condition, input=None, other=None):
     """``input`` where ``condition`` else ``other``; with ``condition`` only: the indices
     of its non-zero entries per axis."""
     if input is None and other is None:
@@ -159,25 +159,25 @@ def full(size, fill_value, *, dtype=None):
 
 
 @_export
-def zeros_like(input, *, dtype=None):  # noqa: A002
+def zeros_like(input, *, dtype=None):
     """Zeros shaped like ``input``."""
     return ops.zeros_like(input, dtype=dtype)
 
 
 @_export
-def ones_like(input, *, dtype=None):  # noqa: A002
+def ones_like(input, *, dtype=None):
     """Ones shaped like ``input``."""
     return ops.ones_like(input, dtype=dtype)
 
 
 @_export
-def empty_like(input, *, dtype=None, device=None):  # noqa: A002
+def empty_like(input, *, dtype=None, device=None):
     """Zeros shaped like ``input`` (values are always initialised)."""
     return ops.zeros_like(input, dtype=dtype)
 
 
 @_export
-def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+def full_like(input, fill_value, *, dtype=None):
     """``fill_value`` shaped like ``input``."""
     return ops.full_like(input, fill_value, dtype=dtype)
 
@@ -207,13 +207,13 @@ def randn(*size, generator=None, dtype=None, device=None):
 
 
 @_export
-def rand_like(input, *, dtype=None, device=None):  # noqa: A002
+def rand_like(input, *, dtype=None, device=None):
     """Uniform draws in ``[0, 1)`` shaped like ``input``."""
     return ops.rand(input.shape, dtype=dtype or input.dtype)
 
 
 @_export
-def randn_like(input, *, dtype=None, device=None):  # noqa: A002
+def randn_like(input, *, dtype=None, device=None):
     """Standard normal draws shaped like ``input``."""
     return ops.randn(input.shape, dtype=dtype or input.dtype)
 
@@ -235,7 +235,7 @@ def randint(*args, generator=None, dtype=None, device=None, size=None):
 def randint_like(*args, dtype=None, device=None):
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: integers drawn
     from ``[low, high)`` shaped like ``input``."""
-    input, *bounds = args  # noqa: A001
+    input, *bounds = args
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     return randint(low, high, size=input.shape, dtype=dtype or input.dtype)
 
@@ -258,13 +258,13 @@ def normal(mean=0.0, std=1.0, size=None, generator=None):
 
 
 @_export
-def bernoulli(input, *, generator=None):  # noqa: A002
+def bernoulli(input, *, generator=None):
     """1 with probability ``input`` (elementwise), else 0."""
     return ops.cast(ops.less(ops.rand(input.shape), input), input.dtype)
 
 
 @_export
-def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """``num_samples`` category indices drawn per row with probabilities ``input``."""
     probs = input.asnumpy().astype(np.float64)
     rows = probs.reshape(-1, probs.shape[-1])
@@ -284,31 +284,31 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
 
 
 @_export
-def std_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def std_mean(input, dim=None, *, correction=1, keepdim=False):
     """``(std, mean)`` over ``dim``."""
     return (ops.std(input, dim, correction, keepdim), ops.mean(input, dim, keepdim))
 
 
 @_export
-def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def var_mean(input, dim=None, *, correction=1, keepdim=False):
     """``(var, mean)`` over ``dim``."""
     return (ops.var(input, dim, correction, keepdim), ops.mean(input, dim, keepdim))
 
 
 @_export
-def vdot(input, other):  # noqa: A002
+def vdot(input, other):
     """Dot product of the flattened inputs."""
     return ops.sum(ops.mul(ops.reshape(input, (-1,)), ops.reshape(other, (-1,))))
 
 
 @_export
-def mv(input, vec):  # noqa: A002
+def mv(input, vec):
     """Matrix times vector."""
     return ops.mv(input, vec)
 
 
 @_export
-def histc(input, bins=100, min=0, max=0):  # noqa: A001,A002
+def histc(input, bins=100, min=0, max=0):
     """Histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range
     when both are 0); computed on the host."""
     a = input.asnumpy().astype(np.float64).reshape(-1)
@@ -327,7 +327,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 @_export
-def select(input, dim, index):  # noqa: A002
+def select(input, dim, index):
     """The slice at ``index`` along ``dim``."""
     return input.select(dim, index)
 

@@ -6,17 +6,17 @@ become int32, floats float32). The names MindSpore has and mscore leaves out (in
 trigonometric and bitwise functions, polynomials, histograms, FFT ...) are listed with their
 reasons in ``docs/api-coverage.md``.
 """
-from mscore.common.dtype import (  # noqa: F401  (MindSpore's dtype names here)
+from mscore.common.dtype import (
     bool_, float16, float32, float64, float_, int8, int16, int32, int64, uint8)
 import math as _math
 
 from mscore.common.tensor import Tensor as _Tensor
-from mscore.numpy import array_creations, array_ops, host_ops, logic_ops, math_ops  # noqa
-from mscore.numpy.array_creations import *  # noqa: F401,F403
-from mscore.numpy.array_ops import *  # noqa: F401,F403
-from mscore.numpy.logic_ops import *  # noqa: F401,F403
-from mscore.numpy.math_ops import *  # noqa: F401,F403
-from mscore.numpy.host_ops import *  # noqa: F401,F403
+from mscore.numpy import array_creations, array_ops, host_ops, logic_ops, math_ops
+from mscore.numpy.array_creations import *
+from mscore.numpy.array_ops import *
+from mscore.numpy.logic_ops import *
+from mscore.numpy.math_ops import *
+from mscore.numpy.host_ops import *
 
 ndarray = _Tensor  # MindSpore's arrays are Tensors
 inf = PINF = _math.inf

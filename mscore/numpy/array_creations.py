@@ -136,7 +136,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return Tensor(values.astype(_dt(dtype).np_dtype))
 
 
-def eye(N, M=None, k=0, dtype=mdt.float32):  # noqa: N803  (NumPy's names)
+def eye(N, M=None, k=0, dtype=mdt.float32):
     """Ones on the ``k``-th diagonal of an ``N`` x ``M`` matrix."""
     return Tensor(np.eye(N, M, k, dtype=_dt(dtype).np_dtype))
 
@@ -146,7 +146,7 @@ def identity(n, dtype=mdt.float32):
     return eye(n, dtype=dtype)
 
 
-def tri(N, M=None, k=0, dtype=mdt.float32):  # noqa: N803
+def tri(N, M=None, k=0, dtype=mdt.float32):
     """Ones at and below the ``k``-th diagonal."""
     return Tensor(np.tri(N, M, k, dtype=_dt(dtype).np_dtype))
 

@@ -37,22 +37,22 @@ def _host(a):
     return asarray(a).asnumpy()
 
 
-def bartlett(M):  # noqa: N803  (NumPy's names)
+def bartlett(M):
     """The Bartlett window of ``M`` points."""
     return _tensor(np.bartlett(M))
 
 
-def blackman(M):  # noqa: N803
+def blackman(M):
     """The Blackman window of ``M`` points."""
     return _tensor(np.blackman(M))
 
 
-def hamming(M):  # noqa: N803
+def hamming(M):
     """The Hamming window of ``M`` points."""
     return _tensor(np.hamming(M))
 
 
-def hanning(M):  # noqa: N803
+def hanning(M):
     """The Hann window of ``M`` points."""
     return _tensor(np.hanning(M))
 
@@ -91,7 +91,7 @@ def polyval(p, x):
     return out
 
 
-def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A002
+def histogram(a, bins=10, range=None, weights=None, density=False):
     """``(counts, bin edges)`` of ``a``."""
     counts, edges = np.histogram(_host(a), bins, range,
                                  weights=None if weights is None else _host(weights),
@@ -99,7 +99,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A00
     return _tensor(counts.astype(np.float32)), _tensor(edges)
 
 
-def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The bin edges :func:`histogram` would use."""
     return _tensor(np.histogram_bin_edges(_host(a), bins, range,
                                           None if weights is None else _host(weights)))
@@ -146,7 +146,7 @@ def ix_(*args):
     return tuple(_tensor(i) for i in np.ix_(*[_host(a) for a in args]))
 
 
-def vander(x, N=None, increasing=False):  # noqa: N803
+def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of ``x``."""
     return _tensor(np.vander(_host(x), N, increasing))
 

@@ -37,7 +37,7 @@ def _unary(name, op, param="x"):
     fn.__doc__ = f"``{name}`` of the input, elementwise."
     if param != "x":
 
-        P = inspect.Parameter  # noqa: N806
+        P = inspect.Parameter
         fn.__signature__ = inspect.Signature([P(param, P.POSITIONAL_OR_KEYWORD),
                                               P("dtype", P.POSITIONAL_OR_KEYWORD,
                                                 default=None)])

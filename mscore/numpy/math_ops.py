@@ -25,7 +25,7 @@ def _make(name, op, doc, params, prepare):
     casting to ``dtype``."""
     def fn(*args, dtype=None):
         return with_dtype(op(*[prepare(a) for a in args]), dtype)
-    P = inspect.Parameter  # noqa: N806
+    P = inspect.Parameter
     fn.__signature__ = inspect.Signature(
         [P(p, P.POSITIONAL_OR_KEYWORD) for p in params] +
         [P("dtype", P.POSITIONAL_OR_KEYWORD, default=None)])
@@ -86,7 +86,7 @@ for _name, _op in _BINARY.items():
 
 
 @_export
-def divmod(x1, x2, dtype=None):  # noqa: A001
+def divmod(x1, x2, dtype=None):
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
     return (globals()["floor_divide"](x1, x2, dtype=dtype),
             globals()["remainder"](x1, x2, dtype=dtype))
@@ -94,7 +94,7 @@ def divmod(x1, x2, dtype=None):  # noqa: A001
 
 # -- reductions -----------------------------------------------------------------------------
 @_export
-def sum(a, axis=None, dtype=None, keepdims=False, initial=None):  # noqa: A001
+def sum(a, axis=None, dtype=None, keepdims=False, initial=None):
     """Sum over ``axis`` (``initial`` added)."""
     out = ops.sum(asarray(a), axis, keepdims, dtype=dtype)
     return out if initial is None else ops.add(out, initial)
@@ -123,8 +123,8 @@ def amin(a, axis=None, keepdims=False, initial=None, where=True):
                     where=None if where is True else where)
 
 
-max = amax  # noqa: A001  (MindSpore's aliases)
-min = amin  # noqa: A001
+max = amax
+min = amin
 __all__ += ["max", "min"]
 
 
@@ -329,7 +329,7 @@ def clip(x, xmin, xmax, dtype=None):
 
 
 @_export
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm over ``axis``."""
     return ops.norm(float_input(x), ord, axis, keepdims)
 

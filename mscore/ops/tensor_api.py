@@ -141,7 +141,7 @@ for _name in ("exp_", "floor_", "log_", "sigmoid_", "sign_", "tanh_", "neg_", "a
 
 
 @method
-def round(self, decimals=0):  # noqa: A001
+def round(self, decimals=0):
     """Rounded half to even to ``decimals`` places."""
     return elt.round(self, decimals)
 
@@ -188,7 +188,7 @@ def _binary(name, op, doc, param="other"):
 
 
 def _signature(*params):
-    P = inspect.Parameter  # noqa: N806
+    P = inspect.Parameter
     return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD)] +
                              [P(p, P.POSITIONAL_OR_KEYWORD) for p in params])
 
@@ -327,19 +327,19 @@ def remainder(self, other=None, *, divisor=None):
 
 
 @method
-def clamp(self, min=None, max=None):  # noqa: A002
+def clamp(self, min=None, max=None):
     """Values limited to ``[min, max]``."""
     return ops.clamp(self, min, max)
 
 
 @method
-def clip(self, min=None, max=None):  # noqa: A002
+def clip(self, min=None, max=None):
     """Values limited to ``[min, max]``."""
     return ops.clamp(self, min, max)
 
 
 @method
-def clamp_(self, min=None, max=None):  # noqa: A002
+def clamp_(self, min=None, max=None):
     """In place: :meth:`clamp`; returns the tensor."""
     return store(self, ops.clamp(self, min, max))
 
@@ -424,7 +424,7 @@ def approximate_equal(self, other, tolerance=1e-05):
 
 # -- reductions -------------------------------------------------------------------------------
 @method
-def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None,  # noqa: A003
+def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None,
         initial=None):
     """Sum over ``dim`` (every axis when None); ``axis``/``keepdims``/``initial`` are the
     NumPy-style overload's spellings."""
@@ -493,7 +493,7 @@ def _extreme(self, reduce, arg, args, kwargs, name):
 
 
 @method
-def max(self, *args, **kwargs):  # noqa: A003
+def max(self, *args, **kwargs):
     """``max()``: the largest value; ``max(dim, keepdim=False)``: ``(values, indices)``;
     ``max(axis=None, keepdims=False, *, initial=None, where=True, return_indices=False)``:
     the values (MindSpore's three overloads)."""
@@ -501,7 +501,7 @@ def max(self, *args, **kwargs):  # noqa: A003
 
 
 @method
-def min(self, *args, **kwargs):  # noqa: A003
+def min(self, *args, **kwargs):
     """``min()``, ``min(dim, keepdim=False)``, ``min(axis=..., ...)``: as :meth:`max`."""
     return _extreme(self, ops.amin, ops.argmin, args, kwargs, "min")
 
@@ -559,7 +559,7 @@ def argmin_with_value(self, axis=0, keep_dims=False):
 
 
 @method
-def all(self, axis=None, keep_dims=False, *, dim=None, keepdim=None):  # noqa: A003
+def all(self, axis=None, keep_dims=False, *, dim=None, keepdim=None):
     """True where every entry over ``axis`` is true."""
     axis = _alias(axis, "axis", "dim", dim, None)
     keep_dims = keepdim if keepdim is not None else keep_dims
@@ -567,7 +567,7 @@ def all(self, axis=None, keep_dims=False, *, dim=None, keepdim=None):  # noqa: A
 
 
 @method
-def any(self, axis=None, keep_dims=False, *, dim=None, keepdim=None):  # noqa: A003
+def any(self, axis=None, keep_dims=False, *, dim=None, keepdim=None):
     """True where some entry over ``axis`` is true."""
     axis = _alias(axis, "axis", "dim", dim, None)
     keep_dims = keepdim if keepdim is not None else keep_dims
@@ -603,7 +603,7 @@ def logsumexp(self, dim, keepdim=False):
 
 
 @method
-def norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):
     """Vector or matrix norm over ``dim``."""
     return ops.norm(self, ord, dim, keepdim, dtype=dtype)
 
@@ -675,13 +675,13 @@ def msort(self):
 
 
 @method
-def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+def topk(self, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (smallest) entries along ``dim``."""
     return arr.topk(self, k, dim, largest, sorted)
 
 
 @method
-def top_k(self, k, sorted=True):  # noqa: A002
+def top_k(self, k, sorted=True):
     """``(values, indices)`` of the ``k`` largest entries along the last axis."""
     return arr.topk(self, k, -1, True, sorted)
 
@@ -701,7 +701,7 @@ def kthvalue(self, k, dim=-1, keepdim=False):
 
 
 @method
-def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values, with the inverse indices and counts on request."""
     return arr.unique_values(self, sorted, return_inverse, return_counts, dim)
 

@@ -87,13 +87,13 @@ def cholesky_solve(self, input2, upper=False):
 
 
 @method
-def lu_solve(self, LU_data, LU_pivots):  # noqa: N803  (MindSpore's names)
+def lu_solve(self, LU_data, LU_pivots):
     """``x`` with ``A @ x == self`` from A's packed LU factors and pivots."""
     return la.lu_solve(self, LU_data, LU_pivots)
 
 
 @method
-def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """``(x, A)`` with ``op(A) @ x == self`` for triangular ``A``."""
     return la.triangular_solve(self, A, upper, transpose, unitriangular)
 
@@ -120,7 +120,7 @@ def qr(self, some=True):
 
 
 @method
-def lstsq(self, A):  # noqa: N803
+def lstsq(self, A):
     """The least-squares solution ``X`` of ``self @ X ~= A``."""
     return la.lstsq(self, A)
 
@@ -152,7 +152,7 @@ _TARGETS = ("Ascend", "GPU", "CPU")
 def move_to(self, to, blocking=True):
     """A copy of the tensor on device target ``to`` (the active device target only)."""
     if not isinstance(blocking, bool):   # ValueError: MindSpore's exception type
-        raise ValueError(f"The type of 'blocking' must be bool, but got {blocking}")  # noqa: TRY004
+        raise ValueError(f"The type of 'blocking' must be bool, but got {blocking}")
     if to not in _TARGETS:
         raise ValueError(f"The value of 'to' must be one of ['Ascend', 'GPU', 'CPU'], but "
                          f"got {to}")

@@ -129,7 +129,7 @@ def nanmedian(self, axis=-1, keepdims=False):
 
 
 @method
-def histc(self, bins=100, min=0, max=0):  # noqa: A002
+def histc(self, bins=100, min=0, max=0):
     """Histogram in ``bins`` equal bins over ``[min, max]`` (the data's range when both
     are 0)."""
     a = self.asnumpy().astype(np.float64).reshape(-1)

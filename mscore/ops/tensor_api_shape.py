@@ -634,7 +634,7 @@ def to(self, dtype=None, non_blocking=False, copy=False, *, device=None, other=N
 
 
 @method
-def type(self, dtype=None):  # noqa: A003
+def type(self, dtype=None):
     """Without ``dtype``: the dtype's name (``'Float32'``); with it: converted."""
     if dtype is None:
         return str(self.dtype).capitalize().replace("Bfloat", "BFloat")

@@ -12,7 +12,7 @@ import sys
 import mindspore as ms
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from programs import PROGRAMS  # noqa: E402
+from programs import PROGRAMS
 
 
 def main():

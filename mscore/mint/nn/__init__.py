@@ -5,7 +5,7 @@ from __future__ import annotations
 from mscore.common import dtype as mdt
 from mscore import nn as _nn
 from mscore.mint.nn import functional
-from mscore.mint.nn import functional as F  # noqa: N812  (MindSpore's alias)
+from mscore.mint.nn import functional as F
 from mscore.mint.nn._conv_norm_pool import _Functional
 from mscore.mint.nn._conv_norm_pool import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AvgPool3d,
                                             BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d,
@@ -43,7 +43,7 @@ class Identity(_nn.Cell):
     def __init__(self, *args, **kwargs):
         super().__init__()
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return input
 
 
@@ -54,7 +54,7 @@ class Flatten(_nn.Cell):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return functional.flatten(input, self.start_dim, self.end_dim)
 
 
@@ -196,7 +196,7 @@ class _Loss(_nn.Cell):
                              f"{reduction!r}")
         self.reduction, self.options = reduction, options
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return type(self).fn(input, target, reduction=self.reduction, **self.options)
 
 
@@ -223,7 +223,7 @@ class SmoothL1Loss(_Loss):
         super().__init__(reduction)
         self.loss = _nn.SmoothL1Loss(beta, reduction)
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return self.loss(input, target)
 
 
@@ -416,7 +416,7 @@ class _Pad(_nn.Cell):
                              f"paddings, got {padding!r}")
         self.padding, self.value = tuple(padding), value
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return functional.pad(input, self.padding, self.mode,
                               self.value if self.mode == "constant" else None)
 

@@ -69,7 +69,7 @@ class _ConvNd(Cell):
         self.bias = Parameter(make_bias(None, (out_channels,), fan_in, dtype, cls),
                               name="bias") if bias else None
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         if self._transposed:
             return functional.conv_transpose2d(input, self.weight, self.bias, self.stride,
                                                self.padding, self.output_padding,
@@ -145,7 +145,7 @@ class _BatchNorm(Cell):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         if input.ndim not in self._ranks:
             raise ValueError(f"For '{type(self).__name__}', expected a "
                              f"{' or '.join(map(str, self._ranks))}-d input, got shape "
@@ -194,7 +194,7 @@ class _Functional(Cell):
         super().__init__()
         self.options = options
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return type(self).fn(input, **self.options)
 
 
@@ -233,6 +233,6 @@ class MaxUnpool2d(Cell):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
-    def construct(self, input, indices, output_size=None):  # noqa: A002
+    def construct(self, input, indices, output_size=None):
         return functional.max_unpool2d(input, indices, self.kernel_size, self.stride,
                                        self.padding, output_size)

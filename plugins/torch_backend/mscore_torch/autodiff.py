@@ -28,7 +28,8 @@ class TorchAutodiff:
         Each floating primal becomes a leaf that requires grad: a primal outside any graph
         and held by nothing but its Parameter is marked in place for the call (and unmarked
         after; no copy per parameter per step, as torch's own parameters are leaves), one
-        already in a graph, given twice or held elsewhere too is detached first; ``fn`` runs under ``torch.enable_grad()``; ``torch.autograd.grad``
+        already in a graph, given twice or held elsewhere too is detached first; ``fn`` runs under
+        ``torch.enable_grad()``; ``torch.autograd.grad``
         gives the gradients, zeros for primals the value does not depend on. ``value`` and
         ``aux`` come back detached.
         """

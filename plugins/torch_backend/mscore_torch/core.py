@@ -179,7 +179,8 @@ class TorchCore:
 
 
 def _saturating_cast(a, target):
-    """Float to integer with the contract's saturation (:func:`mscore.plugin.rules.saturate_to_int`)."""
+    """Float to integer with the contract's saturation
+    (:func:`mscore.plugin.rules.saturate_to_int`)."""
     info = torch.iinfo(target)
     t = torch.trunc(a.float() if a.element_size() < 4 else a)
     return saturate_to_int(t, info.min, info.max, where=torch.where, isnan=torch.isnan,
