@@ -5,6 +5,12 @@ from __future__ import annotations
 class ArrayModuleFused:
     """``momentum_update`` and ``adam_update`` with ufuncs writing into their results."""
 
+    @staticmethod
+    def _own(xp, *arrays):
+        # Arrays another library made (a network built on another backend) cannot be written.
+        return all(isinstance(a, xp.ndarray) and getattr(a.flags, "writeable", True)
+                   for a in arrays)
+
     # -- multi-array updates -------------------------------------------------------------
     def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
         """Momentum SGD per parameter in four passes: ``v = momentum * v + g``,
@@ -13,7 +19,8 @@ class ArrayModuleFused:
         xp = self.xp
         new_params, new_moments = [], []
         for p, v, g in zip(params, moments, grads):
-            nv = xp.multiply(v, momentum, out=v if inplace else None)
+            ip = inplace and self._own(xp, p, v)
+            nv = xp.multiply(v, momentum, out=v if ip else None)
             xp.add(nv, g, out=nv)
             if nesterov:
                 step = xp.multiply(nv, momentum)
@@ -22,7 +29,7 @@ class ArrayModuleFused:
             else:
                 step = xp.multiply(nv, lr)
             new_moments.append(nv)
-            new_params.append(xp.subtract(p, step, out=p if inplace else step))
+            new_params.append(xp.subtract(p, step, out=p if ip else step))
         return new_params, new_moments
 
     def adam_update(self, params, m, v, grads, lr, beta1, beta2, eps, nesterov,
@@ -35,9 +42,10 @@ class ArrayModuleFused:
         for p, mi, vi, g in zip(params, m, v, grads):
             def c(value, dt=p.dtype):
                 return xp.asarray(value, dtype=dt)
-            nm = xp.multiply(mi, c(beta1), out=mi if inplace else None)
+            ip = inplace and self._own(xp, p, mi, vi)
+            nm = xp.multiply(mi, c(beta1), out=mi if ip else None)
             nm += xp.multiply(g, c(1.0 - beta1))
-            nv = xp.multiply(vi, c(beta2), out=vi if inplace else None)
+            nv = xp.multiply(vi, c(beta2), out=vi if ip else None)
             g2 = xp.multiply(g, g)
             g2 *= c(1.0 - beta2)
             nv += g2
@@ -51,7 +59,7 @@ class ArrayModuleFused:
             if weight_decay is not None:
                 update += xp.multiply(p, weight_decay)
             update *= lr
-            new_p.append(xp.subtract(p, update, out=p if inplace else update))
+            new_p.append(xp.subtract(p, update, out=p if ip else update))
             new_m.append(nm)
             new_v.append(nv)
         return new_p, new_m, new_v
