@@ -340,6 +340,111 @@ def case_filter_wikipedia_xml(ms):
             "two_d": out(op(np.array([["AB c"]]))),
             "int": attempt_out(lambda: op(np.array(1)))}
 
+# -- Jieba -------------------------------------------------------------------------------------
+JIEBA_DICT = """床 10 n
+前 20 f
+明月 30 n
+明月光 5 n
+明 15 a
+月 25 n
+光 12 n
+北京 100 ns
+大学 80 n
+北京大学 60 nt
+生 40 v
+大学生 30 n
+活 10 v
+生活 50 vn
+我 200 r
+来到 40 v
+来 30 v
+到 30 v
+了 300 ul
+清华 20 nz
+清华大学 30 nt
+中国 90 ns
+科学院 20 n
+科学 40 n
+学院 30 n
+计算 35 v
+所 50 u
+"""
+JIEBA_CHARS = "他来到了网易杭研大厦小明硕士毕业于中国科学院计算所后在日本京都深造我爱和版你好世界"
+JIEBA_SENTENCES = ["床前明月光", "我来到北京清华大学", "他来到了网易杭研大厦",
+                   "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+                   "我爱Python3和C++ 2024.5版", "你好，世界。 ok  x", "大学生活", "明月光光", "",
+                   "abc123def 12.5.6"]
+
+
+def _jieba_files(folder):
+    """A small MP dictionary and HMM model in cppjieba's formats, made up for the tests."""
+    never = "-3.14e+100"
+    rows = [f"-0.3 {never} {never} -1.4", f"{never} -0.5 -0.9 {never}",
+            f"-0.6 {never} {never} -0.8", f"{never} -0.3 -1.3 {never}",
+            f"-0.7 {never} {never} -0.7"]
+    emit = []
+    for state in range(4):
+        items = [f"{c}:{-(1 + (ord(c) * (state + 3)) % 97 / 10):.4f}" for c in JIEBA_CHARS]
+        emit.append(",".join(items))
+    hmm = ("#prob_start\n" + rows[0] + "\n#prob_trans\n" + "\n".join(rows[1:]) + "\n"
+           + "#prob_emit\n" + "".join(f"#{s}\n{line}\n" for s, line in zip("BEMS", emit)))
+    return (_write(folder, "hmm_model.utf8", hmm),
+            _write(folder, "jieba.dict.utf8", JIEBA_DICT))
+
+
+def case_jieba_modes(ms):
+    text, folder = ms.dataset.text, _folder()
+    hmm, mp = _jieba_files(folder)
+    answers = {}
+    for mode in ("MIX", "MP", "HMM"):
+        op = text.JiebaTokenizer(hmm, mp, getattr(text.JiebaMode, mode), with_offsets=True)
+        answers[mode] = [out(op(s)) for s in JIEBA_SENTENCES]
+    answers["default"] = out(text.JiebaTokenizer(hmm, mp)("我来到北京清华大学"))
+    return answers
+
+
+def case_jieba_user_words(ms):
+    text, folder = ms.dataset.text, _folder()
+    hmm, mp = _jieba_files(folder)
+    sentence = "他来到了网易杭研大厦小明硕士"
+    answers = {}
+    for mode in ("MIX", "MP"):
+        op = text.JiebaTokenizer(hmm, mp, getattr(text.JiebaMode, mode))
+        op.add_word("网易")
+        op.add_word("杭研", 1000)
+        op.add_word("硕")
+        answers[f"add_word {mode}"] = out(op(sentence))
+        op = text.JiebaTokenizer(hmm, mp, getattr(text.JiebaMode, mode))
+        op.add_dict({"大厦": 10, "小明": 0})
+        answers[f"add_dict {mode}"] = out(op(sentence))
+        op = text.JiebaTokenizer(hmm, mp, getattr(text.JiebaMode, mode))
+        op.add_dict(_write(folder, "user.txt", "网易 20\n\ufeff杭研\n   bad line here\n"
+                                               "大厦 5\n"))
+        answers[f"add_dict_file {mode}"] = out(op(sentence))
+    return answers
+
+
+def case_jieba_errors(ms):
+    text, folder = ms.dataset.text, _folder()
+    hmm, mp = _jieba_files(folder)
+    make = text.JiebaTokenizer
+    op = make(hmm, mp)
+    return {"hmm_none": _try(folder, lambda: make(None, mp)),
+            "mp_none": _try(folder, lambda: make(hmm, None)),
+            "hmm_int": _try(folder, lambda: make(1, mp)),
+            "mp_int": _try(folder, lambda: make(hmm, 1)),
+            "mode": _try(folder, lambda: make(hmm, mp, mode=1)),
+            "offsets": _try(folder, lambda: make(hmm, mp, with_offsets=1)),
+            "hmm_missing": _try(folder, lambda: make(folder + "/none.utf8", mp)),
+            "mp_missing": _try(folder, lambda: make(hmm, folder + "/none.utf8")),
+            "word_none": _try(folder, lambda: op.add_word(None)),
+            "freq_negative": _try(folder, lambda: op.add_word("x", -1)),
+            "freq_float": _try(folder, lambda: op.add_word("x", 1.5)),
+            "dict_int": _try(folder, lambda: op.add_dict(3)),
+            "dict_missing": _try(folder, lambda: op.add_dict(folder + "/none.txt")),
+            "one_d": _try(folder, lambda: out(op(np.array(["我来到"])))),
+            "int": _try(folder, lambda: out(op(np.array(1))))}
+
 
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items())
          if name.startswith("case_")}

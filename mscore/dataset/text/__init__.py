@@ -8,6 +8,7 @@ Present: the tokenizers (the ICU-based ones on Python's ``unicodedata`` and ``re
 ``Vocab``, ``Lookup``, ``ToNumber``, the sequence edits, word vectors and ``ToVectors``,
 ``FilterWikipediaXML`` and the enumerations. Absent, each with its reason in :data:`ABSENT`.
 """
+from mscore.dataset.text.jieba import JiebaTokenizer
 from mscore.dataset.text.tokenizers import (
     BasicTokenizer, BertTokenizer, FilterWikipediaXML, UnicodeScriptTokenizer,
     WordpieceTokenizer)
@@ -24,7 +25,8 @@ __all__ = ["AddToken", "CaseFold", "Lookup", "Ngram", "NormalizeUTF8", "PythonTo
            "RegexReplace", "RegexTokenizer", "SlidingWindow", "ToNumber", "Truncate",
            "TruncateSequencePair", "UnicodeCharTokenizer", "WhitespaceTokenizer",
            "BasicTokenizer", "BertTokenizer", "WordpieceTokenizer", "UnicodeScriptTokenizer",
-           "FilterWikipediaXML", "Vectors", "GloVe", "FastText", "CharNGram", "ToVectors",
+           "FilterWikipediaXML", "JiebaTokenizer", "Vectors", "GloVe", "FastText",
+           "CharNGram", "ToVectors",
            "JiebaMode", "NormalizeForm", "SentencePieceModel", "SPieceTokenizerLoadType",
            "SPieceTokenizerOutType", "Vocab", "to_bytes", "to_str"]
 
@@ -32,8 +34,6 @@ _SPIECE = ("needs the native sentencepiece library and its trained model files; 
            "with PythonTokenizer around the sentencepiece package")
 
 ABSENT = {
-    "JiebaTokenizer": ("needs the jieba dictionaries (HMM and MP model files) of MindSpore's "
-                       "C++ engine; wrap the jieba package in PythonTokenizer"),
     "SentencePieceTokenizer": _SPIECE,
     "SentencePieceVocab": _SPIECE,
 }
