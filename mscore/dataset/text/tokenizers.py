@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 import unicodedata
 
 import numpy as np
@@ -30,19 +29,23 @@ __all__ = ["BasicTokenizer", "WordpieceTokenizer", "BertTokenizer", "UnicodeScri
            "FilterWikipediaXML"]
 
 
+# The planes that hold assigned characters of these categories (planes 4 to 13 are empty,
+# 15 and 16 private use): scanning only them keeps the one-off build short.
+_SCANNED = (range(0x40000), range(0xE0000, 0xE1000))
+
+
 @functools.lru_cache(maxsize=None)
 def _char_class(categories):
     """A regex character class of every code point whose general category starts with one
     of ``categories`` (built once, from ``unicodedata``)."""
-    ranges, start = [], None
-    for code in range(sys.maxunicode + 2):
-        inside = code <= sys.maxunicode and unicodedata.category(chr(code)).startswith(
-            categories)
-        if inside and start is None:
-            start = code
-        elif not inside and start is not None:
-            ranges.append((start, code - 1))
-            start = None
+    ranges = []
+    for plane in _SCANNED:
+        for code in plane:
+            if unicodedata.category(chr(code)).startswith(categories):
+                if ranges and ranges[-1][1] == code - 1:
+                    ranges[-1][1] = code
+                else:
+                    ranges.append([code, code])
     return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
 
 
