@@ -6,8 +6,10 @@ make_text_oracle.py`` into ``tests/data/mindspore_text_tokenizer_oracle.json``.
 MindSpore's pipeline errors wrap the message in a report of its C++ engine; the message line
 itself (after ``[ERROR] ``) is compared. For a bad file (cases ``file_error_*``) MindSpore
 raises ``RuntimeError`` and mscore a ``ValueError`` that starts with the same words and names
-the file.
+the file. The SentencePiece cases need the optional ``sentencepiece`` package (the ``text``
+extra); without it they are skipped.
 """
+import importlib.util
 import json
 import os
 import re
@@ -51,8 +53,13 @@ def _as_file_error(ours, theirs):
     return ours
 
 
+HAS_SENTENCEPIECE = importlib.util.find_spec("sentencepiece") is not None
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_answer_as_mindspore(name, tmp_path, monkeypatch):
+    if "sentencepiece" in name and not HAS_SENTENCEPIECE:
+        pytest.skip("the optional sentencepiece package (mscore[text]) is not installed")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     ours, theirs = attempt(lambda: CASES[name](ms)), _core(ORACLE[name])
     if name.startswith("file_error_"):
@@ -62,3 +69,17 @@ def test_same_answer_as_mindspore(name, tmp_path, monkeypatch):
 
 def test_every_case_was_recorded():
     assert sorted(CASES) == sorted(ORACLE)
+
+
+def test_sentencepiece_without_the_package_names_the_extra(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_sentencepiece(name, *args, **kwargs):
+        if name == "sentencepiece":
+            raise ImportError("No module named 'sentencepiece'")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_sentencepiece)
+    with pytest.raises(ImportError, match=r"pip install 'mscore\[text\]'"):
+        ms.dataset.text.SentencePieceVocab.from_file(
+            [__file__], 10, 1.0, ms.dataset.text.SentencePieceModel.CHAR, {})

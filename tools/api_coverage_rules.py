@@ -342,8 +342,6 @@ ABSENT += (
      "Ascend kernels and MindSpore's distributed sub-namespace"),
     (r"mindspore\.mint\.nn", r"^layer$",
      "the implementation submodule of mint.nn (its classes are exported by mint.nn)"),
-    (r"mindspore\.dataset\.text", r"^(SentencePieceTokenizer|SentencePieceVocab)$",
-     "SentencePiece models: they need the sentencepiece library, which is not a dependency"),
     (r"mindspore\.dataset\.text", r"^validators$",
      "MindSpore's argument-check helpers of dataset.text (an implementation submodule)"),
     (r"mindspore\.mint\.nn\.functional", r"^grid_sample$",

@@ -1,6 +1,7 @@
 """Record MindSpore 2.10's answers to the cases of ``text_cases.py`` and
 ``text_tokenizer_cases.py`` into ``mindspore_text_oracle.json`` and
-``mindspore_text_tokenizer_oracle.json`` beside this script.
+``mindspore_text_tokenizer_oracle.json`` beside this script, after saving the SentencePiece
+model MindSpore trains (``mindspore_sentencepiece_unigram.model``) that a case loads.
 
 Run with the separate MindSpore environment, from this folder:
 
@@ -41,6 +42,13 @@ def record(module_name, target):
 
 
 def main():
+    scratch = tempfile.mkdtemp(prefix="text_model_")
+    tempfile.tempdir = scratch
+    try:
+        importlib.import_module("text_tokenizer_cases").make_unigram_model(ms)
+    finally:
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
     for module_name, target in RECORDS.items():
         record(module_name, target)
 

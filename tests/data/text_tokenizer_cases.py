@@ -6,6 +6,7 @@ file: MindSpore raises ``RuntimeError``, mscore a ``ValueError`` whose message s
 MindSpore's words (the test compares them so).
 """
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -444,6 +445,136 @@ def case_jieba_errors(ms):
             "dict_missing": _try(folder, lambda: op.add_dict(folder + "/none.txt")),
             "one_d": _try(folder, lambda: out(op(np.array(["我来到"])))),
             "int": _try(folder, lambda: out(op(np.array(1))))}
+
+
+# -- SentencePiece (needs the sentencepiece package on mscore's side) ---------------------------
+def _sentencepiece_corpus(folder):
+    words = ("the quick brown fox jumps over lazy dog hello world machine learning is fun data "
+             "science python code model training tokenizer sentence piece").split()
+    lines = [" ".join(words[(i * 13 + k * 5) % len(words)] for k in range(3 + (i * 7) % 9))
+             for i in range(300)]
+    return lines, _write(folder, "corpus.txt", "\n".join(lines) + "\n")
+
+
+def _library_words(answer):
+    """``answer`` without the sentencepiece source line numbers its messages quote."""
+    if isinstance(answer, dict) and "message" in answer:
+        return dict(answer, message=re.sub(r"\.cc\(\d+\)", ".cc(N)", answer["message"]))
+    return answer
+
+
+def case_sentencepiece_models(ms):
+    text, folder = ms.dataset.text, _folder()
+    model = text.SentencePieceModel
+    kind = text.SPieceTokenizerOutType
+    _, corpus = _sentencepiece_corpus(folder)
+    answers = {}
+    # UNIGRAM training differs between sentencepiece releases (MindSpore bundles an older
+    # one): case sentencepiece_unigram_model tokenizes with a model MindSpore trained.
+    for name, size in (("BPE", 60), ("CHAR", 40), ("WORD", 20)):
+        vocab = text.SentencePieceVocab.from_file([corpus], size, 0.9995, getattr(model, name),
+                                                  {})
+        answers[name] = [out(text.SentencePieceTokenizer(vocab, kind.STRING)(sentence))
+                         for sentence in ("Hello world, the quick fox!", "the lazy dog", "")]
+        answers[f"{name} ids"] = out(text.SentencePieceTokenizer(vocab, kind.INT)(
+            "Hello world, the quick fox!"))
+    vocab = text.SentencePieceVocab.from_file([corpus], 60, 0.9995, model.BPE,
+                                              {"split_by_whitespace": "false", "vocab_size": "5"})
+    answers["params"] = out(text.SentencePieceTokenizer(vocab, kind.STRING)("the lazy dog"))
+    answers["too_big"] = _library_words(_try(folder, lambda: text.SentencePieceVocab.from_file(
+        [corpus], 60, 0.9995, model.UNIGRAM, {}) and "ok"))
+    return answers
+
+
+def case_sentencepiece_dataset_and_saved_model(ms):
+    text, folder = ms.dataset.text, _folder()
+    kind = text.SPieceTokenizerOutType
+    lines, _ = _sentencepiece_corpus(folder)
+    data = ms.dataset.NumpySlicesDataset(lines, column_names=["text"], shuffle=False)
+    vocab = text.SentencePieceVocab.from_dataset(data, ["text"], 60, 0.9995,
+                                                 text.SentencePieceModel.BPE, {})
+    text.SentencePieceVocab.save_model(vocab, folder, "m.model")
+    tokenizer = text.SentencePieceTokenizer(os.path.join(folder, "m.model"), kind.INT)
+    pipeline = ms.dataset.NumpySlicesDataset(["the dog", "fun"], column_names=["text"],
+                                             shuffle=False).map(tokenizer)
+    return {"vocab": out(text.SentencePieceTokenizer(vocab, kind.STRING)("the lazy dog")),
+            "saved": out(tokenizer("the lazy dog")),
+            "pipeline": [out(row["text"]) for row in pipeline.create_dict_iterator(
+                num_epochs=1, output_numpy=True)]}
+
+
+UNIGRAM_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "mindspore_sentencepiece_unigram.model")
+
+
+def make_unigram_model(ms):
+    """Train MindSpore's UNIGRAM model of the corpus (identity normalization keeps the file
+    small) and save it as ``UNIGRAM_MODEL``; run by the recorder, with MindSpore."""
+    text, folder = ms.dataset.text, _folder()
+    _, corpus = _sentencepiece_corpus(folder)
+    vocab = text.SentencePieceVocab.from_file([corpus], 40, 0.9995,
+                                              text.SentencePieceModel.UNIGRAM,
+                                              {"normalization_rule_name": "identity"})
+    text.SentencePieceVocab.save_model(vocab, os.path.dirname(UNIGRAM_MODEL),
+                                       os.path.basename(UNIGRAM_MODEL))
+
+
+def case_sentencepiece_unigram_model(ms):
+    text = ms.dataset.text
+    kind = text.SPieceTokenizerOutType
+    pieces = text.SentencePieceTokenizer(UNIGRAM_MODEL, kind.STRING)
+    ids = text.SentencePieceTokenizer(UNIGRAM_MODEL, kind.INT)
+    sentences = ("Hello world, the quick fox!", "the lazy dog", "datascience  python", "",
+                 "ünïcode 北京")
+    return {"pieces": [out(pieces(s)) for s in sentences],
+            "ids": [out(ids(s)) for s in sentences]}
+
+
+def case_sentencepiece_errors(ms):
+    text, folder = ms.dataset.text, _folder()
+    model, kind = text.SentencePieceModel, text.SPieceTokenizerOutType
+    lines, corpus = _sentencepiece_corpus(folder)
+    data = ms.dataset.NumpySlicesDataset(lines, column_names=["text"], shuffle=False)
+    vocab_class = type(text.SentencePieceVocab())
+
+    def named(answer):
+        if isinstance(answer, dict):
+            answer["message"] = answer["message"].replace(
+                f"{vocab_class.__module__}.{vocab_class.__name__}", "SentencePieceVocab")
+        return answer
+    from_file = text.SentencePieceVocab.from_file
+    return {"path_str": _try(folder, lambda: from_file(corpus, 40, 0.9995, model.UNIGRAM, {})),
+            "size_negative": _try(folder, lambda: from_file([corpus], -1, 0.9995, model.UNIGRAM,
+                                                            {})),
+            "coverage_int": _try(folder, lambda: from_file([corpus], 40, 1, model.UNIGRAM, {})),
+            "model_int": _try(folder, lambda: from_file([corpus], 40, 1.0, 1, {})),
+            "params_list": _try(folder, lambda: from_file([corpus], 40, 1.0, model.UNIGRAM, [])),
+            "size_none": _try(folder, lambda: text.SentencePieceVocab.from_dataset(
+                data, ["text"], None, 0.9995, model.UNIGRAM, {})),
+            "column": _try(folder, lambda: text.SentencePieceVocab.from_dataset(
+                data, ["nope"], 40, 0.9995, model.UNIGRAM, {}) and "ok"),
+            "mode_int": named(_try(folder, lambda: text.SentencePieceTokenizer(1, kind.STRING))),
+            "out_int": _try(folder, lambda: text.SentencePieceTokenizer(folder, 1)),
+            "save_str": named(_try(folder, lambda: text.SentencePieceVocab.save_model(
+                "x", folder, "m"))),
+            "one_d": _try(folder, lambda: text.SentencePieceTokenizer(
+                from_file([corpus], 40, 0.9995, model.UNIGRAM, {}), kind.STRING)(
+                np.array(["a b"])))}
+
+
+def case_file_error_sentencepiece(ms):
+    text, folder = ms.dataset.text, _folder()
+    kind = text.SPieceTokenizerOutType
+    _, corpus = _sentencepiece_corpus(folder)
+    vocab = text.SentencePieceVocab.from_file([corpus], 40, 0.9995,
+                                              text.SentencePieceModel.UNIGRAM, {})
+    bad = _write(folder, "bad.model", "not a model")
+    return {"missing_model": _try(folder, lambda: text.SentencePieceTokenizer(
+                os.path.join(folder, "none.model"), kind.STRING)("a")),
+            "bad_model": _try(folder, lambda: text.SentencePieceTokenizer(bad, kind.STRING)(
+                "a")),
+            "save_no_folder": _try(folder, lambda: text.SentencePieceVocab.save_model(
+                vocab, os.path.join(folder, "nodir"), "m.model"))}
 
 
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items())

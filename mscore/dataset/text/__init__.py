@@ -6,9 +6,12 @@
 
 Present: the tokenizers (the ICU-based ones on Python's ``unicodedata`` and ``re``),
 ``Vocab``, ``Lookup``, ``ToNumber``, the sequence edits, word vectors and ``ToVectors``,
-``FilterWikipediaXML`` and the enumerations. Absent, each with its reason in :data:`ABSENT`.
+``FilterWikipediaXML``, ``JiebaTokenizer``, the SentencePiece vocabulary and tokenizer (with
+the optional ``sentencepiece`` package: ``pip install 'mscore[text]'``) and the enumerations.
+:data:`ABSENT` would name what is left out, with the reason (nothing is).
 """
 from mscore.dataset.text.jieba import JiebaTokenizer
+from mscore.dataset.text.spiece import SentencePieceTokenizer, SentencePieceVocab
 from mscore.dataset.text.tokenizers import (
     BasicTokenizer, BertTokenizer, FilterWikipediaXML, UnicodeScriptTokenizer,
     WordpieceTokenizer)
@@ -26,17 +29,11 @@ __all__ = ["AddToken", "CaseFold", "Lookup", "Ngram", "NormalizeUTF8", "PythonTo
            "TruncateSequencePair", "UnicodeCharTokenizer", "WhitespaceTokenizer",
            "BasicTokenizer", "BertTokenizer", "WordpieceTokenizer", "UnicodeScriptTokenizer",
            "FilterWikipediaXML", "JiebaTokenizer", "Vectors", "GloVe", "FastText",
-           "CharNGram", "ToVectors",
+           "CharNGram", "ToVectors", "SentencePieceVocab", "SentencePieceTokenizer",
            "JiebaMode", "NormalizeForm", "SentencePieceModel", "SPieceTokenizerLoadType",
            "SPieceTokenizerOutType", "Vocab", "to_bytes", "to_str"]
 
-_SPIECE = ("needs the native sentencepiece library and its trained model files; tokenize "
-           "with PythonTokenizer around the sentencepiece package")
-
-ABSENT = {
-    "SentencePieceTokenizer": _SPIECE,
-    "SentencePieceVocab": _SPIECE,
-}
+ABSENT = {}
 
 
 def __getattr__(name):
