@@ -7,6 +7,14 @@ punctuation, ``\\p{Mn}`` marks, ``\\p{Cc}|\\p{Cf}`` controls and ICU's ``\\s``
 (``[\\t\\n\\f\\r\\p{Z}]``); scripts come from the Unicode Script property table of
 :mod:`._unicode_scripts`. Offsets are UTF-8 byte offsets into the text the tokenizer split
 (after its normalization), as in MindSpore.
+
+Approximations: ICU's NFKC case folding is NFKC, ``str.casefold`` and NFKC again with the
+default-ignorable characters removed (:func:`.transforms.nfkc_casefold`); the character
+properties are those of Python's Unicode version and of the script table's, so a character
+that a later Unicode version assigned or recategorized can split differently than with
+MindSpore's ICU. The recorded cases (Latin with accents, CJK, Hiragana/Katakana, Hangul,
+Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai, digits, punctuation, controls, zero-width
+and full-width characters) give MindSpore's tokens and offsets.
 """
 from __future__ import annotations
 
@@ -16,8 +24,7 @@ import unicodedata
 
 import numpy as np
 
-from mscore.dataset.text._checks import (
-    check_bool, check_str, check_uint32, string_array)
+from mscore.dataset.text._checks import check_bool, check_str, check_uint32
 from mscore.dataset.text._unicode_scripts import script_of
 from mscore.dataset.text.transforms import (
     CaseFold, NormalizeUTF8, RegexReplace, RegexTokenizer, _map_strings, _tokens,
@@ -236,7 +243,7 @@ class WordpieceTokenizer(PyTensorOperation):
     def __call__(self, words):
         error = ("WordpieceTokenizer: The input shape should be 1D scalar the input datatype "
                  "should be string.")
-        arr = string_array(words, error) if not isinstance(words, list) else np.array(words)
+        arr = np.asarray(words)
         if arr.ndim > 1 or arr.dtype.kind != "U":
             raise RuntimeError(error)
         if arr.size == 0:
