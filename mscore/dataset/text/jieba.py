@@ -56,9 +56,10 @@ def _load_dictionary(path):
     """``{word: freq}`` of an MP dictionary file (a later line of a word wins)."""
     freqs = {}
     for number, line in enumerate(_read_lines(path, "MP dictionary"), start=1):
-        if not line and number > 1:
+        line = line.rstrip("\r")
+        if not line:
             continue
-        fields = line.rstrip("\r").split(" ")
+        fields = line.split(" ")
         if len(fields) != 3 or not fields[0]:
             raise ValueError(f"JiebaTokenizer: invalid MP dictionary {path}, line {number}: "
                              f"expected 'word freq tag', got {line!r}.")
