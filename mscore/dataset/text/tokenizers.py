@@ -27,7 +27,7 @@ import numpy as np
 from mscore.dataset.text._checks import check_bool, check_str, check_uint32
 from mscore.dataset.text._unicode_scripts import script_of
 from mscore.dataset.text.transforms import (
-    CaseFold, NormalizeUTF8, RegexReplace, RegexTokenizer, _map_strings, _tokens,
+    CaseFold, NormalizeUTF8, RegexReplace, RegexTokenizer, _map_strings, _tokens, ascii_lower,
     nfkc_casefold)
 from mscore.dataset.text.utils import NormalizeForm, Vocab
 from mscore.dataset.transforms.transforms import PyTensorOperation
@@ -330,8 +330,7 @@ def _clean_wikipedia(text):
     text = _TAG_ON_ONE_LINE.sub("", text)
     text = re.sub(r"<[^>]*>", "", text)
     text = re.sub(r"&[^;]*;", " ", text)
-    text = text.replace("R", "").translate(str.maketrans(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"))
+    text = ascii_lower(text.replace("R", ""))
     text = "".join(_DIGITS.get(char, char) for char in text)
     return " ".join(re.sub(r"[^a-z]+", " ", text).split())
 

@@ -200,6 +200,15 @@ class RegexReplace(PyTensorOperation):
                                                               count=self._count))
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text):
+    """``text`` with A-Z lower-cased and every other character kept (C's ``tolower``, as
+    MindSpore's C++ kernels lower-case)."""
+    return text.translate(_ASCII_LOWER)
+
+
 # Default_Ignorable_Code_Point ranges that NFKC_Casefold removes (Unicode's DerivedCoreProperties)
 _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
                         "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"

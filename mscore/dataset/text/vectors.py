@@ -18,6 +18,7 @@ import numpy as np
 
 from mscore.dataset.text._checks import (
     INT32_MAX, check_filename, check_range, string_array, type_check)
+from mscore.dataset.text.transforms import ascii_lower
 from mscore.dataset.transforms.transforms import PyTensorOperation
 
 __all__ = ["Vectors", "GloVe", "FastText", "CharNGram", "ToVectors"]
@@ -135,16 +136,9 @@ class Vectors:
         """The vector of ``token`` (``unk`` when it is unknown). With ``lower_case_backup``
         MindSpore 2.10 looks up the token with A-Z lower-cased, and only that."""
         if lower_case_backup:
-            token = _ascii_lower(token)
+            token = ascii_lower(token)
         row = self._index.get(token)
         return unk if row is None else self._matrix[row]
-
-
-def _ascii_lower(token):
-    return token.translate(_ASCII_LOWER)
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 class _NamedFile(Vectors):
@@ -187,7 +181,7 @@ class CharNGram(Vectors):
         if token == "<unk>":
             return unk
         if lower_case_backup:
-            token = _ascii_lower(token)
+            token = ascii_lower(token)
         chars = [b"#BEGIN#"] + [bytes([b]) for b in token.encode("utf-8")] + [b"#END#"]
         total, count = np.zeros(self.dim, np.float32), 0
         for n in (2, 3, 4):
