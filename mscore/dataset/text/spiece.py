@@ -57,9 +57,9 @@ def _train(vocab_size, character_coverage, model_type, params, **source):
     try:
         spm.SentencePieceTrainer.train(model_writer=model, **source, **args)
     except (RuntimeError, OSError, ValueError) as exc:
-        # the library's message without its status-code name ("INTERNAL: "), as MindSpore
-        # words it
-        message = re.sub(r"^[A-Z_]+: ", "", str(exc))
+        # the library's message without its status-code name ("INTERNAL: " / "Internal: "), as
+        # MindSpore words it
+        message = re.sub(r"^[A-Z][A-Za-z_]*: ", "", str(exc))
         raise RuntimeError(f"SentencePieceVocab: {message}") from None
     return model.getvalue()
 
