@@ -213,3 +213,43 @@ def test_array_shared_with_a_parameter_not_differentiated_gets_no_gradient_throu
     _, (ga,) = ms.value_and_grad(f, None, [a])()
     np.testing.assert_array_equal(ga.asnumpy(), [2.0, 2.0])   # b's use is not a's
     assert not data.requires_grad
+
+
+def test_reshape_and_transpose_check_their_arguments_on_every_call():
+    """Checked shapes and permutations are remembered: a remembered one gives the same
+    result, and a bad one raises on every call (none is remembered)."""
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = ms.Tensor(data)
+    cube = ms.Tensor(np.zeros((2, 3, 1), np.float32))
+    for _ in range(2):
+        np.testing.assert_array_equal(ops.reshape(x, (3, 2)).asnumpy(), data.reshape(3, 2))
+        np.testing.assert_array_equal(ops.reshape(x, (-1,)).asnumpy(), data.reshape(-1))
+        np.testing.assert_array_equal(ops.reshape(x, [1, -1]).asnumpy(), data.reshape(1, 6))
+        assert ops.reshape(x, (2, 3)) is x and ops.reshape(x, (2, -1)) is x
+        assert ops.reshape(cube, (3, 2)).shape == (3, 2)   # same asked shape, other input
+        for bad in ((4, 2), (-1, -1), (-2, -3), (0, -1)):
+            with pytest.raises(ValueError):
+                ops.reshape(x, bad)
+        with pytest.raises(TypeError):
+            ops.reshape(x, "ab")
+        for dims in ((1, 0), [1, 0], (-1, 0), (np.int64(1), 0)):
+            np.testing.assert_array_equal(ops.transpose(x, dims).asnumpy(), data.T)
+        assert ops.transpose(cube, (2, 0, 1)).shape == (1, 2, 3)
+        for bad in ((0, 0), (0,), (1, 0, 2)):
+            with pytest.raises(ValueError):
+                ops.transpose(x, bad)
+        with pytest.raises(ValueError):
+            ops.transpose(cube, (1, 0))   # remembered for 2 axes, not for 3
+        with pytest.raises(TypeError):
+            ops.transpose(x, 1)
+
+
+def test_dense_reports_a_wrong_input_width_as_mindspore_does():
+    net = nn.Dense(3, 2)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="the last axis of 'x' must be 3, got shape "
+                                             r"\(2, 4\)"):
+            net(ms.Tensor(np.ones((2, 4), np.float32)))
+    w, b = net.weight.asnumpy(), net.bias.asnumpy()
+    v = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(net(ms.Tensor(v)).asnumpy(), w @ v + b, rtol=1e-6)
