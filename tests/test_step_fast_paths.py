@@ -253,3 +253,14 @@ def test_dense_reports_a_wrong_input_width_as_mindspore_does():
     w, b = net.weight.asnumpy(), net.bias.asnumpy()
     v = np.array([1.0, 2.0, 3.0], np.float32)
     np.testing.assert_allclose(net(ms.Tensor(v)).asnumpy(), w @ v + b, rtol=1e-6)
+
+
+def test_layer_norm_cell_checks_what_the_functional_op_checks():
+    ln = nn.LayerNorm((3,), epsilon=1e-5)
+    with pytest.raises(TypeError, match="floating-point"):
+        ln(ms.Tensor(np.ones((2, 3), np.int32)))
+    with pytest.raises(ValueError, match="normalized_shape"):
+        ln(ms.Tensor(np.ones((2, 4), np.float32)))
+    x = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], np.float32)
+    want = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
