@@ -264,3 +264,20 @@ def test_layer_norm_cell_checks_what_the_functional_op_checks():
     x = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], np.float32)
     want = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(ln(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_unscale_divides_arrays_that_share_storage_once_each():
+    """The in-place unscale copies first when two arrays are one tensor, views of one buffer
+    or not contiguous: each result is its input divided by the scale once."""
+    fused = dispatch.fused("unscale_check")
+    base = torch.arange(8, dtype=torch.float32) + 1.0
+    same = base[:4].clone()
+    strided = (torch.arange(8, dtype=torch.float32) + 1.0)[::2]
+    for arrays in ([same, same], [base[:4], base[4:]], [strided, base.clone()]):
+        want = [a.clone() / 4.0 for a in arrays]
+        out, finite = fused(arrays, torch.tensor(4.0))
+        assert bool(finite)
+        for o, w in zip(out, want):
+            torch.testing.assert_close(o, w, rtol=0, atol=0)
+    out, finite = fused([torch.tensor([1.0, float("inf")]), base.clone()], torch.tensor(2.0))
+    assert not bool(finite)

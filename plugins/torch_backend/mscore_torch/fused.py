@@ -29,12 +29,12 @@ class TorchFused:
         arrays that share storage or are not contiguous are copied first; float64 arrays are
         divided (two passes)."""
         arrays = list(arrays)
-        if any(a.dtype == torch.float64 for a in arrays):
+        dtypes = {a.dtype for a in arrays}
+        if torch.float64 in dtypes:
             # The fused kernel's reciprocal is float32: divide float64 exactly instead.
             out = list(torch._foreach_div(arrays, scale))
             return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
-        storages = {a.untyped_storage().data_ptr() for a in arrays}
-        if len(storages) != len(arrays) or not all(a.is_contiguous() for a in arrays):
+        if not _own_dense_storage(arrays):
             arrays = [a.clone() for a in arrays]
         found = torch.zeros(1, dtype=torch.float32, device=scale.device)
         inverse = torch.reciprocal(scale.to(torch.float32)).reshape(1)
@@ -179,3 +179,18 @@ class TorchFused:
                 is_causal = False
         return tnf.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
                                                 is_causal=bool(is_causal), scale=scale)
+
+
+def _own_dense_storage(arrays):
+    """Whether each tensor is contiguous and alone on its storage (so an in-place pass over
+    the list writes each element once; autograd returns one gradient tensor for several
+    inputs, or views of one buffer, in some graphs). One pass over the list."""
+    seen = set()
+    for a in arrays:
+        if not a.is_contiguous():
+            return False
+        ptr = a.untyped_storage().data_ptr()
+        if ptr in seen:
+            return False
+        seen.add(ptr)
+    return True
