@@ -92,7 +92,8 @@ class _BatchNorm(Cell):
     def construct(self, x):
         cls = type(self).__name__
         check_tensor(x, "x", cls)
-        shape = x.shape
+        xd = x._data
+        shape = dispatch.shape(xd)
         nd = len(shape)
         if nd not in self._ndims:
             raise ValueError(f"For '{cls}', 'x' must be {' or '.join(map(str, self._ndims))}-d, "
@@ -101,18 +102,19 @@ class _BatchNorm(Cell):
         if shape[1] != c:
             raise ValueError(f"For '{cls}', 'x' must have {c} channels (axis 1), got shape "
                              f"{shape}")
-        if not x.dtype.is_floating:
-            raise TypeError(f"For '{cls}', 'x' must be floating point, got {x.dtype}")
+        dt = dispatch.dtype(xd)
+        if not dt.is_floating:
+            raise TypeError(f"For '{cls}', 'x' must be floating point, got {dt}")
         use_batch = self.training if self.use_batch_statistics is None \
             else self.use_batch_statistics
-        if x.dtype.itemsize < 4:
-            # Half-precision inputs are normalised in float32 (MindSpore's rule): the float32
-            # master gamma/beta serve them as they are.
-            gamma, beta = self.gamma, self.beta
-        else:
-            gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
+        params = self._params   # one lookup (attribute reads go through __getattr__)
+        gamma, beta = params["gamma"], params["beta"]
+        if dt.itemsize >= 4:
+            gamma, beta = self.cast_param(gamma), self.cast_param(beta)
+        # else: half-precision inputs are normalised in float32 (MindSpore's rule): the
+        # float32 master gamma/beta serve them as they are.
         # ops.batch_norm's momentum weighs the batch statistics; the layer's the moving ones.
-        return F.batch_norm(x, self.moving_mean, self.moving_variance, gamma, beta,
+        return F.batch_norm(x, params["moving_mean"], params["moving_variance"], gamma, beta,
                             training=bool(use_batch), momentum=1.0 - self.momentum,
                             eps=self.eps)
 
