@@ -57,7 +57,6 @@ def changes_kept():
     return all(s.keeps_changes for s in _thread.mutation_scopes)
 
 
-
 def assign_all(params, values):
     """``p._assign(v)`` for each pair, in one call (an optimizer updates every parameter of
     a group at once): the same notes to the open mutation scopes, the same stale
