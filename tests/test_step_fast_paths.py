@@ -281,3 +281,21 @@ def test_fused_unscale_divides_arrays_that_share_storage_once_each():
             torch.testing.assert_close(o, w, rtol=0, atol=0)
     out, finite = fused([torch.tensor([1.0, float("inf")]), base.clone()], torch.tensor(2.0))
     assert not bool(finite)
+
+
+def test_momentum_updates_in_place_unless_someone_holds_the_value():
+    net = nn.Dense(4, 3)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()),
+                               nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    y = ms.Tensor(np.array([0, 1], np.int32))
+    step(x, y)
+    array = net.weight._data
+    step(x, y)
+    assert net.weight._data is array           # written where it was
+    held = net.weight.value()
+    before = held.asnumpy().copy()
+    step(x, y)
+    assert net.weight._data is not array       # a new array: the held value stays as it was
+    np.testing.assert_array_equal(held.asnumpy(), before)
+    assert not np.array_equal(net.weight.asnumpy(), before)
