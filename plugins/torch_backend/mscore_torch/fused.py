@@ -9,6 +9,8 @@ import torch.nn.functional as tnf
 
 from mscore.plugin.rules import is_half_precision
 
+_DTYPE_OF = torch.Tensor.dtype.__get__
+
 
 class TorchFused:
     """Fused ops (see :class:`mscore.plugin.backend.Backend` for each contract)."""
@@ -29,8 +31,7 @@ class TorchFused:
         arrays that share storage or are not contiguous are copied first; float64 arrays are
         divided (two passes)."""
         arrays = list(arrays)
-        dtypes = {a.dtype for a in arrays}
-        if torch.float64 in dtypes:
+        if torch.float64 in set(map(_DTYPE_OF, arrays)):
             # The fused kernel's reciprocal is float32: divide float64 exactly instead.
             out = list(torch._foreach_div(arrays, scale))
             return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
@@ -184,13 +185,8 @@ class TorchFused:
 def _own_dense_storage(arrays):
     """Whether each tensor is contiguous and alone on its storage (so an in-place pass over
     the list writes each element once; autograd returns one gradient tensor for several
-    inputs, or views of one buffer, in some graphs). One pass over the list."""
-    seen = set()
-    for a in arrays:
-        if not a.is_contiguous():
-            return False
-        ptr = a.untyped_storage().data_ptr()
-        if ptr in seen:
-            return False
-        seen.add(ptr)
-    return True
+    inputs, or views of one buffer, in some graphs). Mapped C methods: no Python frame per
+    tensor."""
+    storages = set(map(torch.UntypedStorage.data_ptr,
+                       map(torch.Tensor.untyped_storage, arrays)))
+    return len(storages) == len(arrays) and all(map(torch.Tensor.is_contiguous, arrays))
