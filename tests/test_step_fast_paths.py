@@ -3,6 +3,8 @@ marked in place, BatchNorm statistics updated in place, label checks deferred on
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
 import weakref
 
@@ -300,3 +302,14 @@ def test_momentum_updates_in_place_unless_someone_holds_the_value():
     assert net.weight._data is not array()     # a new array: the held value stays as it was
     np.testing.assert_array_equal(held.asnumpy(), before)
     assert not np.array_equal(net.weight.asnumpy(), before)
+
+
+@pytest.mark.skipif(os.environ.get("MSCORE_SLOW_TESTS") != "1",
+                    reason="the benchmark scripts: set MSCORE_SLOW_TESTS=1")
+def test_host_calls_bench_counts_both_sides():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "bench", "host_calls.py"),
+                          "--model", "gpt", "--levels", "O0", "--steps", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "gpt O0: Python calls/step mscore" in out.stdout and "ATen calls/step" in out.stdout
