@@ -3,7 +3,10 @@ marked in place, BatchNorm statistics updated in place, label checks deferred on
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -213,3 +216,100 @@ def test_array_shared_with_a_parameter_not_differentiated_gets_no_gradient_throu
     _, (ga,) = ms.value_and_grad(f, None, [a])()
     np.testing.assert_array_equal(ga.asnumpy(), [2.0, 2.0])   # b's use is not a's
     assert not data.requires_grad
+
+
+def test_reshape_and_transpose_check_their_arguments_on_every_call():
+    """Checked shapes and permutations are remembered: a remembered one gives the same
+    result, and a bad one raises on every call (none is remembered)."""
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = ms.Tensor(data)
+    cube = ms.Tensor(np.zeros((2, 3, 1), np.float32))
+    for _ in range(2):
+        np.testing.assert_array_equal(ops.reshape(x, (3, 2)).asnumpy(), data.reshape(3, 2))
+        np.testing.assert_array_equal(ops.reshape(x, (-1,)).asnumpy(), data.reshape(-1))
+        np.testing.assert_array_equal(ops.reshape(x, [1, -1]).asnumpy(), data.reshape(1, 6))
+        assert ops.reshape(x, (2, 3)) is x and ops.reshape(x, (2, -1)) is x
+        assert ops.reshape(cube, (3, 2)).shape == (3, 2)   # same asked shape, other input
+        for bad in ((4, 2), (-1, -1), (-2, -3), (0, -1)):
+            with pytest.raises(ValueError):
+                ops.reshape(x, bad)
+        with pytest.raises(TypeError):
+            ops.reshape(x, "ab")
+        for dims in ((1, 0), [1, 0], (-1, 0), (np.int64(1), 0)):
+            np.testing.assert_array_equal(ops.transpose(x, dims).asnumpy(), data.T)
+        assert ops.transpose(cube, (2, 0, 1)).shape == (1, 2, 3)
+        for bad in ((0, 0), (0,), (1, 0, 2)):
+            with pytest.raises(ValueError):
+                ops.transpose(x, bad)
+        with pytest.raises(ValueError):
+            ops.transpose(cube, (1, 0))   # remembered for 2 axes, not for 3
+        with pytest.raises(TypeError):
+            ops.transpose(x, 1)
+
+
+def test_dense_reports_a_wrong_input_width_as_mindspore_does():
+    net = nn.Dense(3, 2)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="the last axis of 'x' must be 3, got shape "
+                                             r"\(2, 4\)"):
+            net(ms.Tensor(np.ones((2, 4), np.float32)))
+    w, b = net.weight.asnumpy(), net.bias.asnumpy()
+    v = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(net(ms.Tensor(v)).asnumpy(), w @ v + b, rtol=1e-6)
+
+
+def test_layer_norm_cell_checks_what_the_functional_op_checks():
+    ln = nn.LayerNorm((3,), epsilon=1e-5)
+    with pytest.raises(TypeError, match="floating-point"):
+        ln(ms.Tensor(np.ones((2, 3), np.int32)))
+    with pytest.raises(ValueError, match="normalized_shape"):
+        ln(ms.Tensor(np.ones((2, 4), np.float32)))
+    x = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], np.float32)
+    want = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_unscale_divides_arrays_that_share_storage_once_each():
+    """The in-place unscale copies first when two arrays are one tensor, views of one buffer
+    or not contiguous: each result is its input divided by the scale once."""
+    fused = dispatch.fused("unscale_check")
+    base = torch.arange(8, dtype=torch.float32) + 1.0
+    same = base[:4].clone()
+    strided = (torch.arange(8, dtype=torch.float32) + 1.0)[::2]
+    for arrays in ([same, same], [base[:4], base[4:]], [strided, base.clone()]):
+        want = [a.clone() / 4.0 for a in arrays]
+        out, finite = fused(arrays, torch.tensor(4.0))
+        assert bool(finite)
+        for o, w in zip(out, want):
+            torch.testing.assert_close(o, w, rtol=0, atol=0)
+    out, finite = fused([torch.tensor([1.0, float("inf")]), base.clone()], torch.tensor(2.0))
+    assert not bool(finite)
+
+
+def test_momentum_updates_in_place_unless_someone_holds_the_value():
+    net = nn.Dense(4, 3)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()),
+                               nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    y = ms.Tensor(np.array([0, 1], np.int32))
+    step(x, y)
+    array = weakref.ref(net.weight._data)      # no strong reference: the Parameter's alone
+    step(x, y)
+    assert net.weight._data is array()         # written where it was
+    held = net.weight.value()
+    before = held.asnumpy().copy()
+    step(x, y)
+    assert net.weight._data is not array()     # a new array: the held value stays as it was
+    np.testing.assert_array_equal(held.asnumpy(), before)
+    assert not np.array_equal(net.weight.asnumpy(), before)
+
+
+@pytest.mark.skipif(os.environ.get("MSCORE_SLOW_TESTS") != "1",
+                    reason="the benchmark scripts: set MSCORE_SLOW_TESTS=1")
+def test_host_calls_bench_counts_both_sides():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "bench", "host_calls.py"),
+                          "--model", "gpt", "--levels", "O0", "--steps", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "gpt O0: Python calls/step mscore" in out.stdout and "ATen calls/step" in out.stdout

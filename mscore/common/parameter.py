@@ -57,6 +57,20 @@ def changes_kept():
     return all(s.keeps_changes for s in _thread.mutation_scopes)
 
 
+def assign_all(params, values):
+    """``p._assign(v)`` for each pair, in one call (an optimizer updates every parameter of
+    a group at once): the same notes to the open mutation scopes, the same stale
+    low-precision copies dropped."""
+    scopes = _thread.mutation_scopes
+    for p, v in zip(params, values):
+        for scope in scopes:
+            scope.note(p)
+        p._data = v
+        d = p.__dict__
+        if "_cast_copy" in d:   # a low-precision copy of the old value
+            del d["_cast_copy"]
+
+
 class Parameter(Tensor):
     """A Tensor that is part of a network's state.
 
@@ -91,11 +105,7 @@ class Parameter(Tensor):
 
     # -- state changes ------------------------------------------------------------------
     def _assign(self, data):
-        for scope in _thread.mutation_scopes:
-            scope.note(self)
-        self._data = data
-        if "_cast_copy" in self.__dict__:   # a low-precision copy of the old value
-            del self.__dict__["_cast_copy"]
+        assign_all((self,), (data,))
 
     def set_data(self, data, slice_shape=False):
         """Replace the value (shape and dtype may change, as in MindSpore); returns self."""

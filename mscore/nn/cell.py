@@ -15,6 +15,7 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
+from mscore.dispatch import dtype as _dtype_of
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
 from mscore.ops import functional as F
@@ -330,7 +331,7 @@ class Cell(HookMixin):
         dtype = self._compute_dtype
         if dtype is None:
             return param
-        have = param.dtype
+        have = _dtype_of(param._data)
         if have is dtype or not have.is_floating:
             return param
         if isinstance(param, Parameter):
@@ -369,7 +370,12 @@ class Cell(HookMixin):
         """The call's arguments as ``construct`` sees them in compute dtype ``dtype``:
         floating Tensors cast to it (a layer that handles other dtypes itself overrides)."""
         if len(args) == 1:
-            return (_cast_input(args[0], dtype),)
+            a = args[0]
+            if isinstance(a, Tensor):   # the common call: one Tensor, often of that dtype
+                have = _dtype_of(a._data)
+                return args if have is dtype or not have.is_floating else \
+                    (_cast_tensor(a, dtype),)
+            return (_cast_input(a, dtype),)
         return tuple(_cast_input(a, dtype) for a in args)
 
     # -- display --------------------------------------------------------------------------------
@@ -405,12 +411,14 @@ class Cell(HookMixin):
 
 def _cast_tensor(t, dtype):
     """``F.cast`` of a Tensor to an mscore dtype, without re-checking either."""
-    return _wrap(call("cast", t._data, dtype))
+    out = object.__new__(Tensor)   # Tensor._wrap inlined: once per cast weight per step
+    out._data = call("cast", t._data, dtype)
+    return out
 
 
 def _cast_input(a, dtype):
     if isinstance(a, Tensor):
-        have = a.dtype
+        have = _dtype_of(a._data)
         return a if have is dtype or not have.is_floating else _cast_tensor(a, dtype)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)

@@ -130,7 +130,6 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                 raise TypeError(f"value_and_grad: input {p} must be a Tensor to be "
                                 f"differentiated, got {type(args[p]).__name__}")
         wl = weight_list or []
-        protected = {id(w) for w in wl}
         primals = [args[p]._data for p in positions] + [w._data for w in wl]
         side = {}
 
@@ -148,7 +147,10 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                         out = fn(*call_args)
                 finally:
                     changed = scope.restore()
-            others = [(p, v) for p, v in changed if id(p) not in protected]
+            if changed:   # parameters fn changed besides the differentiated ones
+                protected = {id(w) for w in wl}
+                changed = [(p, v) for p, v in changed if id(p) not in protected]
+            others = changed
             outs = out if isinstance(out, tuple) else (out,)
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
@@ -178,7 +180,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         values = [_wrap(detach(next(it))) if is_t else py
                   for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
         out = side["rebuild"](values)
-        grad_tensors = [_wrap(g) for g in grads] if detach is _same else \
+        grad_tensors = list(map(_wrap, grads)) if detach is _same else \
             [_wrap(detach(g)) for g in grads]
         return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,
                              return_ids)

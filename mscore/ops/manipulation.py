@@ -8,9 +8,11 @@ import math
 
 import numpy as np
 
+from mscore._state import in_compiled
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
+from mscore.dispatch import shape as _shape_of
 from mscore.ops._args import _axes, _axis1, _check_tensor
 from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primitive
 
@@ -20,12 +22,34 @@ _wrap = Tensor._wrap
 def reshape(input, shape):
     """Same values in ``shape`` (one entry may be -1)."""
     x = _check_tensor(input, "input")
+    xd = x._data
+    have = _shape_of(xd)
+    try:
+        target = _checked_shapes.get((shape, have))
+    except TypeError:   # a list: not hashable
+        target = None
+    if target is None:
+        target = _checked_shape(shape, have)
+    if target == have:
+        return x
+    return _wrap(call("reshape", xd, target))
+
+
+# (shape asked, shape had) -> the shape to reshape to, for shapes given as tuples of ints: a
+# network reshapes by the same few shapes every step, and checking them is most of the op's
+# host time.
+_checked_shapes = {}
+_MAX_CHECKED = 256
+
+
+def _checked_shape(shape, have):
+    asked = shape
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
-    if not isinstance(shape, (tuple, list)):
+    elif not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape: expected a tuple of ints, got {type(shape).__name__}")
-    shape = tuple(int(s) for s in shape)
-    have = x.shape
+    else:
+        shape = tuple(map(int, shape))
     size = math.prod(have)
     if shape and builtins.min(shape) < 0:
         if shape.count(-1) > 1 or builtins.min(shape) < -1:
@@ -37,23 +61,43 @@ def reshape(input, shape):
         shape = tuple(size // known if s == -1 else s for s in shape)
     elif math.prod(shape) != size:
         raise ValueError(f"reshape: cannot reshape {have} ({size} elements) into {shape}")
-    if shape == have:
-        return x
-    return _wrap(call("reshape", x._data, shape))
+    if isinstance(asked, tuple) and len(_checked_shapes) < _MAX_CHECKED and \
+            not in_compiled() and all(type(s) is int for s in asked + have):
+        _checked_shapes[(asked, have)] = shape
+    return shape
+
+
+# (dims, ndim) -> the checked permutation: a network transposes by the same few dims every
+# step, and checking them is most of the op's host time.
+_checked_perms = {}
 
 
 def transpose(input, dims):
     """Axes permuted by ``dims``."""
     x = _check_tensor(input, "input")
+    xd = x._data
+    ndim = len(_shape_of(xd))
+    try:
+        perm = _checked_perms.get((dims, ndim))
+    except TypeError:   # a list: not hashable
+        perm = None
+    if perm is None:
+        perm = _checked_perm(dims, ndim)
+    return _wrap(call("transpose", xd, perm))
+
+
+def _checked_perm(dims, ndim):
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
-    ndim = len(x.shape)
     nd = builtins.max(ndim, 1)
     perm = tuple(int(p) % nd for p in dims)
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"dims: expected a permutation of {ndim} axes, got "
                          f"{tuple(dims)}")
-    return _wrap(call("transpose", x._data, perm))
+    if isinstance(dims, tuple) and len(_checked_perms) < _MAX_CHECKED and \
+            not in_compiled() and all(type(p) is int for p in dims):
+        _checked_perms[(dims, ndim)] = perm
+    return perm
 
 
 def permute(input, axis):

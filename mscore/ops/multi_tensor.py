@@ -90,7 +90,10 @@ def solely_owned(*params):
     in place changes nothing anyone can see. False where refcounts are unknown (not CPython)."""
     if _getrefcount is None:
         return False
-    return all(_getrefcount(p._data) <= _SOLE_OWNER_REFS for p in params)
+    for p in params:   # a loop, not all(<generator>): one frame for a whole group
+        if _getrefcount(p._data) > _SOLE_OWNER_REFS:
+            return False
+    return True
 
 
 def adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay=None,

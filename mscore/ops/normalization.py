@@ -43,10 +43,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                          f"trailing axes of {x.shape}")
     w = None if weight is None else _as_tensor(weight, "weight")._data
     b = None if bias is None else _as_tensor(bias, "bias")._data
+    return _wrap(layer_norm_checked(x._data, normalized_shape, w, b, float(eps)))
+
+
+def layer_norm_checked(x, normalized_shape, weight, bias, eps):
+    """:func:`layer_norm` on native arrays the caller has checked (a floating ``x`` whose
+    trailing axes are the tuple ``normalized_shape``; ``eps`` a float): the backend's fused
+    kernel, or the reference composite."""
     fused = dispatch.fused("layer_norm")
     if fused is not None:
-        return _wrap(fused(x._data, normalized_shape, w, b, float(eps)))
-    return _wrap(fused_reference.layer_norm(x._data, normalized_shape, w, b, float(eps))[0])
+        return fused(x, normalized_shape, weight, bias, eps)
+    return fused_reference.layer_norm(x, normalized_shape, weight, bias, eps)[0]
 
 
 def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1,

@@ -78,34 +78,47 @@ class Dense(Cell):
         self.activation_flag = self.activation is not None
 
     def construct(self, x):
-        check_tensor(x, "x", "Dense")
-        w, b = self.weight, self.bias
+        if not isinstance(x, Tensor):
+            check_tensor(x, "x", "Dense")
+        params = self._params   # one lookup for both (attribute reads go through __getattr__)
+        w, b = params["weight"], params.get("bias")
         if self._compute_dtype is not None:
             w = self.cast_param(w)
             b = None if b is None else self.cast_param(b)
-        xd = x._data
+        xd, wd = x._data, w._data
+        fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
+        if fused is not None and dispatch.same_dtype(xd, wd) and (
+                b is None or dispatch.same_dtype(b._data, wd)):
+            try:
+                out = _wrap(fused(xd, wd, None if b is None else b._data))
+            except Exception:
+                self._check_last_axis(xd)   # the kernel's error on a wrong width is MindSpore's
+                raise
+        else:
+            out = self._composite(x, xd, w, b)
+        if self.activation is not None:
+            out = self.activation(out)
+        return out
+
+    def _check_last_axis(self, xd):
         shape = dispatch.shape(xd)
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
-        fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
-        wd = w._data
-        same = dispatch.same_dtype(xd, wd)
-        if fused is not None and same and (b is None or dispatch.same_dtype(b._data, wd)):
-            out = _wrap(fused(xd, wd, None if b is None else b._data))
-        elif not same:
-            out = F.dense(x, w, b)
-        else:
-            out = call("matmul", xd if len(shape) > 1 else call("reshape", xd, (1,) + shape),
-                       call("transpose", w._data, (1, 0)))
-            if len(shape) == 1:
-                out = call("reshape", out, (self.out_channels,))
-            if b is not None:
-                out = call("add", out, b._data)
-            out = _wrap(out)
-        if self.activation is not None:
-            out = self.activation(out)
-        return out
+        return shape
+
+    def _composite(self, x, xd, w, b):
+        """``x @ w.T + b`` in primitive ops (mixed dtypes: by ``F.dense``'s promotion)."""
+        shape = self._check_last_axis(xd)
+        if not dispatch.same_dtype(xd, w._data):
+            return F.dense(x, w, b)
+        out = call("matmul", xd if len(shape) > 1 else call("reshape", xd, (1,) + shape),
+                   call("transpose", w._data, (1, 0)))
+        if len(shape) == 1:
+            out = call("reshape", out, (self.out_channels,))
+        if b is not None:
+            out = call("add", out, b._data)
+        return _wrap(out)
 
     def extend_repr(self):
         s = f"input_channels={self.in_channels}, output_channels={self.out_channels}"

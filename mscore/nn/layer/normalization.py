@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from mscore import fused_reference, ops
+from mscore import dispatch, fused_reference, ops
 from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.initializer import Initializer
@@ -15,7 +15,7 @@ from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_n
                                      check_positive_int, check_tensor)
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
-from mscore.ops.normalization import instance_norm
+from mscore.ops.normalization import instance_norm, layer_norm_checked
 
 def _has_hooks(cell):
     """Whether any hook is registered on ``cell`` (one would see its inputs or their
@@ -92,7 +92,8 @@ class _BatchNorm(Cell):
     def construct(self, x):
         cls = type(self).__name__
         check_tensor(x, "x", cls)
-        shape = x.shape
+        xd = x._data
+        shape = dispatch.shape(xd)
         nd = len(shape)
         if nd not in self._ndims:
             raise ValueError(f"For '{cls}', 'x' must be {' or '.join(map(str, self._ndims))}-d, "
@@ -101,18 +102,19 @@ class _BatchNorm(Cell):
         if shape[1] != c:
             raise ValueError(f"For '{cls}', 'x' must have {c} channels (axis 1), got shape "
                              f"{shape}")
-        if not x.dtype.is_floating:
-            raise TypeError(f"For '{cls}', 'x' must be floating point, got {x.dtype}")
+        dt = dispatch.dtype(xd)
+        if not dt.is_floating:
+            raise TypeError(f"For '{cls}', 'x' must be floating point, got {dt}")
         use_batch = self.training if self.use_batch_statistics is None \
             else self.use_batch_statistics
-        if x.dtype.itemsize < 4:
-            # Half-precision inputs are normalised in float32 (MindSpore's rule): the float32
-            # master gamma/beta serve them as they are.
-            gamma, beta = self.gamma, self.beta
-        else:
-            gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
+        params = self._params   # one lookup (attribute reads go through __getattr__)
+        gamma, beta = params["gamma"], params["beta"]
+        if dt.itemsize >= 4:
+            gamma, beta = self.cast_param(gamma), self.cast_param(beta)
+        # else: half-precision inputs are normalised in float32 (MindSpore's rule): the
+        # float32 master gamma/beta serve them as they are.
         # ops.batch_norm's momentum weighs the batch statistics; the layer's the moving ones.
-        return F.batch_norm(x, self.moving_mean, self.moving_variance, gamma, beta,
+        return F.batch_norm(x, params["moving_mean"], params["moving_variance"], gamma, beta,
                             training=bool(use_batch), momentum=1.0 - self.momentum,
                             eps=self.eps)
 
@@ -207,7 +209,8 @@ class LayerNorm(Cell):
     def construct(self, input_x):
         cls = "LayerNorm"
         x = check_tensor(input_x, "input_x", cls)
-        shape = x.shape
+        xd = x._data
+        shape = dispatch.shape(xd)
         nd = len(shape)
         b = self.begin_norm_axis
         p = self.begin_params_axis
@@ -218,15 +221,20 @@ class LayerNorm(Cell):
         if shape[p:] != self.normalized_shape:
             raise ValueError(f"For '{cls}', the input's axes from begin_params_axis {shape[p:]} "
                              f"must equal normalized_shape {self.normalized_shape}")
-        if x.dtype.itemsize < 4:
-            # Half-precision inputs are normalised in float32 (MindSpore's rule): the float32
-            # master gamma/beta serve them as they are.
-            gamma, beta = self.gamma, self.beta
-        else:
-            gamma, beta = self.cast_param(self.gamma), self.cast_param(self.beta)
-        if b == p:
-            return F.layer_norm(x, self.normalized_shape, gamma, beta, self.epsilon)
-        return self._normalize_from(x, b, gamma, beta)
+        params = self._params
+        gamma, beta = params["gamma"], params["beta"]
+        dt = dispatch.dtype(xd)
+        if dt.itemsize >= 4:
+            gamma, beta = self.cast_param(gamma), self.cast_param(beta)
+        # else: half-precision inputs are normalised in float32 (MindSpore's rule): the
+        # float32 master gamma/beta serve them as they are.
+        if b != p:
+            return self._normalize_from(x, b, gamma, beta)
+        if not dt.is_floating:
+            raise TypeError(f"input: expected a floating-point Tensor, got {dt}")
+        return Tensor._wrap(layer_norm_checked(
+            xd, self.normalized_shape, None if gamma is None else gamma._data,
+            None if beta is None else beta._data, float(self.epsilon)))
 
     def _normalize_from(self, x, b, gamma, beta):
         """Normalise over the axes from ``b`` on (wider than the parameters' axes), in the

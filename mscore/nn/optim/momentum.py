@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore._state import in_compiled
-from mscore.common.parameter import Parameter
+from mscore.common.parameter import Parameter, assign_all
 from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore.dispatch import call
@@ -42,9 +42,8 @@ def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
         inplace = not in_compiled() and solely_owned(*ps, *vs)
         new_p, new_v = momentum_update([p._data for p in ps], [v._data for v in vs], gs, lr,
                                        consts.cast(momentum, dt), nesterov, inplace)
-        for p, v, new_pi, new_vi in zip(ps, vs, new_p, new_v):
-            v._assign(new_vi)
-            p._assign(new_pi)
+        assign_all(vs, new_v)
+        assign_all(ps, new_p)
 
 
 class Momentum(Optimizer):

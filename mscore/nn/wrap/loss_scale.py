@@ -342,7 +342,7 @@ class TrainOneStepWithLossScaleCell(Cell):
             return grads, overflow, None if in_compiled() else bool(overflow)
         raw, finite = unscale_and_check(raw, scale._data)
         flag = dispatch.call("full", (), not finite, mdt.bool_)   # no host-to-device copy
-        return tuple(Tensor._wrap(g) for g in raw), Tensor._wrap(flag), not finite
+        return tuple(map(Tensor._wrap, raw)), Tensor._wrap(flag), not finite
 
     def _count_streak(self, overflow, host_overflow):
         streak = self.overflow_streak

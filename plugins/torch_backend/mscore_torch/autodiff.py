@@ -53,18 +53,20 @@ class TorchAutodiff:
                 out = fn(*leaves)
                 value, aux = out if has_aux else (out, None)
                 wants = [leaf.requires_grad for leaf in leaves]
-                wanted = [leaf for leaf, w in zip(leaves, wants) if w]
+                every = all(wants)   # the usual case: floating parameters only
+                wanted = leaves if every else [leaf for leaf, w in zip(leaves, wants) if w]
                 if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
-                    found = iter(torch.autograd.grad(value, wanted, allow_unused=True))
+                    found = torch.autograd.grad(value, wanted, allow_unused=True)
                 else:
-                    found = iter([None] * len(wanted))
+                    found = [None] * len(wanted)
         finally:
             for p in marked:
                 p.requires_grad_(False)
-        grads = []
-        for leaf, w in zip(leaves, wants):
-            g = next(found) if w else None
-            grads.append(torch.zeros_like(leaf, requires_grad=False) if g is None else g)
+        if not every:
+            it = iter(found)
+            found = [next(it) if w else None for w in wants]
+        grads = [torch.zeros_like(leaf, requires_grad=False) if g is None else g
+                 for leaf, g in zip(leaves, found)]
         if isinstance(value, torch.Tensor):
             value = value.detach()
         return (value, _detach_tree(aux, _cut)), grads

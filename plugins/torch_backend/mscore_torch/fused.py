@@ -9,6 +9,8 @@ import torch.nn.functional as tnf
 
 from mscore.plugin.rules import is_half_precision
 
+_DTYPE_OF = torch.Tensor.dtype.__get__
+
 
 class TorchFused:
     """Fused ops (see :class:`mscore.plugin.backend.Backend` for each contract)."""
@@ -29,12 +31,11 @@ class TorchFused:
         arrays that share storage or are not contiguous are copied first; float64 arrays are
         divided (two passes)."""
         arrays = list(arrays)
-        if any(a.dtype == torch.float64 for a in arrays):
+        if torch.float64 in set(map(_DTYPE_OF, arrays)):
             # The fused kernel's reciprocal is float32: divide float64 exactly instead.
             out = list(torch._foreach_div(arrays, scale))
             return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
-        storages = {a.untyped_storage().data_ptr() for a in arrays}
-        if len(storages) != len(arrays) or not all(a.is_contiguous() for a in arrays):
+        if not _own_dense_storage(arrays):
             arrays = [a.clone() for a in arrays]
         found = torch.zeros(1, dtype=torch.float32, device=scale.device)
         inverse = torch.reciprocal(scale.to(torch.float32)).reshape(1)
@@ -179,3 +180,13 @@ class TorchFused:
                 is_causal = False
         return tnf.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
                                                 is_causal=bool(is_causal), scale=scale)
+
+
+def _own_dense_storage(arrays):
+    """Whether each tensor is contiguous and alone on its storage (so an in-place pass over
+    the list writes each element once; autograd returns one gradient tensor for several
+    inputs, or views of one buffer, in some graphs). Mapped C methods: no Python frame per
+    tensor."""
+    storages = set(map(torch.UntypedStorage.data_ptr,
+                       map(torch.Tensor.untyped_storage, arrays)))
+    return len(storages) == len(arrays) and all(map(torch.Tensor.is_contiguous, arrays))
