@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 import mscore as ms
 from mscore.train.serialization import _ckpt_format, load_checkpoint, parse_print, save_checkpoint
 
-SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
-N_CKPT = 600 if SLOW else 200  # mutated files: a sample by default, more with MSCORE_SLOW_TESTS=1
+N_CKPT = 600
 N_SAFETENSORS = 200
 N_PRINT = 100
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
@@ -109,7 +108,7 @@ def test_fuzzed_ckpt_files_load_or_raise_value_error(tmp_path):
         (tmp_path / "seed.ckpt").write_bytes(base)
         assert len(load_checkpoint(str(tmp_path / "seed.ckpt"))) >= 6
     stats = _fuzz(bases, tmp_path / "fuzz.ckpt", "ckpt", N_CKPT, load_checkpoint)
-    assert stats["runs"] >= 0.8 * N_CKPT, stats
+    assert stats["runs"] >= 500, stats
     assert stats["loaded"] > 0 and stats["rejected"] > 0, stats
 
 
