@@ -1,11 +1,16 @@
 """Running the recorded MindSpore snippets of ``tests/data/*_oracle.json`` against mscore and
-comparing what they give (shared by the oracle test modules)."""
+comparing what they give (shared by the oracle test modules); :func:`compare` and
+:func:`each_backend` for the fixtures that record case expressions' results
+(``tests/data/_recorder.py``) and run them on every installed backend."""
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+import mscore as ms
+from _helpers import available_backends, use_backend
 
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -80,3 +85,53 @@ def check_case(oracle, name, names):
         assert str(info.value), f"{name}: the message is empty"
     else:
         assert_matches(spec["result"], run(oracle, spec["code"], names).get("result"), name)
+
+
+def each_backend(scope="function"):
+    """A ``backend`` fixture (assign it to ``backend`` in a test module): each installed
+    backend in turn, selected for the test (``scope="module"``: for the module's tests),
+    numpy restored after."""
+    @pytest.fixture(scope=scope, params=available_backends())
+    def backend(request):
+        use_backend(request.param)
+        yield request.param
+        use_backend("numpy")
+    return backend
+
+
+def _text(value):
+    return str(value).lower().replace("mindspore.", "")
+
+
+def _compare_python(ours, want, name):
+    """A Python value MindSpore returned: the same (a dtype, shape or list by its text,
+    case aside), never a Tensor."""
+    assert not isinstance(ours, ms.Tensor), (name, ours, want)
+    if isinstance(want, str):
+        assert _text(ours) == _text(want), (name, ours, want)
+    elif isinstance(want, bool):
+        assert isinstance(ours, (bool, np.bool_)) and bool(ours) == want, (name, ours, want)
+    else:
+        assert isinstance(ours, (int, float, np.integer, np.floating)) and \
+            not isinstance(ours, (bool, np.bool_)), (name, ours, want)
+        assert ours == pytest.approx(want), (name, ours, want)
+
+
+def compare(ours, want, name, rtol, atol):
+    """``ours`` (mscore's result of case ``name``) is what MindSpore recorded in ``want``
+    (``tests/data/_recorder.encode``): the same structure, Python values, and tensors of the
+    same shape and dtype whose values agree within ``rtol``/``atol``."""
+    if want["kind"] == "sequence":
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(want["items"]), name
+        for o, w in zip(ours, want["items"]):
+            compare(o, w, name, rtol, atol)
+        return
+    if want["kind"] == "python":
+        _compare_python(ours, want["value"], name)
+        return
+    assert isinstance(ours, ms.Tensor), (name, type(ours))
+    arr = ours.asnumpy()
+    assert list(arr.shape) == want["shape"], (name, arr.shape, want["shape"])
+    assert str(arr.dtype) == want["dtype"], (name, arr.dtype, want["dtype"])
+    np.testing.assert_allclose(arr.astype(np.float64), np.asarray(want["values"], np.float64),
+                               rtol=rtol, atol=atol, err_msg=name)

@@ -1,5 +1,6 @@
 """Automatic mixed precision: levels, cast lists, build_train_network, loss scaling."""
 import math
+import os
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ from _helpers import available_backends
 
 
 BACKENDS = available_backends()
+SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 OTHER_BACKENDS = available_backends(exclude=("numpy",))
 
 
@@ -541,6 +543,10 @@ _BASELINES = {}
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_amp_tutorial_trains_at_every_level_like_O0(backend, dtype):
+    if backend == "jax" and dtype == "float16" and not SLOW:
+        # jax compiles every op again for each dtype: its float16 run is the slowest of
+        # these; its bfloat16 run and the other backends' float16 runs stay
+        pytest.skip("jax's float16 run of the tutorial: set MSCORE_SLOW_TESTS=1")
     low = getattr(ms, dtype)
     if backend not in _BASELINES:
         _BASELINES[backend] = _train_accuracy("O0", ms.float32)

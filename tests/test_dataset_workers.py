@@ -193,6 +193,31 @@ def test_a_training_loop_keeps_its_workers_across_epochs(no_leftovers):
     assert not (pids[0] & _workers_alive())
 
 
+class _PidsSeen(ms.nn.Cell):
+    """The worker pids a step or evaluation receives, kept in ``pids``."""
+
+    def __init__(self):
+        super().__init__()
+        self.pids = set()
+
+    def construct(self, pid):
+        self.pids.add(int(pid.asnumpy()))
+        return ms.ops.cast(pid, ms.float32)
+
+
+def test_model_train_and_eval_leave_no_idle_workers(no_leftovers):
+    data = _src(6).map(pid_of, python_multiprocessing=True, num_parallel_workers=2)
+    net = _PidsSeen()
+    model = ms.train.Model(net, eval_network=net, metrics={"loss"})
+    model.train(2, data)
+    assert len(net.pids) == 2 and os.getpid() not in net.pids
+    assert not (net.pids & _workers_alive())     # ended with the run, not at collection
+    trained = set(net.pids)
+    model.eval(data)
+    assert len(net.pids - trained) == 2          # evaluation started its own
+    assert not (net.pids & _workers_alive())
+
+
 def test_workers_stop_when_the_iterator_is_dropped_mid_epoch(no_leftovers):
     data = _src(40).map(pid_of, python_multiprocessing=True, num_parallel_workers=2)
     it = data.create_tuple_iterator(output_numpy=True)

@@ -3,7 +3,6 @@
 (``tests/data/mint_nn_oracle.json``, made by ``tests/data/make_mint_nn_oracle.py`` with the
 real MindSpore; where its CPU build has no kernel for a mint function, the same computation
 through its CPU ops), on every installed backend."""
-import json
 import os
 import sys
 
@@ -12,39 +11,16 @@ import pytest
 
 import mscore as ms
 from mscore import mint
-from _helpers import available_backends, use_backend
+from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))
 from mint_nn_cases import CASES, inputs  # noqa: E402
 
-with open(os.path.join(HERE, "data", "mint_nn_oracle.json")) as _f:
-    ORACLE = json.load(_f)["cases"]
+ORACLE = load("mint_nn_oracle.json")["cases"]
 
 
-@pytest.fixture(params=available_backends())
-def backend(request):
-    """Each installed backend in turn (numpy restored after)."""
-    use_backend(request.param)
-    yield request.param
-    use_backend("numpy")
-
-
-def _compare(ours, want, name):
-    if want["kind"] == "sequence":
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(want["items"]), name
-        for o, w in zip(ours, want["items"]):
-            _compare(o, w, name)
-        return
-    if want["kind"] == "python":
-        assert str(ours) == want["value"], name
-        return
-    assert isinstance(ours, ms.Tensor), (name, type(ours))
-    arr = ours.asnumpy()
-    assert list(arr.shape) == want["shape"], (name, arr.shape, want["shape"])
-    assert str(arr.dtype) == want["dtype"], (name, arr.dtype, want["dtype"])
-    np.testing.assert_allclose(arr.astype(np.float64), np.asarray(want["values"], np.float64),
-                               rtol=1e-5, atol=1e-5, err_msg=name)
+backend = each_backend()
 
 
 def test_every_case_was_recorded():
@@ -55,7 +31,7 @@ def test_every_case_was_recorded():
 @pytest.mark.parametrize("name,expr", [c[:2] for c in CASES], ids=[c[0] for c in CASES])
 def test_matches_mindspore(backend, name, expr):
     scope = dict(inputs(ms), ms=ms, mint=mint, F=mint.nn.functional, np=np)
-    _compare(eval(expr, scope), ORACLE[name], name)
+    compare(eval(expr, scope), ORACLE[name], name, rtol=1e-5, atol=1e-5)
 
 
 def test_conv_transpose2d_output_padding_keeps_the_end_of_the_full_output():

@@ -4,7 +4,6 @@ recorded results (``tests/data/tensor_methods_linalg_oracle.json``, made by
 installed backend; the methods MindSpore's CPU build has no kernel for (``ormqr``,
 ``triangular_solve``, ``angle``, ``erfinv_``) against numpy; gradients against finite
 differences."""
-import json
 import math
 import os
 import sys
@@ -15,44 +14,20 @@ import pytest
 
 import mscore as ms
 
-from _helpers import available_backends, use_backend
+from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))
 from tensor_methods_linalg_cases import CASES, inputs, SAME_MESSAGE  # noqa: E402
 
-with open(os.path.join(HERE, "data", "tensor_methods_linalg_oracle.json")) as _f:
-    ORACLE = json.load(_f)["cases"]
+ORACLE = load("tensor_methods_linalg_oracle.json")["cases"]
 
 A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 G = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 3.0], [2.0, -1.0, 0.5]])
 B = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 
 
-@pytest.fixture(scope="module", params=available_backends())
-def backend(request):
-    """Each installed backend in turn (selected for the module's tests, numpy after)."""
-    use_backend(request.param)
-    yield request.param
-    use_backend("numpy")
-
-
-def _compare(ours, want, name):
-    if want["kind"] == "sequence":
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(want["items"]), name
-        for o, w in zip(ours, want["items"]):
-            _compare(o, w, name)
-        return
-    if want["kind"] == "python":
-        assert not isinstance(ours, ms.Tensor), name
-        assert ours == want["value"], (name, ours, want["value"])
-        return
-    assert isinstance(ours, ms.Tensor), (name, type(ours))
-    arr = ours.asnumpy()
-    assert list(arr.shape) == want["shape"], (name, arr.shape, want["shape"])
-    assert str(arr.dtype) == want["dtype"], (name, arr.dtype, want["dtype"])
-    np.testing.assert_allclose(arr.astype(np.float64), np.asarray(want["values"], np.float64),
-                               rtol=2e-5, atol=2e-5, err_msg=name)
+backend = each_backend("module")
 
 
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # numpy on the nan cases
@@ -61,7 +36,7 @@ def test_matches_mindspore(backend, name, expr):
     scope = dict(inputs(ms), ms=ms, np=np)
     want = ORACLE[name]
     if want["kind"] != "error":
-        _compare(eval(expr, scope), want, name)
+        compare(eval(expr, scope), want, name, rtol=2e-5, atol=2e-5)
         return
     with pytest.raises(Exception) as info:
         eval(expr, scope)

@@ -2,7 +2,6 @@
 results (``tests/data/tensor_numpy_mint_oracle.json``, made by
 ``tests/data/make_tensor_numpy_mint_oracle.py`` with the real MindSpore), on every installed
 backend; in-place methods update the tensor and return it."""
-import json
 import os
 import sys
 
@@ -13,54 +12,26 @@ import mscore as ms
 import mscore.numpy as mnp
 from mscore import mint
 
-from _helpers import available_backends, use_backend
+from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))
 from tensor_numpy_mint_cases import CASES, inputs  # noqa: E402
 
-with open(os.path.join(HERE, "data", "tensor_numpy_mint_oracle.json")) as _f:
-    ORACLE = json.load(_f)["cases"]
+ORACLE = load("tensor_numpy_mint_oracle.json")["cases"]
 # MindSpore's CPU build has no kernel for these (recorded as errors): they are checked
 # against numpy references below instead.
 NO_CPU_KERNEL = sorted(k for k, v in ORACLE.items() if v["kind"] == "error")
 
 
-@pytest.fixture(params=available_backends())
-def backend(request):
-    """Each installed backend in turn (selected for the test, numpy restored after)."""
-    use_backend(request.param)
-    yield request.param
-    use_backend("numpy")
-
-
-def _compare(ours, want, name):
-    if want["kind"] == "sequence":
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(want["items"]), name
-        for o, w in zip(ours, want["items"]):
-            _compare(o, w, name)
-        return
-    if want["kind"] == "python":
-        value = ours if not isinstance(ours, ms.Tensor) else ours.item()
-        if isinstance(want["value"], str):  # a dtype or shape, compared by its text
-            text = str(value).lower().replace("mindspore.", "")
-            assert text == want["value"].lower().replace("mindspore.", ""), (name, value)
-        else:
-            assert value == pytest.approx(want["value"]), name
-        return
-    assert isinstance(ours, ms.Tensor), (name, type(ours))
-    arr = ours.asnumpy()
-    assert list(arr.shape) == want["shape"], (name, arr.shape, want["shape"])
-    assert str(arr.dtype) == want["dtype"], (name, arr.dtype, want["dtype"])
-    np.testing.assert_allclose(arr.astype(np.float64), np.asarray(want["values"], np.float64),
-                               rtol=1e-5, atol=1e-6, err_msg=name)
+backend = each_backend()
 
 
 @pytest.mark.parametrize("name,expr", [c for c in CASES if c[0] not in NO_CPU_KERNEL],
                          ids=[c[0] for c in CASES if c[0] not in NO_CPU_KERNEL])
 def test_matches_mindspore(backend, name, expr):
     scope = dict(inputs(ms), ms=ms, mnp=mnp, mint=mint, np=np)
-    _compare(eval(expr, scope), ORACLE[name], name)
+    compare(eval(expr, scope), ORACLE[name], name, rtol=1e-5, atol=1e-6)
 
 
 def test_cases_without_a_mindspore_cpu_kernel_match_numpy(backend):

@@ -13,14 +13,10 @@ from __future__ import annotations
 
 from mscore.autodiff.boundary import current_session, grad_boundary
 from mscore.common.tensor import Tensor
+from mscore.ops.tensor_api_registry import MethodRegistry
 
-METHODS = {}
-
-
-def method(fn):
-    """Registers ``fn`` as the Tensor method of its name."""
-    METHODS[fn.__name__] = fn
-    return fn
+METHODS = MethodRegistry()
+method = METHODS.method
 
 
 class TensorHookHandle:

@@ -17,25 +17,12 @@ from mscore.ops import elementwise_extra_func as elt
 from mscore.ops import image_fold
 from mscore.ops import linalg_extra_func as la
 from mscore.ops import special
+from mscore.ops.tensor_api_registry import MethodRegistry
 from mscore.ops.tensor_api_shape import store
 
-METHODS = {}
+METHODS = MethodRegistry()
 PROPERTIES = {}
-
-
-def method(fn):
-    """Registers ``fn`` as the Tensor method of its name."""
-    METHODS[fn.__name__] = fn
-    return fn
-
-
-def _bind(name, op, doc):
-    """A method ``self.name()`` that is ``op(self)``."""
-    def bound(self):
-        return op(self)
-    bound.__name__ = bound.__qualname__ = name
-    bound.__doc__ = doc
-    return method(bound)
+method = METHODS.method
 
 
 for _name, _op, _doc in (
@@ -53,7 +40,7 @@ for _name, _op, _doc in (
         ("imag", elt.imag, "The imaginary part (zeros for a real tensor)."),
         ("erfinv", special.erfinv, "The inverse error function, elementwise."),
         ("i0", special.i0, "The modified Bessel function I0, elementwise.")):
-    _bind(_name, _op, _doc)
+    METHODS.bind(_name, _op, _doc)
 
 
 @method

@@ -14,15 +14,11 @@ from mscore.common.tensor import Tensor
 from mscore import ops
 from mscore.ops import array_extra_func as arr
 from mscore.ops import integer_random_func as irf
+from mscore.ops.tensor_api_registry import MethodRegistry
 from mscore.ops.tensor_api_shape import store as _store
 
-METHODS = {}
-
-
-def method(fn):
-    """Registers ``fn`` as the Tensor method of its name."""
-    METHODS[fn.__name__] = fn
-    return fn
+METHODS = MethodRegistry()
+method = METHODS.method
 
 
 def _floating(self):
@@ -30,18 +26,6 @@ def _floating(self):
 
 
 # -- integer bit functions ---------------------------------------------------------------------
-def _bit(name, op, doc, params=("other",)):
-    if params:
-        def bound(self, other):
-            return op(self, other)
-    else:
-        def bound(self):
-            return op(self)
-    bound.__name__ = bound.__qualname__ = name
-    bound.__doc__ = doc
-    return method(bound)
-
-
 for _name, _op, _doc in (
         ("bitwise_and", irf.bitwise_and, "Bitwise AND, elementwise (integers, bools)."),
         ("bitwise_or", irf.bitwise_or, "Bitwise OR, elementwise (integers, bools)."),
@@ -52,9 +36,9 @@ for _name, _op, _doc in (
         ("lcm", irf.lcm, "Least common multiple, elementwise."),
         ("nextafter", irf.nextafter, "The next float after ``self`` toward ``other``."),
         ("ldexp", irf.ldexp, "``self * 2 ** other``.")):
-    _bit(_name, _op, _doc)
-_bit("bitwise_not", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).", ())
-_bit("invert", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).", ())
+    METHODS.bind(_name, _op, _doc, binary=True)
+METHODS.bind("bitwise_not", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).")
+METHODS.bind("invert", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).")
 
 
 # -- random draws --------------------------------------------------------------------------------

@@ -12,15 +12,11 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
 from mscore.ops import array_extra_func as arr
+from mscore.ops.tensor_api_registry import MethodRegistry
 
-METHODS = {}
+METHODS = MethodRegistry()
 PROPERTIES = {}
-
-
-def method(fn):
-    """Registers ``fn`` as the Tensor method of its name."""
-    METHODS[fn.__name__] = fn
-    return fn
+method = METHODS.method
 
 
 def store(self, result):

@@ -8,6 +8,7 @@ import numpy as np
 from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
 from mscore.common.tensor import Tensor
 from mscore.dataset.engine import as_dataset
+from mscore.dataset.engine.map_workers import release_workers
 from mscore.dataset.user import UserDataset
 from mscore.parallel import _context as _parallel
 from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
@@ -369,6 +370,10 @@ class Model:
                 list_callback.on_train_end(run_context)
         finally:
             helper.release()
+            # the pipelines' idle worker processes end with the run, not at garbage collection
+            release_workers(dataset)
+            if valid_infos is not None:
+                release_workers(valid_infos[0])
 
     # -- eval -------------------------------------------------------------------------------
     def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False):
@@ -383,8 +388,11 @@ class Model:
             eval_network=self._eval_network, network=self._network, valid_dataset=valid_dataset,
             batch_num=None, mode="eval", cur_epoch_num=1, epoch_num=1, cur_step_num=0,
             list_callback=cb_list, net_outputs=None, dataset_sink_mode=dataset_sink_mode)
-        with CallbackList(cb_list) as list_callback:
-            return self._eval_process(dataset, list_callback, cb_params, dataset_sink_mode)
+        try:
+            with CallbackList(cb_list) as list_callback:
+                return self._eval_process(dataset, list_callback, cb_params, dataset_sink_mode)
+        finally:
+            release_workers(dataset)
 
     def _eval_process(self, dataset, list_callback, cb_params, sink, add_eval_loss=False):
         if isinstance(dataset, UserDataset):

@@ -21,7 +21,8 @@ gives does not depend on the number of workers.
 *Lifetime.* A pool is kept from epoch to epoch. Under an iterator it is stopped when that
 iterator has read its epochs, is stopped, released or garbage-collected; a pass run without
 one (``Model.train``'s, ``get_dataset_size``) leaves it for the next pass until
-:func:`release_workers`, the node is garbage-collected or the program exits. A pass that ends
+:func:`release_workers` (``Model.train``, ``fit`` and ``eval`` call it when they end), the node
+is garbage-collected or the program exits. A pass that ends
 early or fails stops its pool at once. A worker ends by itself when the main process ends (its
 pipe closes; on Linux it is also killed with its parent). A worker that dies is reported with
 the node, the worker and its exit code or signal.
