@@ -49,7 +49,7 @@ class JaxCore:
     # -- dtype mapping -------------------------------------------------------------------
     def native_dtype(self, dtype):
         """The numpy dtype JAX stores mscore ``dtype`` as (64-bit types switch x64 on)."""
-        if dtype is mdt.float64 or dtype is mdt.int64:
+        if dtype.itemsize == 8:     # float64, int64, uint64
             enable_x64()
         return dtype.np_dtype
 
