@@ -18,8 +18,6 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from mscore.common import dtype as mdt
-
 try:
     from jax.core import Tracer as _Tracer
 except ImportError:  # pragma: no cover - moved in a future JAX
