@@ -187,4 +187,5 @@ def finfo(dtype: DType):
 __all__ = ["DType", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
            "int64", "uint8", "uint16", "uint32", "uint64", "uint", "uintc", "uintp", "bool_",
            "float_", "half", "double", "int_", "single", "short", "intc", "long", "intp", "byte",
-           "ubyte", "get_dtype", "as_dtype", "promote", "finfo", "dtype_to_nptype", "pytype_to_dtype"]
+           "ubyte", "get_dtype", "as_dtype", "promote", "finfo", "dtype_to_nptype",
+           "pytype_to_dtype"]
