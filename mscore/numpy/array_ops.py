@@ -302,7 +302,7 @@ def pad(arr, pad_width, mode="constant", stat_length=None, constant_values=0,
 def _pad_linear_ramp(arr, widths, ends):
     """NumPy's 'linear_ramp': along each axis in turn, ``before`` values rising evenly from
     ``end`` (outermost) towards the edge value (not reaching it), likewise ``after``; on
-    integer arrays each axis's ramp is floored, as ``numpy.linspace`` does."""
+    integer arrays each axis's ramp is truncated towards zero, as MindSpore's is."""
     dtype = arr.dtype
     work = dtype if dtype.is_floating else mdt.float32
     for ax, ((before, after), (end_lo, end_hi)) in enumerate(zip(widths, ends)):
@@ -317,7 +317,7 @@ def _pad_linear_ramp(arr, widths, ends):
             t = Tensor((steps if side is left else steps[::-1]).reshape(shape), work)
             edge = ops.cast(ops.narrow(arr, ax, edge_at, 1), work)
             ramp = ops.add(ops.mul(ops.sub(edge, end), t), end)
-            side.append(ops.cast(ramp if dtype.is_floating else ops.floor(ramp), dtype))
+            side.append(ops.cast(ramp, dtype))    # integers: truncated, as MindSpore
         arr = ops.concat(left + [arr] + right, ax)
     return arr
 

@@ -560,9 +560,6 @@ def _vector_norm(x, ord, dim, keepdim):
 
 
 def _matrix_norm(x, ord, dims, keepdim):
-    if ord not in _MATRIX_ORDS:
-        raise ValueError("For norm, the ord mode must be in [2, -2, 1, -1, float('inf'), "
-                         f"-float('inf'), 'fro', 'nuc', None] for matrices, but got {ord}.")
     d0, d1 = dims
     if ord in (None, "fro"):
         return ops.sqrt(ops.sum(x * x, dims, keepdim))
@@ -601,6 +598,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
     if len(dims) == 1 and isinstance(ord, str):
         raise TypeError(f"For norm, ord mode can not be str for vectors, but got {ord}.")
+    if len(dims) == 2 and ord not in _MATRIX_ORDS:
+        raise ValueError("For norm, the ord mode must be in [2, -2, 1, -1, float('inf'), "
+                         f"-float('inf'), 'fro', 'nuc', None] for matrices, but got {ord}.")
     if len(dims) not in (1, 2) or not all(-x.ndim <= d < x.ndim for d in dims):
         raise ValueError("For norm, the dim is out of range.")
     dims = tuple(int(d) % x.ndim for d in dims)

@@ -225,15 +225,17 @@ def _erasing_args(prob, scale, ratio, value, inplace, max_attempts):
             or (isinstance(value, (list, tuple)) and len(value) == 3)):
         raise ValueError("The value for erasing should be either a single value, or a string "
                          "'random', or a sequence of 3 elements for RGB respectively.")
-    _check_prob(prob)
+    if not 0 <= prob <= 1:
+        raise ValueError("Input prob is not within the required interval of [0.0, 1.0].")
     for pair, name in ((scale, "scale"), (ratio, "ratio")):
         if pair[0] > pair[1]:
             raise ValueError(f"{name} should be in (min,max) format. Got (max,min).")
         if pair[0] < 0 or (name == "scale" and pair[1] <= 0):
             raise ValueError(f"Input {name} is not within the required interval of "
                              f"[0, {_MAX_INT}].")
-    values = value if isinstance(value, (list, tuple)) else [value] if value != "random" else []
-    for x in values:
+    if isinstance(value, int) and not 0 <= value <= 255:
+        raise ValueError("Input is not within the required interval of [0, 255].")
+    for x in value if isinstance(value, (list, tuple)) else ():
         if isinstance(x, bool) or not isinstance(x, int):
             raise argument_type_error(x, [int], "value")
         if not 0 <= x <= 255:

@@ -219,12 +219,13 @@ class _ConvTransposeNd(_Conv):
         return F.conv_transpose_same_padding(self.kernel_size, self.stride, self.dilation)
 
     def _check_output_padding(self):
-        name = type(self).__name__
+        """MindSpore's checks (and messages) of a non-zero 2-d ``output_padding``."""
         for i, (op, st, d) in enumerate(zip(self.output_padding, self.stride, self.dilation)):
             if op >= max(d, st):
-                axis = "hw"[i] if self._nd == 2 else str(i)
-                raise ValueError(f"For '{name}', output_padding[{i}] must be in range of "
-                                 f"[0, max(stride_{axis}, dilation_{axis})).")
+                what = "output_padding" if self._output_padding_int else f"output_padding[{i}]"
+                axis = "hw"[i]
+                raise ValueError(f"{what} must be in range of [0, max(stride_{axis}, "
+                                 f"dilation_{axis})).")
         if self.pad_mode != "pad" and any(self.output_padding):
             raise ValueError("when output_padding is not zero, pad_mode must be 'pad'")
 
@@ -263,6 +264,7 @@ class Conv2dTranspose(_ConvTransposeNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
                          dilation, group, has_bias, weight_init, bias_init, "NCHW", dtype,
                          output_padding)
+        self._output_padding_int = isinstance(output_padding, int)
 
 
 class Conv1dTranspose(_ConvTransposeNd):
