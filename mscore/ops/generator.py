@@ -13,6 +13,7 @@ import numpy as np
 from mscore import dispatch
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.context import generator_seed
 
 __all__ = ["Generator"]
 
@@ -42,8 +43,8 @@ class Generator:
     def manual_seed(self, seed):
         """Seed the stream with int ``seed`` and restart it; returns the generator."""
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError("Seed must be an integer.")
-        self._seed = seed % 2 ** 64
+            raise TypeError("Seed must be an integer.")   # Generator's own message
+        self._seed = generator_seed(seed)
         self._restart()
         return self
 
