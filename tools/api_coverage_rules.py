@@ -341,21 +341,6 @@ ABSENT += (
      "Ascend kernels and MindSpore's distributed sub-namespace"),
     (r"mindspore\.mint\.nn", r"^layer$",
      "the implementation submodule of mint.nn (its classes are exported by mint.nn)"),
-    (r"mindspore\.dataset\.text", r"^(BasicTokenizer|BertTokenizer|WordpieceTokenizer|"
-                                 r"UnicodeScriptTokenizer)$",
-     "BERT's basic/WordPiece tokenizers and Unicode-script segmentation (ICU-based in "
-     "MindSpore): not provided yet; tokenize with WhitespaceTokenizer/RegexTokenizer or "
-     "PythonTokenizer"),
-    (r"mindspore\.dataset\.text", r"^JiebaTokenizer$",
-     "Chinese segmentation with cppjieba's HMM and MP dictionary files: not provided "
-     "(PythonTokenizer wraps a segmenter of your choice)"),
-    (r"mindspore\.dataset\.text", r"^(SentencePieceTokenizer|SentencePieceVocab)$",
-     "SentencePiece models: they need the sentencepiece library, which is not a dependency"),
-    (r"mindspore\.dataset\.text", r"^(CharNGram|FastText|GloVe|Vectors|ToVectors)$",
-     "pretrained word-vector files (GloVe, FastText, CharNGram) and their lookup: not "
-     "provided (load the vectors into an nn.Embedding instead)"),
-    (r"mindspore\.dataset\.text", r"^FilterWikipediaXML$",
-     "Wikipedia XML markup cleanup: corpus preparation outside training code"),
     (r"mindspore\.dataset\.text", r"^validators$",
      "MindSpore's argument-check helpers of dataset.text (an implementation submodule)"),
     (r"mindspore\.mint\.nn\.functional", r"^grid_sample$",

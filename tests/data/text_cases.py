@@ -175,6 +175,18 @@ def case_case_fold(ms):
     return out(ms.dataset.text.CaseFold()(np.array(["HeLLo", "ÄB"])))
 
 
+def case_case_fold_compatibility(ms):
+    return out(ms.dataset.text.CaseFold()("ｆｕｌｌ①ﬁ\u200bX\u00adİß…Å"))
+
+
+def case_tokenizers_on_empty_text(ms):
+    text = ms.dataset.text
+    return {"whitespace": out(text.WhitespaceTokenizer(True)("")),
+            "whitespace_blank": out(text.WhitespaceTokenizer()("   ")),
+            "regex": out(text.RegexTokenizer(",", with_offsets=True)("")),
+            "unicode_char": out(text.UnicodeCharTokenizer(True)(""))}
+
+
 def case_regex_replace(ms):
     replace = ms.dataset.text.RegexReplace
     return {"all": out(replace(r"\s+", "_")("a  b c")),

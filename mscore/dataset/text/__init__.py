@@ -4,10 +4,17 @@
 >>> vocab = text.Vocab.from_list(["the", "cat"], special_tokens=["<pad>", "<unk>"])
 >>> data = data.map([text.WhitespaceTokenizer(), text.Lookup(vocab, "<unk>")], "text")
 
-Present: the tokenizers that need no native library, ``Vocab``, ``Lookup``, ``ToNumber``,
-the sequence edits and the enumerations. Absent, each with its reason in :data:`ABSENT`:
-the tokenizers and vectors that rest on native libraries or downloaded model files.
+Present: the tokenizers (the ICU-based ones on Python's ``unicodedata`` and ``re``),
+``Vocab``, ``Lookup``, ``ToNumber``, the sequence edits, word vectors and ``ToVectors``,
+``FilterWikipediaXML``, ``JiebaTokenizer``, the SentencePiece vocabulary and tokenizer (with
+the optional ``sentencepiece`` package: ``pip install 'mscore[text]'``) and the enumerations.
+:data:`ABSENT` would name what is left out, with the reason (nothing is).
 """
+from mscore.dataset.text.jieba import JiebaTokenizer
+from mscore.dataset.text.spiece import SentencePieceTokenizer, SentencePieceVocab
+from mscore.dataset.text.tokenizers import (
+    BasicTokenizer, BertTokenizer, FilterWikipediaXML, UnicodeScriptTokenizer,
+    WordpieceTokenizer)
 from mscore.dataset.text.transforms import (
     AddToken, CaseFold, Lookup, Ngram, NormalizeUTF8, PythonTokenizer, RegexReplace,
     RegexTokenizer, SlidingWindow, ToNumber, Truncate, TruncateSequencePair,
@@ -15,36 +22,18 @@ from mscore.dataset.text.transforms import (
 from mscore.dataset.text.utils import (
     JiebaMode, NormalizeForm, SentencePieceModel, SPieceTokenizerLoadType,
     SPieceTokenizerOutType, Vocab, to_bytes, to_str)
+from mscore.dataset.text.vectors import CharNGram, FastText, GloVe, ToVectors, Vectors
 
 __all__ = ["AddToken", "CaseFold", "Lookup", "Ngram", "NormalizeUTF8", "PythonTokenizer",
            "RegexReplace", "RegexTokenizer", "SlidingWindow", "ToNumber", "Truncate",
-           "TruncateSequencePair", "UnicodeCharTokenizer", "WhitespaceTokenizer", "JiebaMode",
-           "NormalizeForm", "SentencePieceModel", "SPieceTokenizerLoadType",
+           "TruncateSequencePair", "UnicodeCharTokenizer", "WhitespaceTokenizer",
+           "BasicTokenizer", "BertTokenizer", "WordpieceTokenizer", "UnicodeScriptTokenizer",
+           "FilterWikipediaXML", "JiebaTokenizer", "Vectors", "GloVe", "FastText",
+           "CharNGram", "ToVectors", "SentencePieceVocab", "SentencePieceTokenizer",
+           "JiebaMode", "NormalizeForm", "SentencePieceModel", "SPieceTokenizerLoadType",
            "SPieceTokenizerOutType", "Vocab", "to_bytes", "to_str"]
 
-_ICU = ("rests on ICU's Unicode script and normalization tables in MindSpore's C++ "
-        "engine; compose NormalizeUTF8, CaseFold and RegexTokenizer, or use PythonTokenizer")
-_VECTORS = ("pretrained word vectors read from downloaded files: load the vectors with "
-            "numpy and map tokens with Vocab/Lookup and an Embedding layer")
-_SPIECE = ("needs the native sentencepiece library and its trained model files; tokenize "
-           "with PythonTokenizer around the sentencepiece package")
-
-ABSENT = {
-    "BasicTokenizer": _ICU,
-    "BertTokenizer": _ICU,
-    "WordpieceTokenizer": "goes with BertTokenizer (" + _ICU + ")",
-    "UnicodeScriptTokenizer": _ICU,
-    "JiebaTokenizer": ("needs the jieba dictionaries (HMM and MP model files) of MindSpore's "
-                       "C++ engine; wrap the jieba package in PythonTokenizer"),
-    "SentencePieceTokenizer": _SPIECE,
-    "SentencePieceVocab": _SPIECE,
-    "FilterWikipediaXML": "Wikipedia dump cleaning, a corpus-preparation step, not training",
-    "Vectors": _VECTORS,
-    "FastText": _VECTORS,
-    "GloVe": _VECTORS,
-    "CharNGram": _VECTORS,
-    "ToVectors": _VECTORS,
-}
+ABSENT = {}
 
 
 def __getattr__(name):

@@ -39,7 +39,10 @@ def _strings(value):
 
 
 def _tokens(tokens, spans, text, with_offsets):
-    """The tokens as an array, with their UTF-8 byte offsets when asked."""
+    """The tokens as an array, with their UTF-8 byte offsets when asked; no token at all is
+    one empty token at offset 0 (as MindSpore's tokenizers give it)."""
+    if not tokens:
+        tokens, spans = [""], [(0, 0)]
     out = np.array(tokens, dtype=str)
     if not with_offsets:
         return out
@@ -197,11 +200,36 @@ class RegexReplace(PyTensorOperation):
                                                               count=self._count))
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text):
+    """``text`` with A-Z lower-cased and every other character kept (C's ``tolower``, as
+    MindSpore's C++ kernels lower-case)."""
+    return text.translate(_ASCII_LOWER)
+
+
+# Default_Ignorable_Code_Point ranges that NFKC_Casefold removes (Unicode's DerivedCoreProperties)
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+                        "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+                        "\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+                        "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+def nfkc_casefold(text):
+    """Unicode's NFKC_Casefold of ``text`` (what MindSpore's ICU-based case folding does):
+    compatibility forms unified (``"ﬁ"`` -> ``"fi"``, ``"①"`` -> ``"1"``), case folded, and
+    default-ignorable characters (zero-width space, soft hyphen, ...) removed."""
+    folded = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).casefold()
+    return unicodedata.normalize("NFKC", folded)
+
+
 class CaseFold(PyTensorOperation):
-    """Unicode case folding (caseless matching: ``"ÄB"`` becomes ``"äb"``)."""
+    """Unicode NFKC case folding (caseless matching: ``"ÄB"`` becomes ``"äb"``, ``"ｆ①"``
+    becomes ``"f1"``)."""
 
     def __call__(self, text):
-        return _map_strings(text, str.casefold)
+        return _map_strings(text, nfkc_casefold)
 
 
 class NormalizeUTF8(PyTensorOperation):
