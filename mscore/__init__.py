@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 from mscore.common.dtype import (
     DType, bfloat16, bool_, byte, double, dtype_to_nptype, float16, float32, float64, float_,
     half, int8, int16, int32, int64, int_, intc, intp, long, pytype_to_dtype, short, single,
-    ubyte, uint8)
+    ubyte, uint, uint8, uint16, uint32, uint64, uintc, uintp)
 from mscore.common import dtype
 from mscore.context import (
     COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, get_context, get_seed, initial_seed,
@@ -21,6 +21,7 @@ from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common import initializer as _initializer_module
 from mscore.common.initializer import initializer
 from mscore import ops
+from mscore.ops.generator import Generator
 from mscore.ops.grad import get_grad, grad, value_and_grad, vjp
 from mscore.ops.creation import from_numpy, is_tensor
 from mscore import nn

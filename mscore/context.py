@@ -211,12 +211,18 @@ def set_deterministic(deterministic):
 
 
 # -- MindSpore 2.x generator functions (one global stream here) -------------------------------
-def manual_seed(seed):
-    """Seed the global random stream (MindSpore's default generator): :func:`set_seed`;
-    negative seeds wrap to 32 bits, as any int seeds MindSpore's generator."""
+def generator_seed(seed):
+    """``seed`` as a generator seeds with it: any int, negative ones wrapped to 32 bits (as
+    any int seeds MindSpore's generators); ``TypeError`` for anything else."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed: must be an integer, got {type(seed).__name__}")
-    set_seed(seed % 2 ** 32 if seed < 0 else seed)
+    return seed % 2 ** 32 if seed < 0 else seed
+
+
+def manual_seed(seed):
+    """Seed the global random stream (MindSpore's default generator): :func:`set_seed` of
+    :func:`generator_seed`."""
+    set_seed(generator_seed(seed))
 
 
 def initial_seed():

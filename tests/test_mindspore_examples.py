@@ -83,6 +83,30 @@ def test_failures_are_grouped_by_type_and_message():
         "ValueError: shape (N, N) is not N"
 
 
+def test_page_has_one_column_per_backend_and_each_backends_failures():
+    def result(name, module, status, cause="", numbers="same"):
+        return {"id": f"{module}.{name}", "module": module, "status": status, "cause": cause,
+                "stdout": "", **({"numbers": numbers} if status == "ran" else {})}
+    corpus = {"examples": [{}] * 3, "programs": 4, "excluded_names": {"no examples": 1}}
+    by_backend = {
+        "numpy": [result("a", "mindspore.nn", "ran"), result("b", "mindspore.nn", "ran"),
+                  result("c", "mindspore.ops", "ran", numbers="different")],
+        "torch": [result("a", "mindspore.nn", "ran"),
+                  result("b", "mindspore.nn", "failed", "TypeError: dtype uint16 (3, 4)"),
+                  result("c", "mindspore.ops", "ran")]}
+    page = runner.render(by_backend, "cmd", corpus, {"cupy": "no CUDA device"})
+    assert "| module | programs | ran on numpy | ran on torch | same numbers (numpy) | " \
+        "same numbers (torch) |" in page
+    assert "| `mindspore.nn` | 2 | 2 (100.0%) | 1 (50.0%) | 2 | 1 |" in page
+    assert "| **total** | 3 | 3 (100.0%) | 2 (66.7%) | 2 | 2 |" in page
+    assert "- cupy: not run here (no CUDA device)." in page
+    assert "## Failures on numpy" in page and "## Failures on torch" in page
+    torch_part = page.split("## Failures on torch")[1]
+    assert "- **1** `TypeError: dtype uintN (N, N)`: `mindspore.nn.b`" in torch_part
+    assert "- `mindspore.nn.b`: TypeError: dtype uint16 (3, 4)" in torch_part
+    assert page.split("## Failures on numpy")[1].split("##")[0].count("None.") == 1
+
+
 @pytest.mark.skipif(not SLOW, reason="the whole corpus runs with MSCORE_SLOW_TESTS=1")
 @pytest.mark.parametrize("backend", available_backends(exclude=("cupy",)))
 def test_whole_corpus_rate(backend):

@@ -6,15 +6,18 @@ MindSpore by ``tests/data/make_mindspore_examples.py``; only programs that run t
 recorded, with MindSpore's printed output). Usage, from the repository root with mscore
 importable (``source /work/wt/env.sh`` or an installed mscore)::
 
-    python tools/run_mindspore_examples.py                      # numpy backend, summary
-    python tools/run_mindspore_examples.py --backend torch --jobs 2
+    python tools/run_mindspore_examples.py                      # every usable backend
+    python tools/run_mindspore_examples.py --backend torch --backend jax --jobs 2
     python tools/run_mindspore_examples.py --only 'nn\\.(Dense|Conv2d)$' --show-failures
     python tools/run_mindspore_examples.py --write              # docs/mindspore-examples.md
     python tools/run_mindspore_examples.py --batch 50           # 50 programs per process
 
 Each program is the recorded source with the word ``mindspore`` replaced by ``mscore`` (plain
 text, as a user would edit it), run in its own Python process in an empty scratch directory
-with a timeout, the backend chosen by ``MSCORE_BACKEND``. A program *ran* when it exits 0;
+with a timeout, the backend chosen as a user chooses it, by ``MSCORE_BACKEND`` (by default
+every project backend that is installed and usable here, one after the other; a backend that
+cannot run, such as cupy without a CUDA device, is listed with its reason). A program *ran*
+when it exits 0;
 otherwise its cause is the first line of the exception it ended with. Separately, a program
 that ran has *the same numbers* when the numbers it prints match MindSpore's printed numbers
 one for one at a loose tolerance (``rtol=1e-3, atol=1e-5``); printing formats and random
@@ -39,6 +42,8 @@ ROOT = os.path.dirname(HERE)
 CORPUS = os.path.join(ROOT, "tests", "data", "mindspore_examples.json")
 DOC = os.path.join(ROOT, "docs", "mindspore-examples.md")
 RTOL, ATOL = 1e-3, 1e-5
+# The project's backends, in the order the page shows them.
+DEFAULT_BACKENDS = ("numpy", "torch", "jax", "cupy")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b",
                      re.I)
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|"
@@ -273,10 +278,51 @@ def report(results, backend):
     return "\n".join(lines)
 
 
-def render(results, backend, command, corpus):
-    """docs/mindspore-examples.md as a string."""
-    per_module, totals, groups = summarize(results)
+def backend_status(names):
+    """``{name: reason}`` for the backends of ``names``: ``""`` when the backend is installed
+    and its probe says it runs here (a GPU-only backend without a device gets the probe's
+    reason), else why not."""
+    from mscore.plugin.registry import get_registry
+    registry = get_registry()
+    status = {}
+    for name in names:
+        if name not in registry.names():
+            status[name] = "not installed"
+            continue
+        spec = registry.spec(name)
+        reason = spec.check() if spec.check is not None else ""
+        if not reason and spec.probe is not None:
+            available, why, _ = spec.probe()
+            reason = "" if available else why
+        status[name] = reason
+    return status
+
+
+def _backend_failures(results, backend):
+    """The failure sections of one backend: by cause, then one by one."""
+    _, _, groups = summarize(results)
+    lines = [f"## Failures on {backend}", "", "By cause:", ""]
+    if not groups:
+        lines.append("None.")
+    for key, ids in groups.items():
+        lines.append(f"- **{len(ids)}** `{key.replace('`', '')}`: "
+                     + ", ".join(f"`{i}`" for i in ids))
+    failed = [r for r in results if r["status"] != "ran"]
+    if failed:
+        lines += ["", "One by one:", ""]
+    for r in failed:
+        cause = r["cause"].replace("|", "\\|").replace("`", "'")[:200]
+        lines.append(f"- `{r['id']}`: {cause}")
+    return lines + [""]
+
+
+def render(by_backend, command, corpus, skipped=None):
+    """docs/mindspore-examples.md as a string: ``by_backend`` maps a backend name to its
+    results (corpus order); ``skipped`` maps a backend that did not run to the reason."""
+    skipped = skipped or {}
     excluded = corpus.get("excluded_names", {})
+    backends = list(by_backend)
+    summaries = {b: summarize(r) for b, r in by_backend.items()}
     lines = [
         "# MindSpore's own examples, run with mscore",
         "",
@@ -297,39 +343,50 @@ def render(results, backend, command, corpus):
         "training-side subset); the names it leaves out on purpose are listed with their "
         "reasons in `docs/api-coverage.md`.",
         "",
-        f"**Backend {backend}: {totals['ran']} of {totals['programs']} programs ran unchanged "
-        f"({_pct(totals['ran'], totals['programs'])}).** Of those, {totals['same']} printed "
-        f"the same numbers as MindSpore (rtol {RTOL:g}, atol {ATOL:g}) and "
-        f"{totals['none printed']} print no number; the rest differ in printing format or "
-        "random draws, or compute something else (not checked here: the oracle tests do "
-        "that).",
+        "Each program runs on each backend as a user selects one (`MSCORE_BACKEND=<name>`, "
+        "the device the CPU); \"same numbers\" counts the programs whose printed numbers "
+        f"match MindSpore's one for one (rtol {RTOL:g}, atol {ATOL:g}); the others differ in "
+        "printing format or random draws, print no number, or compute something else (not "
+        "checked here: the oracle tests do that).",
         "",
-        "| module | programs | ran unchanged | rate | same numbers |",
-        "|---|---:|---:|---:|---:|",
     ]
-    for mod, row in sorted(per_module.items()):
-        lines.append(f"| `{mod}` | {row['programs']} | {row['ran']} | "
-                     f"{_pct(row['ran'], row['programs'])} | {row['same']} |")
-    lines.append(f"| **total** | {totals['programs']} | {totals['ran']} | "
-                 f"{_pct(totals['ran'], totals['programs'])} | {totals['same']} |")
-    lines += ["", "## Failures by cause", ""]
-    if not groups:
-        lines.append("None.")
-    for key, ids in groups.items():
-        lines.append(f"- **{len(ids)}** `{key.replace('`', '')}`: "
-                     + ", ".join(f"`{i}`" for i in ids))
-    lines += ["", "## Failures, one by one", ""]
-    for r in results:
-        if r["status"] != "ran":
-            cause = r["cause"].replace("|", "\\|").replace("`", "'")[:200]
-            lines.append(f"- `{r['id']}`: {cause}")
-    return "\n".join(lines) + "\n"
+    for b in backends:
+        t = summaries[b][1]
+        lines.append(f"- **{b}: {t['ran']} of {t['programs']} programs ran unchanged "
+                     f"({_pct(t['ran'], t['programs'])})**; {t['same']} printed the same "
+                     f"numbers as MindSpore, {t['none printed']} print no number.")
+    for b, why in skipped.items():
+        lines.append(f"- {b}: not run here ({why}).")
+    lines += ["", "| module | programs | " + " | ".join(f"ran on {b}" for b in backends)
+              + " | " + " | ".join(f"same numbers ({b})" for b in backends) + " |",
+              "|---|---:|" + "---:|" * (2 * len(backends))]
+    modules = sorted(set().union(*(summaries[b][0] for b in backends))) if backends else []
+    for mod in modules:
+        rows = [summaries[b][0].get(mod, {"programs": 0, "ran": 0, "same": 0})
+                for b in backends]
+        n = max(r["programs"] for r in rows)
+        lines.append(f"| `{mod}` | {n} | "
+                     + " | ".join(f"{r['ran']} ({_pct(r['ran'], r['programs'])})"
+                                  for r in rows)
+                     + " | " + " | ".join(str(r["same"]) for r in rows) + " |")
+    if backends:
+        totals = [summaries[b][1] for b in backends]
+        lines.append(f"| **total** | {max(t['programs'] for t in totals)} | "
+                     + " | ".join(f"{t['ran']} ({_pct(t['ran'], t['programs'])})"
+                                  for t in totals)
+                     + " | " + " | ".join(str(t["same"]) for t in totals) + " |")
+    lines.append("")
+    for b in backends:
+        lines += _backend_failures(by_backend[b], b)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--backend", default="numpy", help="numpy (default), torch, jax, ...")
-    ap.add_argument("--jobs", type=int, default=2, help="programs run at a time (2)")
+    ap.add_argument("--backend", action="append", metavar="NAME",
+                    help="a backend to run on (repeatable); default: every project backend "
+                         f"installed and usable here ({', '.join(DEFAULT_BACKENDS)})")
+    ap.add_argument("--jobs", type=int, default=2, help="processes at a time (2)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per program (60)")
     ap.add_argument("--only", help="regular expression on module.name")
     ap.add_argument("--show-failures", action="store_true",
@@ -355,25 +412,40 @@ def main(argv=None):
                   flush=True)
     if args.results:
         with open(args.results) as f:
-            results = json.load(f)
-    elif args.batch:
-        results = run_batched(examples, args.backend, args.batch, args.jobs, args.timeout,
-                              progress)
+            saved = json.load(f)
+        by_backend, skipped = saved["backends"], saved.get("skipped", {})
     else:
-        results = run_all(examples, args.backend, args.jobs, args.timeout, progress)
-    print(report(results, args.backend))
-    if args.show_failures:
-        for r in results:
-            if r["status"] != "ran":
-                print(f"{r['id']}: {r['cause']}")
+        wanted = args.backend or list(DEFAULT_BACKENDS)
+        status = backend_status(wanted)
+        skipped = {b: why for b, why in status.items() if why}
+        if args.backend and skipped:
+            ap.error("cannot run on " + "; ".join(f"{b}: {why}" for b, why in skipped.items()))
+        by_backend = {}
+        for backend in (b for b in wanted if not status[b]):
+            start = time.perf_counter()
+            if args.batch:
+                results = run_batched(examples, backend, args.batch, args.jobs, args.timeout,
+                                      progress)
+            else:
+                results = run_all(examples, backend, args.jobs, args.timeout, progress)
+            by_backend[backend] = results
+            print(f"{backend}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    for backend, results in by_backend.items():
+        print(report(results, backend) + "\n")
+        if args.show_failures:
+            for r in results:
+                if r["status"] != "ran":
+                    print(f"{r['id']}: {r['cause']}")
+    for backend, why in skipped.items():
+        print(f"backend {backend}: not run ({why})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump({"backends": by_backend, "skipped": skipped}, f, indent=1)
     if args.write:
-        command = "python tools/run_mindspore_examples.py --write" + (
-            f" --backend {args.backend}" if args.backend != "numpy" else "") + (
+        command = "python tools/run_mindspore_examples.py --write" + "".join(
+            f" --backend {b}" for b in (args.backend or ())) + (
             f" --batch {args.batch}" if args.batch else "")
-        text = render(results, args.backend, command, corpus)
+        text = render(by_backend, command, corpus, skipped)
         with open(DOC + ".tmp", "w") as f:
             f.write(text)
         os.replace(DOC + ".tmp", DOC)

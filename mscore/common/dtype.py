@@ -41,6 +41,9 @@ int16 = DType("int16", np.int16, "Int16")
 int32 = DType("int32", np.int32, "Int32")
 int64 = DType("int64", np.int64, "Int64")
 uint8 = DType("uint8", np.uint8, "UInt8")
+uint16 = DType("uint16", np.uint16, "UInt16")
+uint32 = DType("uint32", np.uint32, "UInt32")
+uint64 = DType("uint64", np.uint64, "UInt64")
 bool_ = DType("bool", np.bool_, "Bool")
 
 # MindSpore aliases.
@@ -55,8 +58,12 @@ long = int64
 intp = int64
 byte = int8
 ubyte = uint8
+uint = uint32
+uintc = uint32
+uintp = uint64
 
-ALL_DTYPES = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL_DTYPES = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+              uint32, uint64, bool_)
 FLOAT_DTYPES = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"bool_": bool_, "float": float32, "half": float16, "double": float64})
@@ -138,14 +145,18 @@ def pytype_to_dtype(obj):
 
 
 _FLOAT_RANK = {float16: 1, bfloat16: 1, float32: 2, float64: 3}
-_INT_RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4}
+_INT_RANK = {bool_: 0, uint8: 1, int8: 1, uint16: 2, int16: 2, uint32: 3, int32: 3,
+             uint64: 4, int64: 4}
+_SIGNED_BY_RANK = {1: int8, 2: int16, 3: int32, 4: int64}
 
 
 def promote(a: DType, b: DType) -> DType:
     """The result dtype of a binary op on ``a`` and ``b`` (MindSpore's implicit promotion).
 
     float beats int beats bool; the wider float wins; float16 with bfloat16 gives float32;
-    uint8 with int8 gives int16.
+    the wider integer wins; an unsigned integer with a signed one no wider than it gives the
+    signed type one step wider (uint8 with int8 gives int16, uint16 with int8 int32; uint64
+    with a signed type gives int64).
     """
     if a is b:
         return a
@@ -158,9 +169,14 @@ def promote(a: DType, b: DType) -> DType:
         if ra == rb:  # float16 vs bfloat16
             return float32
         return a if ra > rb else b
-    if {a, b} == {uint8, int8}:
-        return int16
-    return a if _INT_RANK[a] >= _INT_RANK[b] else b
+    ra, rb = _INT_RANK[a], _INT_RANK[b]
+    unsigned = [d for d in (a, b) if d.name.startswith("uint")]
+    if len(unsigned) == 1 and bool_ not in (a, b):
+        wide = max(ra, rb)
+        signed_rank = rb if unsigned[0] is a else ra
+        return _SIGNED_BY_RANK[wide if signed_rank == wide and signed_rank > _INT_RANK[
+            unsigned[0]] else min(_INT_RANK[unsigned[0]] + 1, 4)]
+    return a if ra >= rb else b
 
 
 def finfo(dtype: DType):
@@ -169,6 +185,7 @@ def finfo(dtype: DType):
 
 
 __all__ = ["DType", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "bool_", "float_", "half", "double", "int_", "single", "short",
-           "intc", "long", "intp", "byte", "ubyte", "get_dtype", "as_dtype", "promote",
-           "finfo", "dtype_to_nptype", "pytype_to_dtype"]
+           "int64", "uint8", "uint16", "uint32", "uint64", "uint", "uintc", "uintp", "bool_",
+           "float_", "half", "double", "int_", "single", "short", "intc", "long", "intp", "byte",
+           "ubyte", "get_dtype", "as_dtype", "promote", "finfo", "dtype_to_nptype",
+           "pytype_to_dtype"]

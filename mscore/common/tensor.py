@@ -199,11 +199,10 @@ class Tensor:
         return self
 
     def assign_value(self, value):
-        """Replace the values in place with those of ``value`` (same shape)."""
+        """Take the values of ``value`` in place, with its shape and dtype, as MindSpore's
+        ``Tensor.assign_value`` does (an array or list becomes a Tensor of this dtype)."""
         value = value if isinstance(value, Tensor) else Tensor(value, dtype=self.dtype)
-        if value.shape != self.shape:
-            raise ValueError(f"assign_value: expected shape {self.shape}, got {value.shape}")
-        self._data = dispatch.call("cast", value._data, self.dtype)
+        self._data = value.copy()._data
         return self
 
 

@@ -7,7 +7,8 @@ trigonometric and bitwise functions, polynomials, histograms, FFT ...) are liste
 reasons in ``docs/api-coverage.md``.
 """
 from mscore.common.dtype import (
-    bool_, float16, float32, float64, float_, int8, int16, int32, int64, uint8)
+    bool_, float16, float32, float64, float_, int8, int16, int32, int64, uint, uint8, uint16,
+    uint32, uint64)
 import math as _math
 
 from mscore.common.tensor import Tensor as _Tensor
@@ -28,4 +29,4 @@ int_ = int32  # mindspore.numpy's default integer is int32 (mindspore.int_ is in
 __all__ = (array_creations.__all__ + array_ops.__all__ + logic_ops.__all__ + math_ops.__all__
            + host_ops.__all__
            + ["bool_", "float16", "float32", "float64", "float_", "int8", "int16", "int32",
-              "int64", "int_", "uint8", "ndarray"])
+              "int64", "int_", "uint", "uint8", "uint16", "uint32", "uint64", "ndarray"])

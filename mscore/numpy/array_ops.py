@@ -278,10 +278,11 @@ def size(a, axis=None):
 
 def pad(arr, pad_width, mode="constant", stat_length=None, constant_values=0,
         end_values=0, reflect_type="even", **kwargs):
-    """``arr`` padded by ``pad_width``: ``mode`` 'constant', 'edge', 'reflect' or 'wrap'
-    (the others are ``NotImplementedError``)."""
+    """``arr`` padded by ``pad_width``: ``mode`` 'constant', 'edge', 'reflect', 'wrap' or
+    'linear_ramp' (from ``end_values`` to the edge value; the others are
+    ``NotImplementedError``)."""
     modes = {"constant": "constant", "edge": "replicate", "reflect": "reflect",
-             "wrap": "circular"}
+             "wrap": "circular", "linear_ramp": "linear_ramp"}
     if mode not in modes:
         raise NotImplementedError(f"pad: mode={mode!r} is not supported; use one of "
                                   f"{sorted(modes)}")
@@ -290,9 +291,35 @@ def pad(arr, pad_width, mode="constant", stat_length=None, constant_values=0,
     flat = []
     for before, after in reversed(widths):
         flat += [int(before), int(after)]
+    if mode == "linear_ramp":
+        ends = np.broadcast_to(np.asarray(end_values, np.float64), (arr.ndim, 2)).tolist()
+        return _pad_linear_ramp(arr, widths, ends)
     if mode != "constant":
         return _pad_by_index(arr, widths, mode)
     return ops.pad(arr, tuple(flat), value=constant_values)
+
+
+def _pad_linear_ramp(arr, widths, ends):
+    """NumPy's 'linear_ramp': along each axis in turn, ``before`` values rising evenly from
+    ``end`` (outermost) towards the edge value (not reaching it), likewise ``after``; on
+    integer arrays each axis's ramp is truncated towards zero, as MindSpore's is."""
+    dtype = arr.dtype
+    work = dtype if dtype.is_floating else mdt.float32
+    for ax, ((before, after), (end_lo, end_hi)) in enumerate(zip(widths, ends)):
+        n, left, right = arr.shape[ax], [], []
+        for count, end, edge_at, side in ((int(before), end_lo, 0, left),
+                                          (int(after), end_hi, n - 1, right)):
+            if count == 0:
+                continue
+            steps = np.arange(count, dtype=np.float64) / count
+            shape = [1] * arr.ndim
+            shape[ax] = count
+            t = Tensor((steps if side is left else steps[::-1]).reshape(shape), work)
+            edge = ops.cast(ops.narrow(arr, ax, edge_at, 1), work)
+            ramp = ops.add(ops.mul(ops.sub(edge, end), t), end)
+            side.append(ops.cast(ramp, dtype))    # integers: truncated, as MindSpore
+        arr = ops.concat(left + [arr] + right, ax)
+    return arr
 
 
 def _pad_by_index(arr, widths, mode):

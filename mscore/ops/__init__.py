@@ -42,7 +42,7 @@ from mscore.ops.indexing import (
     Split, split, strided_slice, StridedSlice, unbind, Unpack, Unstack, unstack)
 from mscore.ops.reduction import (
     all, amax, amin, any, Argmax, argmax, ArgMaxWithValue, Argmin, argmin, ArgMinWithValue,
-    clip_by_global_norm, clip_by_norm, logsumexp, max, mean, min, norm, reduce_mean,
+    clip_by_global_norm, clip_by_norm, logsumexp, max, mean, min, reduce_mean,
     reduce_sum, ReduceAll, ReduceAny, ReduceMax, ReduceMean, ReduceMin, ReduceSum, std, sum,
     var)
 from mscore.ops.linalg import (

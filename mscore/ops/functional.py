@@ -23,7 +23,8 @@ from mscore.ops.indexing import (
     setitem, slice, split, strided_slice, unbind, unstack)
 from mscore.ops.reduction import (
     all, amax, amin, any, argmax, argmin, clip_by_global_norm, clip_by_norm, logsumexp, max,
-    mean, min, norm, reduce_mean, reduce_sum, std, sum, var)
+    mean, min, reduce_mean, reduce_sum, std, sum, var)
+from mscore.ops.linalg_extra_func import norm
 from mscore.ops.linalg import (
     batch_matmul, bias_add, bmm, cosine_similarity, cumsum, dense, ger, matmul, mm, outer)
 from mscore.ops.random import (

@@ -126,23 +126,23 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         for p in positions:
             if p >= len(args):
                 raise ValueError(f"grad_position: {p} is out of range for {len(args)} inputs")
-            if not isinstance(args[p], Tensor):
-                raise TypeError(f"value_and_grad: input {p} must be a Tensor to be "
-                                f"differentiated, got {type(args[p]).__name__}")
+        inputs = [_differentiable(args[p], p) for p in positions]
+        n_inputs = sum(len(x) for x in inputs)
         wl = weight_list or []
-        primals = [args[p]._data for p in positions] + [w._data for w in wl]
+        primals = [t._data for x in inputs for t in x] + [w._data for w in wl]
         side = {}
 
         def pure(*prims):
             with MutationScope(keeps_changes=True) as scope:
                 try:
-                    for w, v in zip(wl, prims[len(positions):]):
+                    for w, v in zip(wl, prims[n_inputs:]):
                         if w._data is not v:   # a weight given as its own array stays
                             scope.note(w)
                             w._data = v
                     call_args = list(args)
-                    for k, p in enumerate(positions):
-                        call_args[p] = Tensor._wrap(prims[k])
+                    it = iter(prims)
+                    for p in positions:
+                        call_args[p] = _rewrap(args[p], it)
                     with cast_cache.scoped_copies():
                         out = fn(*call_args)
                 finally:
@@ -182,10 +182,34 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         out = side["rebuild"](values)
         grad_tensors = list(map(_wrap, grads)) if detach is _same else \
             [_wrap(detach(g)) for g in grads]
+        it = iter(grad_tensors[:n_inputs])
+        grad_tensors = [_rewrap(args[p], it) for p in positions] + grad_tensors[n_inputs:]
         return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,
                              return_ids)
 
     return wrapper
+
+
+def _differentiable(arg, position):
+    """The Tensors of input ``position``: the Tensor itself, or the items of a tuple or list
+    of Tensors (MindSpore differentiates a ``mutable`` tuple input item by item)."""
+    if isinstance(arg, Tensor):
+        return [arg]
+    if isinstance(arg, (tuple, list)) and arg and all(isinstance(t, Tensor) for t in arg):
+        return list(arg)
+    raise TypeError(f"value_and_grad: input {position} must be a Tensor, or a tuple or list "
+                    f"of Tensors, to be differentiated, got {type(arg).__name__}")
+
+
+def _rewrap(arg, values):
+    """``arg``'s structure (a Tensor, or a tuple/list of them) filled from ``values``
+    (native arrays or Tensors, taken in order)."""
+    def one():
+        v = next(values)
+        return v if isinstance(v, Tensor) else Tensor._wrap(v)
+    if isinstance(arg, Tensor):
+        return one()
+    return type(arg)(one() for _ in arg)
 
 
 def _weighted_sum(outs, sens):

@@ -62,10 +62,16 @@ def max_pool(x, kernel_size, stride=None, padding=0, nd=2):
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                ceil_mode=False):
-    """2-d max pooling (dilation 1, floor mode)."""
-    if dilation != 1 or return_indices or ceil_mode:
-        raise ValueError("max_pool2d: dilation, return_indices and ceil_mode are not supported")
-    return max_pool(x, kernel_size, stride, padding, 2)
+    """2-d max pooling of (N, C, H, W); with ``dilation``, ``ceil_mode`` (the last window
+    may start in the bottom/right padding, never past it) and ``return_indices`` (also the
+    int64 position of each maximum in its H*W plane), as MindSpore's ``ops.max_pool2d``."""
+    dilation = _tuple(dilation, 2, "dilation")
+    if dilation == (1, 1) and not return_indices and not ceil_mode:
+        return max_pool(x, kernel_size, stride, padding, 2)
+    x = _check_tensor(x, "x")
+    kernel, stride, pads = _pool_args(x, kernel_size, stride, padding, 2)
+    return sliding_max(x, kernel, stride, pads, dilation, bool(ceil_mode),
+                       bool(return_indices))
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, nd=2):

@@ -16,6 +16,7 @@ from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
+from mscore.ops.generator import Generator
 from mscore.ops._args import _check_tensor, _float_input, _shape_arg
 from mscore.ops.primitive_base import check_float, check_int, Primitive
 from mscore.ops.control import cast
@@ -41,7 +42,7 @@ def dropout(input, p=0.5, training=True, seed=None):
     return where(_wrap(keep), scaled, 0.0)
 
 
-def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=mdt.float32):
+def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=mdt.float32, *, generator=None):
     """Uniform values in [minval, maxval) from the global stream (or ``seed``), as in
     MindSpore: Tensor bounds broadcast with ``shape`` (the result has the broadcast shape),
     and an integer ``dtype`` gives integers in [minval, maxval)."""
@@ -53,15 +54,16 @@ def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=mdt.float32):
     work = dtype if dtype.is_floating else mdt.float32
     low, high = (cast(b, work) if isinstance(b, Tensor) else b for b in (low, high))
     span = high - low if isinstance(high, float) and isinstance(low, float) else sub(high, low)
-    u = _wrap(draw("uniform", out_shape, work, seed))
+    u = _wrap(draw("uniform", out_shape, work, seed, generator))
     if dtype.is_floating:
         return add(mul(u, span), low)
     return cast(add(floor(mul(u, span)), low), dtype)
 
 
-def standard_normal(shape, seed=None, dtype=mdt.float32):
-    """Standard normal values from the global stream (or ``seed``)."""
-    return _wrap(draw("normal", _shape_arg(shape, "shape"), mdt.as_dtype(dtype), seed))
+def standard_normal(shape, seed=None, dtype=mdt.float32, *, generator=None):
+    """Standard normal values from the global stream (or ``seed``, or ``generator``)."""
+    return _wrap(draw("normal", _shape_arg(shape, "shape"), mdt.as_dtype(dtype), seed,
+                      generator))
 
 
 def rand(*size, dtype=None, seed=None):
@@ -202,14 +204,21 @@ def traced_stand_in(param):
     return Parameter(param, name=param.name, requires_grad=False)
 
 
-def draw(kind, shape, dtype, seed=None):
+def draw(kind, shape, dtype, seed=None, generator=None):
     """Native array of ``shape`` from the stream: ``kind`` is "uniform" or "normal". With
-    ``seed`` the draw comes from a fresh stream for that seed and leaves the global one."""
+    ``seed`` the draw comes from a fresh stream for that seed and leaves the global one; with
+    ``generator`` (an :class:`mscore.Generator`) it comes from that generator's stream."""
     op = "random_uniform" if kind == "uniform" else "random_normal"
     if seed is not None:
         values, _ = dispatch.call(op, dispatch.call("rng_state", int(seed)), tuple(shape), dtype)
         return values
-    param = global_state_parameter()
+    if generator is None:
+        param = global_state_parameter()
+    elif isinstance(generator, Generator):
+        param = generator.state_parameter()
+    else:
+        raise TypeError(f"generator: expected an mscore.Generator, got "
+                        f"{type(generator).__name__}")
     values, new_state = dispatch.call(op, param._data, tuple(shape), dtype)
     param._assign(new_state)
     return values

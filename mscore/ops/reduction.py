@@ -155,15 +155,6 @@ def any(input, axis=None, keep_dims=False):
     return _wrap(call("any", _bool(x), axis=_axes(axis, x.ndim), keepdims=bool(keep_dims)))
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """The 2-norm (Frobenius) over ``dim``; ``ord`` other than None/2/'fro' is ValueError.
-    ``dtype`` casts the input first."""
-    if ord not in (None, 2, "fro"):
-        raise ValueError(f"ord: only the 2-norm is supported, got {ord!r}")
-    x = _float_input(A if dtype is None else cast(A, dtype), "A")
-    return sqrt(sum(mul(x, x), dim, keepdim))
-
-
 def std(input, axis=None, ddof=0, keepdims=False):
     """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
     return sqrt(var(input, axis, ddof, keepdims))

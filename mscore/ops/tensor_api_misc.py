@@ -45,13 +45,15 @@ METHODS.bind("invert", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).")
 @method
 def uniform(self, from_=0.0, to=1.0, generator=None):
     """A tensor shaped like this one of draws uniform in ``[from_, to)``."""
-    return ops.uniform(self.shape, float(from_), float(to), dtype=_floating(self))
+    return ops.uniform(self.shape, float(from_), float(to), dtype=_floating(self),
+                       generator=generator)
 
 
 @method
 def bernoulli(self, *, generator=None):
     """1 with probability ``self`` (elementwise), else 0, in this dtype."""
-    return ops.cast(ops.less(ops.rand(self.shape), self), self.dtype)
+    draws = ops.uniform(self.shape, 0.0, 1.0, generator=generator)
+    return ops.cast(ops.less(draws, self), self.dtype)
 
 
 @method

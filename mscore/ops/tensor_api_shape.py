@@ -523,19 +523,20 @@ def uniform_(self, from_=0, to=1, *, generator=None):
     """In place: values drawn uniformly from ``[from_, to)``; returns the tensor."""
     return store(self, ops.uniform(self.shape, float(from_), float(to),
                                    dtype=self.dtype if self.dtype.is_floating
-                                   else mdt.float32))
+                                   else mdt.float32, generator=generator))
 
 
 @method
 def normal_(self, mean=0, std=1, *, generator=None):
     """In place: values drawn from N(mean, std**2); returns the tensor."""
-    return store(self, ops.add(ops.mul(ops.randn(self.shape), std), mean))
+    draws = ops.standard_normal(self.shape, generator=generator)
+    return store(self, ops.add(ops.mul(draws, std), mean))
 
 
 @method
 def bernoulli_(self, p=0.5, *, generator=None):
     """In place: 1 with probability ``p``, else 0; returns the tensor."""
-    draws = ops.rand(self.shape)
+    draws = ops.uniform(self.shape, 0.0, 1.0, generator=generator)
     return store(self, ops.cast(ops.less(draws, p), self.dtype))
 
 

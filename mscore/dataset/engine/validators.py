@@ -136,9 +136,15 @@ def func_name(fn):
     return getattr(fn, "__name__", type(fn).__name__)
 
 
-def _max_rowsize_type_error(value, types, name="max_rowsize"):
+def argument_type_error(value, types, name):
+    """MindSpore's ``TypeError`` for an argument of the wrong type ("Argument prob with value
+    a is not of type [<class 'float'>, <class 'int'>], but got <class 'str'>.")."""
     return TypeError(f"Argument {name} with value {value} is not of type {types}, but got "
                      f"{type(value)}.")
+
+
+def _max_rowsize_type_error(value, types, name="max_rowsize"):
+    return argument_type_error(value, types, name)
 
 
 def check_max_rowsize(value, allow_list=True):

@@ -3,11 +3,12 @@
 from mscore.dataset.vision import transforms, utils
 from mscore.dataset.vision.adjust import (
     AdjustBrightness, AdjustContrast, AdjustGamma, AdjustHue, AdjustSaturation, AutoContrast,
-    CutOut, Equalize, Invert, Posterize, RandomAutoContrast, RandomColorAdjust, RandomEqualize,
-    RandomInvert, ResizedCrop, Solarize, ToNumpy, get_image_num_channels, get_image_size)
+    CutOut, Equalize, HsvToRgb, Invert, Posterize, RandomAutoContrast, RandomColorAdjust,
+    RandomEqualize, RandomInvert, ResizedCrop, RgbToHsv, Solarize, ToNumpy,
+    get_image_num_channels, get_image_size)
 from mscore.dataset.vision.random_transforms import (
-    RandomCrop, RandomCropDecodeResize, RandomGrayscale, RandomHorizontalFlip, RandomResizedCrop,
-    RandomRotation, RandomVerticalFlip, not_random)
+    RandomCrop, RandomCropDecodeResize, RandomErasing, RandomGrayscale, RandomHorizontalFlip,
+    RandomResizedCrop, RandomRotation, RandomVerticalFlip, not_random)
 from mscore.dataset.vision.transforms import (
     CenterCrop, ConvertColor, Crop, Decode, Grayscale, HorizontalFlip, HWC2CHW, Normalize, Pad,
     Rescale, Resize, Rotate, ToPIL, ToTensor, ToType, VerticalFlip)
@@ -21,4 +22,5 @@ __all__ = ["Inter", "Border", "ConvertMode", "ImageBatchFormat", "Decode", "Resi
            "AdjustContrast", "AdjustSaturation", "AdjustHue", "AdjustGamma", "Invert",
            "Posterize", "Solarize", "AutoContrast", "Equalize", "RandomColorAdjust", "CutOut",
            "ToNumpy", "get_image_size", "get_image_num_channels", "RandomInvert",
-           "RandomEqualize", "RandomAutoContrast", "ResizedCrop", "not_random"]
+           "RandomEqualize", "RandomAutoContrast", "ResizedCrop", "RandomErasing",
+           "RgbToHsv", "HsvToRgb", "not_random"]

@@ -23,7 +23,7 @@ __all__ = ["AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue"
            "AdjustGamma", "Invert", "Posterize", "Solarize", "AutoContrast", "Equalize",
            "RandomColorAdjust", "CutOut", "ToNumpy", "get_image_size",
            "get_image_num_channels", "RandomInvert", "RandomEqualize", "RandomAutoContrast",
-           "ResizedCrop"]
+           "ResizedCrop", "RgbToHsv", "HsvToRgb"]
 
 _MAX_FACTOR = 16777216
 
@@ -483,3 +483,78 @@ def get_image_num_channels(image):
         raise RuntimeError(f"image: expected an H x W or H x W x C image, got shape "
                            f"{arr.shape}")
     return 1 if arr.ndim == 2 else int(arr.shape[-1])
+
+
+def _channels(imgs, is_hwc, name):
+    """``imgs`` (HWC/NHWC or CHW/NCHW) as float64 with its 3 channels last."""
+    if not isinstance(imgs, np.ndarray):
+        raise TypeError(f"img should be NumPy image. Got {type(imgs)}.")
+    if not isinstance(is_hwc, bool):
+        raise TypeError(f"is_hwc should be bool type. Got {type(is_hwc)}.")
+    if imgs.ndim not in (3, 4):
+        raise TypeError(f"img shape should be (H, W, C)/(N, H, W, C)/(C ,H, W)/(N, C, H, W). "
+                        f"Got {imgs.shape}.")
+    arr = imgs.astype(np.float64)
+    if not is_hwc:
+        arr = np.moveaxis(arr, -3, -1)
+    if arr.shape[-1] != 3:
+        raise TypeError(f"img should be 3 channels {name} img. Got {arr.shape[-1]} channels.")
+    return arr
+
+
+def _channels_back(arr, is_hwc):
+    return arr if is_hwc else np.moveaxis(arr, -1, -3)
+
+
+def rgb_to_hsv(arr):
+    """Python's ``colorsys.rgb_to_hsv`` on every pixel of float64 ``arr`` (channels last)."""
+    r, g, b = arr[..., 0], arr[..., 1], arr[..., 2]
+    maxc, minc = arr.max(-1), arr.min(-1)
+    span = maxc - minc
+    flat = span == 0
+    safe = np.where(flat, 1.0, span)
+    rc, gc, bc = ((maxc - c) / safe for c in (r, g, b))
+    h = np.where(r == maxc, bc - gc, np.where(g == maxc, 2.0 + rc - bc, 4.0 + gc - rc))
+    h = np.where(flat, 0.0, (h / 6.0) % 1.0)
+    s = np.where(flat, 0.0, span / np.where(maxc == 0, 1.0, maxc))
+    return np.stack((h, s, maxc), -1)
+
+
+def hsv_to_rgb(arr):
+    """Python's ``colorsys.hsv_to_rgb`` on every pixel of float64 ``arr`` (channels last)."""
+    h, s, v = arr[..., 0], arr[..., 1], arr[..., 2]
+    i = np.trunc(h * 6.0)
+    f = h * 6.0 - i
+    p, q, t = v * (1.0 - s), v * (1.0 - s * f), v * (1.0 - s * (1.0 - f))
+    i = i.astype(np.int64) % 6
+    table = np.stack([np.stack(c, -1) for c in
+                      ((v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q))])
+    rgb = np.take_along_axis(table, i[None, ..., None], 0)[0]
+    return np.where((s == 0)[..., None], v[..., None], rgb)
+
+
+class RgbToHsv(PyTensorOperation):
+    """RGB images (HWC/NHWC, or CHW/NCHW with ``is_hwc=False``) to HSV in [0, 1] hue, as
+    Python's ``colorsys`` (float64)."""
+
+    def __init__(self, is_hwc=False):
+        if not isinstance(is_hwc, bool):
+            raise TypeError(f"Argument is_hwc with value {is_hwc} is not of type "
+                            f"[<class 'bool'>], but got {type(is_hwc)}.")
+        self.is_hwc = is_hwc
+
+    def __call__(self, img):
+        return _channels_back(rgb_to_hsv(_channels(img, self.is_hwc, "RGB")), self.is_hwc)
+
+
+class HsvToRgb(PyTensorOperation):
+    """HSV images (hue in [0, 1]) back to RGB, as Python's ``colorsys`` (float64)."""
+
+    def __init__(self, is_hwc=False):
+        if not isinstance(is_hwc, bool):
+            raise TypeError(f"Argument is_hwc with value {is_hwc} is not of type "
+                            f"[<class 'bool'>], but got {type(is_hwc)}.")
+        self.is_hwc = is_hwc
+
+    def __call__(self, img):
+        return _channels_back(hsv_to_rgb(_channels(img, self.is_hwc, "HSV")), self.is_hwc)

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from mscore.dataset.engine.op_random import generator_for
+from mscore.dataset.engine.validators import argument_type_error
 from mscore.dataset.transforms.transforms import PyTensorOperation, _check_prob
 from mscore.dataset.vision import utils
 from mscore.dataset.vision.transforms import (
@@ -24,7 +25,10 @@ from mscore.dataset.vision.transforms import Grayscale
 from mscore.dataset.vision.transforms import Decode
 
 __all__ = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop",
-           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "not_random"]
+           "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "RandomErasing",
+           "not_random"]
+
+_MAX_INT = 16777216
 
 
 def not_random(func):
@@ -197,3 +201,90 @@ class RandomCropDecodeResize(RandomResizedCrop):
 
     def __call__(self, img):
         return super().__call__(Decode()(img))
+
+
+def _erasing_args(prob, scale, ratio, value, inplace, max_attempts):
+    """RandomErasing's argument checks, with MindSpore's exception types and messages."""
+    if isinstance(prob, bool) or not isinstance(prob, (float, int)):
+        raise argument_type_error(prob, [float, int], "prob")
+    for pair, name in ((scale, "scale"), (ratio, "ratio")):
+        if not isinstance(pair, (list, tuple)):
+            raise argument_type_error(pair, [list, tuple], name)
+        for x in pair:
+            if isinstance(x, bool) or not isinstance(x, (float, int)):
+                raise argument_type_error(x, [float, int], name)
+        if len(pair) != 2:
+            raise TypeError(f"{name} should be a list or tuple of length 2.")
+    if isinstance(value, bool) or not isinstance(value, (int, list, tuple, str)):
+        raise argument_type_error(value, [int, list, tuple, str], "value")
+    if not isinstance(inplace, bool):
+        raise argument_type_error(inplace, [bool], "inplace")
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int):
+        raise argument_type_error(max_attempts, [int], "max_attempts")
+    if not (isinstance(value, int) or value == "random"
+            or (isinstance(value, (list, tuple)) and len(value) == 3)):
+        raise ValueError("The value for erasing should be either a single value, or a string "
+                         "'random', or a sequence of 3 elements for RGB respectively.")
+    if not 0 <= prob <= 1:
+        raise ValueError("Input prob is not within the required interval of [0.0, 1.0].")
+    for pair, name in ((scale, "scale"), (ratio, "ratio")):
+        if pair[0] > pair[1]:
+            raise ValueError(f"{name} should be in (min,max) format. Got (max,min).")
+        if pair[0] < 0 or (name == "scale" and pair[1] <= 0):
+            raise ValueError(f"Input {name} is not within the required interval of "
+                             f"[0, {_MAX_INT}].")
+    if isinstance(value, int) and not 0 <= value <= 255:
+        raise ValueError("Input is not within the required interval of [0, 255].")
+    for x in value if isinstance(value, (list, tuple)) else ():
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise argument_type_error(x, [int], "value")
+        if not 0 <= x <= 255:
+            raise ValueError("Input value is not within the required interval of [0, 255].")
+    if not 1 <= max_attempts <= _MAX_INT:
+        raise ValueError(f"Input is not within the required interval of [1, {_MAX_INT}].")
+
+
+class RandomErasing(PyTensorOperation):
+    """With probability ``prob``, set a random rectangle of a CHW image to ``value`` (an
+    int, three per-channel ints, or ``'random'``: standard normal draws): its area a
+    fraction ``scale`` of the image, its aspect ratio in ``ratio``; after ``max_attempts``
+    draws that do not fit inside the image, the image is returned unchanged."""
+
+    def __init__(self, prob=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False,
+                 max_attempts=10):
+        _erasing_args(prob, scale, ratio, value, inplace, max_attempts)
+        self.prob, self.scale, self.ratio = float(prob), tuple(scale), tuple(ratio)
+        self.value, self.inplace, self.max_attempts = value, inplace, max_attempts
+
+    def _region(self, gen, c, h, w):
+        """``(top, left, height, width)`` of the erased region, or None."""
+        for _ in range(self.max_attempts):
+            area = float(gen.uniform_float(*self.scale)[0]) * h * w
+            aspect = float(gen.uniform_float(*self.ratio)[0])
+            ew = int(round(math.sqrt(area * aspect)))
+            eh = int(round(ew / aspect))
+            if eh < h and ew < w:
+                return (int(gen.uniform_int(0, h - eh)[0]), int(gen.uniform_int(0, w - ew)[0]),
+                        eh, ew)
+        return None
+
+    def __call__(self, img):
+        arr = image_array(img)
+        if arr.ndim != 3:
+            raise ValueError(f"RandomErasing: expected a (C, H, W) image, got shape "
+                             f"{arr.shape}")
+        gen = generator_for(self)
+        if not gen.bernoulli(self.prob)[0]:
+            return arr
+        c, h, w = arr.shape
+        region = self._region(gen, c, h, w)
+        if region is None:
+            return arr
+        top, left, eh, ew = region
+        if self.value == "random":
+            fill = np.random.standard_normal((c, eh, ew))
+        else:
+            fill = np.asarray(self.value, np.float64).reshape(-1, 1, 1)
+        out = arr if self.inplace and arr.flags.writeable else arr.copy()
+        out[:, top:top + eh, left:left + ew] = fill
+        return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore import nn as _nn
+from mscore.nn.layer.activation import PReLUExt as _PReLUExt
 from mscore.mint.nn import functional
 from mscore.mint.nn import functional as F
 from mscore.mint.nn._conv_norm_pool import _Functional
@@ -333,12 +334,7 @@ class SELU(_Activation):
         super().__init__()
 
 
-class PReLU(_nn.PReLU):
-    """``x`` where positive, ``weight * x`` elsewhere, with ``num_parameters`` learned
-    slopes starting at ``init``."""
-
-    def __init__(self, num_parameters=1, init=0.25, dtype=None):
-        super().__init__(num_parameters, init)
+PReLU = _PReLUExt   # MindSpore's mint.nn.PReLU is nn.layer.activation.PReLUExt
 
 
 class AdaptiveMaxPool2d(_Activation):

@@ -164,6 +164,26 @@ class PReLU(Cell):
         return f"channel={self.channel}"
 
 
+class PReLUExt(Cell):
+    """``mint.nn.PReLU``: ``x`` where positive, ``weight * x`` elsewhere, with
+    ``num_parameters`` learned slopes (a Parameter named ``weight``, of ``dtype``, float32
+    by default) starting at ``init``, broadcast over axis 1."""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+        super().__init__()
+        num_parameters = check_int(num_parameters, "num_parameters", "PReLU", minimum=1)
+        init = check_number(init, "init", "PReLU")
+        self.num_parameters = num_parameters
+        self.weight = Parameter(initializer(float(init), (num_parameters,),
+                                            dtype or mdt.float32), name="weight")
+
+    def construct(self, input):
+        return ops.prelu(input, self.cast_param(self.weight))
+
+    def extend_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
 class Identity(Cell):
     """Returns its input."""
 

@@ -211,29 +211,52 @@ class Conv3d(_ConvNd):
 
 class _ConvTransposeNd(_Conv):
     _transposed = True
+    # MindSpore's Conv2dTranspose appends ``output_padding`` as zeros after the bias (its
+    # CPU kernel computes no values there); Conv3dTranspose computes them.
+    _zero_output_padding = False
 
     def _same_padding(self, spatial):
         return F.conv_transpose_same_padding(self.kernel_size, self.stride, self.dilation)
 
+    def _check_output_padding(self):
+        """MindSpore's checks (and messages) of a non-zero 2-d ``output_padding``."""
+        for i, (op, st, d) in enumerate(zip(self.output_padding, self.stride, self.dilation)):
+            if op >= max(d, st):
+                what = "output_padding" if self._output_padding_int else f"output_padding[{i}]"
+                axis = "hw"[i]
+                raise ValueError(f"{what} must be in range of [0, max(stride_{axis}, "
+                                 f"dilation_{axis})).")
+        if self.pad_mode != "pad" and any(self.output_padding):
+            raise ValueError("when output_padding is not zero, pad_mode must be 'pad'")
+
     def construct(self, x):
         shape, x, w, pads = self._operands(x)
+        zero_fill = self._zero_output_padding and any(self.output_padding)
+        if zero_fill:
+            self._check_output_padding()
+        computed = (0,) * self._nd if zero_fill else self.output_padding
         for s, k, st, d, (lo, hi), op in zip(shape[2:], self.kernel_size, self.stride,
-                                             self.dilation, pads, self.output_padding):
+                                             self.dilation, pads, computed):
             if (s - 1) * st + d * (k - 1) + 1 - lo - hi + op <= 0:
                 raise ValueError(f"For '{type(self).__name__}', the padding {pads} leaves no "
                                  f"output for an input of spatial size {s}")
         out = call("conv_transpose", x._data, w._data, stride=self.stride, padding=pads,
-                   output_padding=self.output_padding, dilation=self.dilation,
-                   groups=self.group)
-        return _wrap(self._add_bias(out))
+                   output_padding=computed, dilation=self.dilation, groups=self.group)
+        out = _wrap(self._add_bias(out))
+        if zero_fill:
+            out = F.pad(out, tuple(v for op in reversed(self.output_padding) for v in (0, op)))
+        return out
 
 
 class Conv2dTranspose(_ConvTransposeNd):
     """2-d transposed convolution; 'same' gives ``H * stride`` outputs, 'valid'
-    ``(H - 1) * stride + dilation * (k - 1) + 1``, 'pad' subtracts ``padding``.
+    ``(H - 1) * stride + dilation * (k - 1) + 1``, 'pad' subtracts ``padding``; a non-zero
+    ``output_padding`` (pad_mode 'pad' only, below ``max(stride, dilation)``) appends that
+    many rows/columns of zeros at the bottom/right, as MindSpore's does.
     The weight is (in_channels, out_channels // group, kh, kw)."""
 
     _nd = 2
+    _zero_output_padding = True
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
                  padding=0, output_padding=0, dilation=1, group=1, has_bias=False,
@@ -241,6 +264,7 @@ class Conv2dTranspose(_ConvTransposeNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
                          dilation, group, has_bias, weight_init, bias_init, "NCHW", dtype,
                          output_padding)
+        self._output_padding_int = isinstance(output_padding, int)
 
 
 class Conv1dTranspose(_ConvTransposeNd):

@@ -356,8 +356,11 @@ def _onnx_bytes(net, inputs, dynamic_batch=True):
     return build_onnx_model(net, *inputs, dynamic_batch=dynamic_batch).SerializeToString()
 
 
-def _mindir_bytes(net, inputs):
-    return build_mindir_model(net, *inputs).SerializeToString(deterministic=True)
+def _mindir_bytes(net, inputs, custom_func=None):
+    model = build_mindir_model(net, *inputs)
+    if custom_func is not None:
+        custom_func(model)   # edits the ModelProto in place (producer_name, user_info, ...)
+    return model.SerializeToString(deterministic=True)
 
 
 _WRITERS = {"ONNX": (".onnx", _onnx_bytes), "MINDIR": (".mindir", _mindir_bytes)}
@@ -372,8 +375,9 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     writes a MindIR model that MindSpore's ``load`` and ``nn.GraphCell`` run (and
     :func:`mscore.load` reads back). The format's suffix (``.onnx``, ``.mindir``) is appended
     to ``file_name`` when missing. ``"AIR"`` (Ascend only) raises ``NotImplementedError``, as
-    do MindSpore's MINDIR options ``enc_key``, ``dataset``, ``obf_config`` and
-    ``custom_func``. The file is written atomically.
+    do MindSpore's MINDIR options ``enc_key``, ``dataset`` and ``obf_config``; ``custom_func``
+    (MINDIR) is called with the MindIR ``ModelProto`` before it is written, to edit it
+    (``producer_name``, ``user_info``, ...). The file is written atomically.
     """
     path = _check_path(file_name, "file_name")
     if not isinstance(file_format, str):
@@ -389,9 +393,13 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         raise TypeError(f"dynamic_batch: expected a bool, got {type(dynamic_batch).__name__}")
     if file_format != "ONNX" and not dynamic_batch:
         raise ValueError(f"dynamic_batch: an option of ONNX export, not of {file_format}")
+    custom_func = kwargs.pop("custom_func", None) if file_format == "MINDIR" else None
+    if custom_func is not None and not callable(custom_func):
+        raise TypeError(f"custom_func: expected a callable, got {type(custom_func).__name__}")
     _check_export_options(file_format, kwargs)
     suffix, writer = _WRITERS[file_format]
-    data = writer(net, inputs, dynamic_batch) if file_format == "ONNX" else writer(net, inputs)
+    data = writer(net, inputs, dynamic_batch) if file_format == "ONNX" else \
+        writer(net, inputs, custom_func)
     if not path.endswith(suffix):
         path += suffix
     if os.path.isdir(path):

@@ -18,8 +18,6 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from mscore.common import dtype as mdt
-
 try:
     from jax.core import Tracer as _Tracer
 except ImportError:  # pragma: no cover - moved in a future JAX
@@ -49,7 +47,7 @@ class JaxCore:
     # -- dtype mapping -------------------------------------------------------------------
     def native_dtype(self, dtype):
         """The numpy dtype JAX stores mscore ``dtype`` as (64-bit types switch x64 on)."""
-        if dtype is mdt.float64 or dtype is mdt.int64:
+        if dtype.itemsize == 8:     # float64, int64, uint64
             enable_x64()
         return dtype.np_dtype
 

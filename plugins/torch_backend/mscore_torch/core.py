@@ -27,11 +27,25 @@ _NP_OK = frozenset(np.dtype(d) for d in (np.float16, np.float32, np.float64, np.
                                          np.int16, np.int32, np.int64, np.uint8, np.bool_))
 
 
+# mscore dtypes this backend does not provide (so its plugin does not declare them), and why.
+_LACKING = {name: "torch has no arithmetic kernels for it (add, max, bitwise_not, ...)"
+            for name in ("uint16", "uint32", "uint64")}
+
+
+def unsupported_dtype(name):
+    """The ``TypeError`` for an mscore dtype this backend does not provide."""
+    why = _LACKING.get(name, "torch has no such dtype")
+    return TypeError(f"dtype: the torch backend does not support {name} ({why}); its dtypes "
+                     f"are {', '.join(d.name for d in _TO_TORCH)}")
+
+
 def torch_dtype(dtype):
     """The torch dtype of mscore DType ``dtype``."""
     try:
         return _TO_TORCH[dtype]
     except KeyError:
+        if isinstance(dtype, mdt.DType):
+            raise unsupported_dtype(dtype.name) from None
         raise TypeError(f"dtype: expected an mscore dtype such as ms.float32, got "
                         f"{dtype!r}") from None
 
@@ -115,6 +129,8 @@ class TorchCore:
             host = host.view(torch.bfloat16).reshape(array.shape)  # view() makes 0-d 1-d
         else:
             if array.dtype not in _NP_OK:
+                if array.dtype.name in _LACKING:
+                    raise unsupported_dtype(array.dtype.name)
                 raise TypeError(f"from_numpy: numpy dtype {array.dtype} has no mscore "
                                 f"equivalent")
             if not array.flags.c_contiguous or not array.flags.writeable:
