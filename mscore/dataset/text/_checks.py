@@ -71,3 +71,13 @@ def string_array(value, error):
     if arr.dtype.kind == "S":
         arr = np.char.decode(arr, "utf-8")
     return arr
+
+
+def scalar_text(text, op_name):
+    """The str held by a 0-d string array ``text``; MindSpore's RuntimeError naming
+    ``op_name`` for any other shape or type."""
+    arr = np.asarray(text)
+    if arr.ndim != 0 or arr.dtype.kind != "U":
+        raise RuntimeError(f"{op_name}: the input shape should be scalar and the input "
+                           f"datatype should be string.")
+    return arr.item()

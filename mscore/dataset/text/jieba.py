@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from mscore.dataset.text._checks import check_uint32
+from mscore.dataset.text._checks import check_uint32, scalar_text
 from mscore.dataset.text.utils import JiebaMode
 from mscore.dataset.transforms.transforms import PyTensorOperation
 
@@ -308,11 +308,7 @@ class JiebaTokenizer(PyTensorOperation):
         return spans
 
     def __call__(self, text):
-        arr = np.asarray(text)
-        if arr.ndim != 0 or arr.dtype.kind != "U":
-            raise RuntimeError("JiebaTokenizerOp: the input shape should be scalar and the "
-                               "input datatype should be string.")
-        text = arr.item()
+        text = scalar_text(text, "JiebaTokenizerOp")
         spans = self._spans(text) if text else []
         tokens = [text[b:e] for b, e in spans] or [""]  # no offsets then, as in MindSpore
         out = np.array(tokens, dtype=str)

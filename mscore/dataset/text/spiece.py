@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from mscore.dataset.text._checks import check_uint32, type_check
+from mscore.dataset.text._checks import check_uint32, scalar_text, type_check
 from mscore.dataset.text.utils import SentencePieceModel, SPieceTokenizerOutType
 from mscore.dataset.transforms.transforms import PyTensorOperation
 
@@ -160,13 +160,10 @@ class SentencePieceTokenizer(PyTensorOperation):
         return processor
 
     def __call__(self, text):
-        arr = np.asarray(text)
-        if arr.ndim != 0 or arr.dtype.kind != "U":
-            raise RuntimeError("SentencePieceTokenizer: the input shape should be scalar and "
-                               "the input datatype should be string.")
+        text = scalar_text(text, "SentencePieceTokenizer")
         if self._processor is None:
             self._processor = self._load()
         if self.out_type == SPieceTokenizerOutType.STRING:
-            pieces = self._processor.encode(arr.item(), out_type=str)
+            pieces = self._processor.encode(text, out_type=str)
             return np.array(pieces, dtype=str) if pieces else np.array([], dtype="<U1")
-        return np.array(self._processor.encode(arr.item(), out_type=int), dtype=np.int32)
+        return np.array(self._processor.encode(text, out_type=int), dtype=np.int32)

@@ -24,7 +24,7 @@ import unicodedata
 
 import numpy as np
 
-from mscore.dataset.text._checks import check_bool, check_str, check_uint32
+from mscore.dataset.text._checks import check_bool, check_str, check_uint32, scalar_text
 from mscore.dataset.text._unicode_scripts import script_of
 from mscore.dataset.text.transforms import (
     CaseFold, NormalizeUTF8, RegexReplace, RegexTokenizer, _map_strings, _tokens, ascii_lower,
@@ -308,12 +308,7 @@ class UnicodeScriptTokenizer(PyTensorOperation):
         return spans
 
     def __call__(self, text):
-        error = ("UnicodeScriptTokenizerOp: the input shape should be scalar and the input "
-                 "datatype should be string.")
-        arr = np.asarray(text)
-        if arr.ndim != 0 or arr.dtype.kind != "U":
-            raise RuntimeError(error)
-        text = arr.item()
+        text = scalar_text(text, "UnicodeScriptTokenizerOp")
         spans = self._spans(text)
         return _tokens([text[b:e] for b, e in spans], spans, text, self.with_offsets)
 

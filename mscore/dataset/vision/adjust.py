@@ -533,28 +533,26 @@ def hsv_to_rgb(arr):
     return np.where((s == 0)[..., None], v[..., None], rgb)
 
 
-class RgbToHsv(PyTensorOperation):
-    """RGB images (HWC/NHWC, or CHW/NCHW with ``is_hwc=False``) to HSV in [0, 1] hue, as
-    Python's ``colorsys`` (float64)."""
+class _ColorSpaceConversion(PyTensorOperation):
+    """A colour-space conversion of HWC/NHWC images, or CHW/NCHW ones with ``is_hwc=False``."""
 
     def __init__(self, is_hwc=False):
         if not isinstance(is_hwc, bool):
             raise TypeError(f"Argument is_hwc with value {is_hwc} is not of type "
                             f"[<class 'bool'>], but got {type(is_hwc)}.")
         self.is_hwc = is_hwc
+
+
+class RgbToHsv(_ColorSpaceConversion):
+    """RGB images (HWC/NHWC, or CHW/NCHW with ``is_hwc=False``) to HSV in [0, 1] hue, as
+    Python's ``colorsys`` (float64)."""
 
     def __call__(self, img):
         return _channels_back(rgb_to_hsv(_channels(img, self.is_hwc, "RGB")), self.is_hwc)
 
 
-class HsvToRgb(PyTensorOperation):
+class HsvToRgb(_ColorSpaceConversion):
     """HSV images (hue in [0, 1]) back to RGB, as Python's ``colorsys`` (float64)."""
-
-    def __init__(self, is_hwc=False):
-        if not isinstance(is_hwc, bool):
-            raise TypeError(f"Argument is_hwc with value {is_hwc} is not of type "
-                            f"[<class 'bool'>], but got {type(is_hwc)}.")
-        self.is_hwc = is_hwc
 
     def __call__(self, img):
         return _channels_back(hsv_to_rgb(_channels(img, self.is_hwc, "HSV")), self.is_hwc)
