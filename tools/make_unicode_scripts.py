@@ -1,4 +1,4 @@
-"""Write ``mscore/dataset/text/_unicode_scripts.py``: the Unicode Script property (the
+"""Write ``mscore/dataset/text/_unicode_script_ranges.py``: the Unicode Script property (the
 four-letter ISO 15924 code of each code point, from the Unicode Character Database's
 Scripts.txt) as sorted range starts, for ``text.UnicodeScriptTokenizer``.
 
@@ -12,24 +12,10 @@ import textwrap
 from fontTools.unicodedata import Scripts
 
 
-HEADER = '''"""The Unicode Script property (ISO 15924 codes) by code point range, written by
-``tools/make_unicode_scripts.py`` from the Unicode Character Database; do not edit."""
-import bisect
+HEADER = '''"""The Unicode Script property (ISO 15924 codes) by code point range: ``"START:CODE"`` items
+(START in hex) where the script changes, written by ``tools/make_unicode_scripts.py`` from the
+Unicode Character Database; do not edit."""
 
-'''
-
-FOOTER = '''
-_STARTS, _CODES = [], []
-for _item in "".join(_PACKED).split():
-    _start, _code = _item.split(":")
-    _STARTS.append(int(_start, 16))
-    _CODES.append(_code)
-
-
-def script_of(char):
-    """The four-letter script code of ``char`` (``Zyyy`` common, ``Zinh`` inherited,
-    ``Zzzz`` unassigned)."""
-    return _CODES[bisect.bisect_right(_STARTS, ord(char)) - 1]
 '''
 
 
@@ -48,9 +34,9 @@ def main():
     body = textwrap.fill(" ".join(packed_ranges()), width=92, break_on_hyphens=False)
     lines = "\n".join(f"    {line + ' '!r}" for line in body.split("\n"))
     here = os.path.dirname(os.path.abspath(__file__))
-    target = os.path.join(here, "..", "mscore", "dataset", "text", "_unicode_scripts.py")
+    target = os.path.join(here, "..", "mscore", "dataset", "text", "_unicode_script_ranges.py")
     with open(target, "w", encoding="utf-8") as f:
-        f.write(HEADER + "_PACKED = (\n" + lines + "\n)\n" + FOOTER)
+        f.write(HEADER + "PACKED = (\n" + lines + "\n)\n")
 
 if __name__ == "__main__":
     main()
