@@ -1,6 +1,6 @@
-"""The Unicode Script property (ISO 15924 codes) by code point range: ``"START:CODE"`` items
-(START in hex) where the script changes, written by ``tools/make_unicode_scripts.py`` from the
-Unicode Character Database; do not edit."""
+"""The Unicode Script property (ISO 15924 codes) by code point range:
+``"START:CODE"`` items (START in hex) where the script changes, written by
+``tools/make_unicode_scripts.py`` from the Unicode Character Database; do not edit."""
 
 PACKED = (
     '0:Zyyy 41:Latn 5B:Zyyy 61:Latn 7B:Zyyy AA:Latn AB:Zyyy BA:Latn BB:Zyyy C0:Latn D7:Zyyy '
