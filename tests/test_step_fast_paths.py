@@ -313,3 +313,34 @@ def test_host_calls_bench_counts_both_sides():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "gpt O0: Python calls/step mscore" in out.stdout and "ATen calls/step" in out.stdout
+
+
+def test_loss_scaled_step_unscales_its_gradients_in_place_with_the_divided_values():
+    w = Parameter(ms.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)), name="w")
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = w
+
+        def construct(self, x):
+            return (ops.matmul(x, self.w) ** 2).sum()
+
+    seen = []
+
+    class Record(nn.Optimizer):
+        def __init__(self, params):
+            super().__init__(0.1, params)
+
+        def construct(self, gradients):
+            seen.append(tuple(gradients))
+            return True
+
+    x = np.array([[1.0, -1.0]], np.float32)
+    step = nn.TrainOneStepWithLossScaleCell(Net(), Record([w]), ms.Tensor(1024.0, ms.float32))
+    _, overflow, _ = step(ms.Tensor(x))
+    assert not bool(overflow.asnumpy())
+    # d/dw sum((x @ w)^2) = 2 x^T (x @ w), unscaled from the 1024-scaled loss.
+    want = 2 * x.T.astype(np.float64) @ (x.astype(np.float64) @ w.asnumpy().astype(np.float64))
+    (grad,), = seen
+    np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6)
