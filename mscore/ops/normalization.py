@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import builtins
+from itertools import repeat
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def _updatable_in_place(*stats):
     would undo the change, nothing else holding their arrays."""
     return dispatch.fused("batch_norm_inplace") is not None and not in_compiled() and \
         not _thread.exporting and changes_kept() and \
-        all(isinstance(s, Parameter) for s in stats) and solely_owned(*stats)
+        all(map(isinstance, stats, repeat(Parameter))) and solely_owned(*stats)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):

@@ -65,7 +65,7 @@ class TorchAutodiff:
                  for leaf, g in zip(leaves, found)]
         if isinstance(value, torch.Tensor):
             value = value.detach()
-        return (value, _detach_tree(aux, _cut)), grads
+        return (value, _cut_tree(aux)), grads
 
     def grad_boundary(self, arrays, vjp):
         """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
@@ -149,6 +149,18 @@ def _detach_tree(x, detach=torch.Tensor.detach):
         return detach(x)
     if isinstance(x, (list, tuple)):
         return type(x)(_detach_tree(v, detach) for v in x)
+    return x
+
+
+def _cut_tree(x):
+    """``x`` with every tensor in it cut from the autograd graph (:func:`_cut`); a list or
+    tuple of tensors none of which is in a graph comes back as it is (checked by C maps)."""
+    if isinstance(x, torch.Tensor):
+        return _cut(x)
+    if isinstance(x, (list, tuple)):
+        if all(map(isinstance, x, repeat(torch.Tensor))) and not any(map(_wants_grad, x)):
+            return x
+        return type(x)(map(_cut_tree, x))
     return x
 
 
