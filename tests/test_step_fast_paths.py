@@ -372,3 +372,13 @@ def test_loss_scaled_step_unscales_its_gradients_in_place_with_the_divided_value
     want = 2 * x.T.astype(np.float64) @ (x.astype(np.float64) @ w.asnumpy().astype(np.float64))
     (grad,), = seen
     np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6)
+
+
+def test_wrap_all_makes_one_plain_tensor_around_each_array():
+    arrays = [torch.tensor([1.0, 2.0]), torch.tensor([[3]], dtype=torch.int32)]
+    out = ms.Tensor._wrap_all(arrays)
+    assert [type(t) for t in out] == [ms.Tensor, ms.Tensor]
+    assert all(t._data is a for t, a in zip(out, arrays))
+    np.testing.assert_array_equal(out[0].asnumpy(), [1.0, 2.0])
+    assert out[1].dtype == ms.int32 and out[1].shape == (1, 1)
+    assert ms.Tensor._wrap_all([]) == []

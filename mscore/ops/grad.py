@@ -179,8 +179,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         values = [_wrap(detach(next(it))) if is_t else py
                   for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
         out = side["rebuild"](values)
-        grad_tensors = list(map(_wrap, grads)) if detach is _same else \
-            [_wrap(detach(g)) for g in grads]
+        grad_tensors = Tensor._wrap_all(grads if detach is _same else list(map(detach, grads)))
         return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,
                              return_ids)
 

@@ -348,7 +348,7 @@ class TrainOneStepWithLossScaleCell(Cell):
         # Unscaled in place (the fused unscale writes into the gradients): the step's own
         # gradient Tensors hold the results already.
         same = len(out) == len(raw) and all(map(operator.is_, out, raw))
-        grads = tuple(grads) if same else tuple(map(Tensor._wrap, out))
+        grads = tuple(grads if same else Tensor._wrap_all(out))
         return grads, Tensor._wrap(flag), not finite
 
     def _count_streak(self, overflow, host_overflow):
