@@ -53,6 +53,37 @@ def call(name, *args, **attrs):
         raise
 
 
+# The active backend's ``float_cast`` and the native dtypes it takes, by mscore dtype (asked
+# of ``native_dtype`` once per dtype): [backend, float_cast, {dtype: native dtype}].
+_float_cast_memo = [None, None, {}]
+
+
+def cast_float(a, dtype):
+    """``call("cast", a, dtype)`` for a floating array ``a`` and a floating ``dtype`` (amp's
+    casts of weights and inputs): the backend's ``float_cast`` called directly, with no
+    Python frame between, where it has one and this thread neither traces nor autocasts."""
+    memo = _float_cast_memo
+    thread = _thread
+    if memo[0] is _process.backend and not thread.tracing_depth and \
+            thread.autocast_policy is None and not thread.compiled_depth:
+        native = memo[2].get(dtype)
+        if native is not None:
+            return memo[1](a, native)
+    return _cast_float_asked(a, dtype)
+
+
+def _cast_float_asked(a, dtype):
+    b = _process.backend or _context.current_backend()
+    fast, native_dtype = getattr(b, "float_cast", None), getattr(b, "native_dtype", None)
+    if fast is not None and native_dtype is not None and not _thread.compiled_depth:
+        memo = _float_cast_memo
+        if memo[0] is not b:
+            memo[:] = [b, fast, {}]
+        if dtype not in memo[2]:
+            memo[2][dtype] = native_dtype(dtype)
+    return call("cast", a, dtype)
+
+
 def shape(a):
     """The shape of a native array or tracer."""
     if isinstance(a, _Tracer):  # inlined unwrap: this runs on every op

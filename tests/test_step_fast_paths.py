@@ -313,3 +313,72 @@ def test_host_calls_bench_counts_both_sides():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "gpt O0: Python calls/step mscore" in out.stdout and "ATen calls/step" in out.stdout
+
+
+@pytest.mark.parametrize("grad_dtype", [np.float32, np.float16])
+def test_momentum_over_two_dtypes_casts_the_rate_and_gradients_per_parameter(grad_dtype):
+    # One rate, parameters of two dtypes (the one-rate shortcut does not apply), gradients of
+    # the parameters' dtype or of another (cast, not the gradients-as-given shortcut).
+    a = Parameter(ms.Tensor(np.array([1.0, -2.0], np.float32)), name="a")
+    b = Parameter(ms.Tensor(np.array([0.5, 4.0], np.float64)), name="b")
+    opt = nn.Momentum([a, b], 0.1, 0.9)
+    ga, gb = np.array([0.25, 1.0]), np.array([-1.0, 2.0])
+    opt((ms.Tensor(ga.astype(grad_dtype)), ms.Tensor(gb.astype(grad_dtype))))
+    opt((ms.Tensor(ga.astype(grad_dtype)), ms.Tensor(gb.astype(grad_dtype))))
+    for p, g, start in ((a, ga, [1.0, -2.0]), (b, gb, [0.5, 4.0])):
+        v1 = g
+        v2 = 0.9 * v1 + g
+        want = np.array(start) - 0.1 * v1 - 0.1 * v2
+        assert p.dtype == (ms.float32 if p is a else ms.float64)
+        np.testing.assert_allclose(p.asnumpy(), want, rtol=1e-6)
+
+
+def test_group_rates_apply_to_their_own_parameters():
+    a = Parameter(ms.Tensor(np.array([1.0, 2.0], np.float32)), name="a")
+    b = Parameter(ms.Tensor(np.array([3.0, 4.0], np.float32)), name="b")
+    opt = nn.Momentum([{"params": [a], "lr": 0.5}, {"params": [b]}], 0.1, 0.0)
+    g = np.array([1.0, -1.0], np.float32)
+    opt((ms.Tensor(g), ms.Tensor(g)))
+    np.testing.assert_allclose(a.asnumpy(), [0.5, 2.5], rtol=1e-6)
+    np.testing.assert_allclose(b.asnumpy(), [2.9, 4.1], rtol=1e-6)
+
+
+def test_loss_scaled_step_unscales_its_gradients_in_place_with_the_divided_values():
+    w = Parameter(ms.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)), name="w")
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = w
+
+        def construct(self, x):
+            return (ops.matmul(x, self.w) ** 2).sum()
+
+    seen = []
+
+    class Record(nn.Optimizer):
+        def __init__(self, params):
+            super().__init__(0.1, params)
+
+        def construct(self, gradients):
+            seen.append(tuple(gradients))
+            return True
+
+    x = np.array([[1.0, -1.0]], np.float32)
+    step = nn.TrainOneStepWithLossScaleCell(Net(), Record([w]), ms.Tensor(1024.0, ms.float32))
+    _, overflow, _ = step(ms.Tensor(x))
+    assert not bool(overflow.asnumpy())
+    # d/dw sum((x @ w)^2) = 2 x^T (x @ w), unscaled from the 1024-scaled loss.
+    want = 2 * x.T.astype(np.float64) @ (x.astype(np.float64) @ w.asnumpy().astype(np.float64))
+    (grad,), = seen
+    np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6)
+
+
+def test_wrap_all_makes_one_plain_tensor_around_each_array():
+    arrays = [torch.tensor([1.0, 2.0]), torch.tensor([[3]], dtype=torch.int32)]
+    out = ms.Tensor._wrap_all(arrays)
+    assert [type(t) for t in out] == [ms.Tensor, ms.Tensor]
+    assert all(t._data is a for t, a in zip(out, arrays))
+    np.testing.assert_array_equal(out[0].asnumpy(), [1.0, 2.0])
+    assert out[1].dtype == ms.int32 and out[1].shape == (1, 1)
+    assert ms.Tensor._wrap_all([]) == []

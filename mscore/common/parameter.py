@@ -38,9 +38,15 @@ class MutationScope:
 
     def note(self, param):
         """Remember ``param``'s current value if this scope has not seen it yet."""
-        key = id(param)
-        if key not in self.original:
-            self.original[key] = (param, param._data)
+        self.note_all((param,))
+
+    def note_all(self, params):
+        """Remember each of ``params``' current value if this scope has not seen it yet."""
+        original = self.original
+        for param in params:
+            key = id(param)
+            if key not in original:
+                original[key] = (param, param._data)
 
     def restore(self):
         """Put every mutated Parameter back; return ``[(param, value it had)]``."""
@@ -61,10 +67,9 @@ def assign_all(params, values):
     """``p._assign(v)`` for each pair, in one call (an optimizer updates every parameter of
     a group at once): the same notes to the open mutation scopes, the same stale
     low-precision copies dropped."""
-    scopes = _thread.mutation_scopes
+    for scope in _thread.mutation_scopes:
+        scope.note_all(params)
     for p, v in zip(params, values):
-        for scope in scopes:
-            scope.note(p)
         p._data = v
         d = p.__dict__
         if "_cast_copy" in d:   # a low-precision copy of the old value

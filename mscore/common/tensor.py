@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import numbers
+from collections import deque
+from itertools import repeat
 
 import numpy as np
 
@@ -83,6 +85,16 @@ class Tensor:
         t = object.__new__(Tensor)
         t._data = data
         return t
+
+    @staticmethod
+    def _wrap_all(arrays):
+        """``[Tensor._wrap(a) for a in arrays]`` made by C loops (no Python frame per array:
+        a step's gradients); one by one while a program is traced (tracers follow those)."""
+        if _thread.compiled_depth:
+            return [Tensor._wrap(a) for a in arrays]
+        out = list(map(_new_object, repeat(Tensor, len(arrays))))
+        deque(map(_set_data, out, arrays), maxlen=0)
+        return out
 
     # -- metadata ------------------------------------------------------------------------
     @property
@@ -228,3 +240,7 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, 
         raise NotImplementedError(f"tensor: device={device!r} is not supported; select the "
                                   f"device with set_context(device_target=...)")
     return Tensor(input_data, dtype, shape, init, const_arg)
+
+
+_new_object = object.__new__
+_set_data = Tensor._data.__set__   # the slot's C setter

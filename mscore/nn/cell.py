@@ -14,7 +14,7 @@ from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
-from mscore.dispatch import call
+from mscore.dispatch import cast_float
 from mscore.dispatch import dtype as _dtype_of
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
@@ -410,9 +410,10 @@ class Cell(HookMixin):
 
 
 def _cast_tensor(t, dtype):
-    """``F.cast`` of a Tensor to an mscore dtype, without re-checking either."""
+    """``F.cast`` of a floating Tensor to a floating mscore dtype, without re-checking
+    either."""
     out = object.__new__(Tensor)   # Tensor._wrap inlined: once per cast weight per step
-    out._data = call("cast", t._data, dtype)
+    out._data = cast_float(t._data, dtype)
     return out
 
 

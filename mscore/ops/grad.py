@@ -13,7 +13,7 @@ from mscore.autodiff.reference import reference_value_and_grad
 from mscore.autodiff.boundary import hook_session
 from mscore.autodiff.tracer import unwrap
 from mscore.common import cast_cache
-from mscore.common.parameter import MutationScope, Parameter
+from mscore.common.parameter import MutationScope, Parameter, assign_all
 from mscore.common.tensor import Tensor
 from mscore import dispatch
 
@@ -174,14 +174,12 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         # A backend whose results are already cut from its graph needs no stop_gradient.
         detach = _same if impl is not reference_value_and_grad and \
             getattr(backend, "value_and_grad_detached", False) else _detach
-        for param, value in zip(side["others"], updates):
-            param._assign(detach(value))
+        assign_all(side["others"], updates if detach is _same else list(map(detach, updates)))
         it = iter(raw_leaves)
         values = [_wrap(detach(next(it))) if is_t else py
                   for is_t, py in zip(side["leaf_kinds"], side["python_leaves"])]
         out = side["rebuild"](values)
-        grad_tensors = list(map(_wrap, grads)) if detach is _same else \
-            [_wrap(detach(g)) for g in grads]
+        grad_tensors = Tensor._wrap_all(grads if detach is _same else list(map(detach, grads)))
         it = iter(grad_tensors[:n_inputs])
         grad_tensors = [_rewrap(args[p], it) for p in positions] + grad_tensors[n_inputs:]
         return out, _arrange(grad_tensors, grad_position, positions, weights, weight_list,

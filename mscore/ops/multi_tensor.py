@@ -10,6 +10,7 @@ backend where it can be batched. Everything works on native arrays and returns n
 from __future__ import annotations
 
 import sys
+from operator import attrgetter
 
 from mscore import dispatch
 from mscore.dispatch import call
@@ -82,6 +83,7 @@ _getrefcount = getattr(sys, "getrefcount", None)
 # sys.getrefcount(param._data) when only the Parameter holds the array: its slot plus the
 # argument of the call.
 _SOLE_OWNER_REFS = 2
+_data_of = attrgetter("_data")
 
 
 def solely_owned(*params):
@@ -90,10 +92,9 @@ def solely_owned(*params):
     in place changes nothing anyone can see. False where refcounts are unknown (not CPython)."""
     if _getrefcount is None:
         return False
-    for p in params:   # a loop, not all(<generator>): one frame for a whole group
-        if _getrefcount(p._data) > _SOLE_OWNER_REFS:
-            return False
-    return True
+    # C maps: no Python step per parameter (the mapped array is held by the Parameter and,
+    # while getrefcount reads it, by the map: the same count as a loop's temporary)
+    return max(map(_getrefcount, map(_data_of, params)), default=0) <= _SOLE_OWNER_REFS
 
 
 def adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay=None,

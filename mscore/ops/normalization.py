@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import builtins
+from itertools import repeat
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from mscore import dispatch, fused_reference
 from mscore._state import in_compiled
 from mscore._state import thread as _thread
 from mscore.autodiff.tracer import unwrap
-from mscore.common.parameter import Parameter, changes_kept
+from mscore.common.parameter import Parameter, assign_all, changes_kept
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _as_tensor, _float_input, _float_tensor
 from mscore.ops.primitive_base import check_axes, check_bool, check_float, check_int, Primitive
@@ -76,8 +77,8 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
                                                    running_var._data, w, b, float(momentum),
                                                    float(eps))
         if out is not None:
-            running_mean._assign(running_mean._data)   # drops stale low-precision copies
-            running_var._assign(running_var._data)
+            # (drops stale low-precision copies)
+            assign_all((running_mean, running_var), (running_mean._data, running_var._data))
             return _wrap(out)
     raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
     fused = dispatch.fused("batch_norm")
@@ -89,8 +90,7 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
         out, new_mean, new_var, _ = fused_reference.batch_norm(
             x._data, *raw, bool(training), float(momentum), float(eps))
     if new_mean is not None:
-        running_mean._assign(unwrap(new_mean))
-        running_var._assign(unwrap(new_var))
+        assign_all((running_mean, running_var), (unwrap(new_mean), unwrap(new_var)))
     return _wrap(out)
 
 
@@ -100,7 +100,7 @@ def _updatable_in_place(*stats):
     would undo the change, nothing else holding their arrays."""
     return dispatch.fused("batch_norm_inplace") is not None and not in_compiled() and \
         not _thread.exporting and changes_kept() and \
-        all(isinstance(s, Parameter) for s in stats) and solely_owned(*stats)
+        all(map(isinstance, stats, repeat(Parameter))) and solely_owned(*stats)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):

@@ -329,10 +329,14 @@ class Registry:
 
     def _apply_overrides(self, backend):
         hook = self.pm.hook.mscore_backend_override
+        replaced = set()
         for method in OVERRIDABLE:
             fn = hook(backend_name=backend.name, method=method)
             if fn is not None:
                 setattr(backend, method, fn)
+                replaced.add(method)
+        if "cast" in replaced and "float_cast" not in replaced:
+            backend.float_cast = None   # the library's cast would bypass the replaced one
 
     def collectives_factory(self, name):
         """The ``factory(backend) -> Collectives`` a plugin provides for backend ``name``

@@ -26,10 +26,9 @@ def _negated(lr, cache):
 def _momentum_step(params, moments, grads, lrs, momentum, consts, nesterov):
     """Momentum SGD over every parameter, one multi-tensor update per group of parameters
     that share a learning rate and a dtype."""
-    first = lrs[0] if lrs else None
-    if all(lr is first for lr in lrs):
+    if len(set(map(id, lrs))) <= 1:
         # One rate object: one group (rates are cast per dtype, so one dtype too).
-        groups = [(first, dispatch.dtype(params[0]._data), params, moments, grads)] \
+        groups = [(lrs[0], dispatch.dtype(params[0]._data), params, moments, grads)] \
             if lrs else []
     else:
         by_rate = {}

@@ -35,9 +35,12 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import operator
+from itertools import repeat
 
 import numpy as np
 
+from mscore._state import in_compiled
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
@@ -52,6 +55,26 @@ from mscore.ops.operations import AssignAdd
 from mscore import context
 
 _wrap = Tensor._wrap
+_data_of = operator.attrgetter("_data")
+_library_dtype = operator.attrgetter("dtype")
+
+
+def _same_library_dtypes(arrays, others):
+    """Whether the native ``arrays`` have the library dtypes of ``others``, pairwise (False
+    where an array has no ``dtype`` to compare)."""
+    try:
+        return list(map(_library_dtype, arrays)) == list(map(_library_dtype, others))
+    except AttributeError:
+        return False
+
+
+def _one_library_dtype(arrays):
+    """Whether the native ``arrays`` share one library dtype (False where one has no
+    hashable ``dtype``)."""
+    try:
+        return len(set(map(_library_dtype, arrays))) == 1
+    except (AttributeError, TypeError):
+        return False
 
 
 def _default_decay_filter(param):
@@ -398,6 +421,11 @@ class Optimizer(Cell):
         if len(gradients) != len(self.parameters):
             raise ValueError(f"For '{cls}', expected {len(self.parameters)} gradients (one per "
                              f"parameter), got {len(gradients)}")
+        # (not while a program is traced: the tracer does not follow attrgetter)
+        if not in_compiled() and all(map(isinstance, gradients, repeat(Tensor))):
+            out = list(map(_data_of, gradients))
+            if _same_library_dtypes(out, map(_data_of, self.parameters)):
+                return out   # the usual step: no casts, no Python frame per gradient
         out = []
         same = dispatch.same_dtype
         for p, g in zip(self.parameters, gradients):
@@ -427,10 +455,17 @@ class Optimizer(Cell):
         if self._centralizes and any(self.grad_centralization_flags):
             grads = [_centralized(g) if flag else g
                      for g, flag in zip(grads, self.grad_centralization_flags)]
+        return grads, self._rate_per_parameter(lrs, consts), consts
+
+    def _rate_per_parameter(self, lrs, consts):
+        """Each parameter's learning rate (of ``lrs``, one per group) in its dtype; the rate
+        is cast once when every parameter shares one rate and one dtype."""
+        params, lr_of = self.parameters, self._lr_of
         dtype_of = dispatch.dtype
-        plr = [consts.cast(lrs[k], dtype_of(p._data))
-               for k, p in zip(self._lr_of, self.parameters)]
-        return grads, plr, consts
+        if params and not in_compiled() and len(set(lr_of)) == 1 and \
+                _one_library_dtype(map(_data_of, params)):
+            return [consts.cast(lrs[lr_of[0]], dtype_of(params[0]._data))] * len(params)
+        return [consts.cast(lrs[k], dtype_of(p._data)) for k, p in zip(lr_of, params)]
 
     def _decayed(self, i, p, g, consts):
         wd = self._decay_scalar(i, p, consts)

@@ -32,6 +32,8 @@ from mscore.ops.grad import value_and_grad
 from mscore.ops.multi_tensor import divide_all, unscale_and_check
 from mscore.parallel import _context as _parallel
 
+_data_of = operator.attrgetter("_data")
+
 
 def _tensor_leaves(inputs):
     if isinstance(inputs, Tensor):
@@ -332,17 +334,22 @@ class TrainOneStepWithLossScaleCell(Cell):
         with the step's one host synchronisation, inside a compiled program on the device
         (None: the program does not wait for it). In DATA_PARALLEL mode the unscaled
         gradients are all-reduced before the check and the flag is agreed across ranks."""
-        raw = [g._data for g in grads]
         if in_compiled() or self.reducer_flag:
+            raw = [g._data for g in grads]   # (a traced program: no attrgetter)
             grads = tuple(Tensor._wrap(g) for g in divide_all(raw, scale._data))
             grads = self.grad_reducer(grads)
             overflow = F.logical_not(all_finite(grads))
             if self.reducer_flag:  # every rank skips when any rank overflowed
                 overflow = agree_overflow(overflow)
             return grads, overflow, None if in_compiled() else bool(overflow)
-        raw, finite = unscale_and_check(raw, scale._data)
+        raw = list(map(_data_of, grads))
+        out, finite = unscale_and_check(raw, scale._data)
         flag = dispatch.call("full", (), not finite, mdt.bool_)   # no host-to-device copy
-        return tuple(map(Tensor._wrap, raw)), Tensor._wrap(flag), not finite
+        # Unscaled in place (the fused unscale writes into the gradients): the step's own
+        # gradient Tensors hold the results already.
+        same = len(out) == len(raw) and all(map(operator.is_, out, raw))
+        grads = tuple(grads if same else Tensor._wrap_all(out))
+        return grads, Tensor._wrap(flag), not finite
 
     def _count_streak(self, overflow, host_overflow):
         streak = self.overflow_streak

@@ -3,16 +3,25 @@ while ``torch.compile`` traces) and a ``torch.autograd.Function`` for ``grad_bou
 from __future__ import annotations
 
 import sys
+from collections import deque
+from functools import partial
+from itertools import repeat
+from operator import attrgetter
 
 import torch
 
 
 _refs = getattr(sys, "getrefcount", lambda _: 1 << 30)
-# sys.getrefcount of a primal inside value_and_grad's loop when only its Parameter and the
-# core's list of primals hold it (plus the loop variable and getrefcount's argument). More
-# holders (another Parameter sharing the array, a caller's list) and the primal is detached
-# instead of marked in place: marking would make every holder's uses differentiable.
-_PRIMAL_REFS = 5
+# sys.getrefcount of a primal, mapped over value_and_grad's primals, when only its Parameter
+# and the core's list of primals hold it (plus getrefcount's argument). More holders (another
+# Parameter sharing the array, a caller's list) and the primal is detached instead of marked
+# in place: marking would make every holder's uses differentiable.
+_PRIMAL_REFS = 3
+
+_wants_grad = attrgetter("requires_grad")
+_floating = torch.Tensor.is_floating_point
+_mark = torch.Tensor.requires_grad_
+_consume = partial(deque, maxlen=0)   # runs an iterator to its end, keeping nothing
 
 
 class TorchAutodiff:
@@ -35,19 +44,7 @@ class TorchAutodiff:
         """
         if torch.compiler.is_compiling():
             return _func_value_and_grad(fn, primals, has_aux)
-        leaves, marked, seen = [], [], set()
-        for p in primals:
-            if p.requires_grad or id(p) in seen or _refs(p) > _PRIMAL_REFS:
-                leaf = p.detach()
-                if leaf.is_floating_point():
-                    leaf.requires_grad_(True)
-            else:
-                leaf = p
-                if p.is_floating_point():
-                    p.requires_grad_(True)
-                    marked.append(p)
-            seen.add(id(p))
-            leaves.append(leaf)
+        leaves, marked = _leaves(primals)
         try:
             with torch.enable_grad():
                 out = fn(*leaves)
@@ -60,8 +57,7 @@ class TorchAutodiff:
                 else:
                     found = [None] * len(wanted)
         finally:
-            for p in marked:
-                p.requires_grad_(False)
+            _consume(map(_mark, marked, repeat(False)))
         if not every:
             it = iter(found)
             found = [next(it) if w else None for w in wants]
@@ -69,7 +65,7 @@ class TorchAutodiff:
                  for leaf, g in zip(leaves, found)]
         if isinstance(value, torch.Tensor):
             value = value.detach()
-        return (value, _detach_tree(aux, _cut)), grads
+        return (value, _cut_tree(aux)), grads
 
     def grad_boundary(self, arrays, vjp):
         """``arrays`` unchanged; on the backward pass ``vjp(cotangents, needed)`` maps the
@@ -94,6 +90,32 @@ class _GradBoundary(torch.autograd.Function):
         needed = list(ctx.needs_input_grad[1:])
         grads = ctx.vjp(list(cotangents), needed)
         return (None, *[g if n else None for g, n in zip(grads, needed)])
+
+
+def _leaves(primals):
+    """``(leaves, marked)``: the primals as autograd leaves and those marked in place (see
+    :meth:`TorchAutodiff.value_and_grad`). The usual call (distinct floating parameters
+    outside any graph, held only by their Parameters) is checked and marked by C loops."""
+    refs = list(map(_refs, primals))
+    if not any(map(_wants_grad, primals)) and all(map(_floating, primals)) and \
+            len(set(map(id, primals))) == len(primals) and \
+            max(refs, default=0) <= _PRIMAL_REFS:
+        _consume(map(_mark, primals))
+        return primals, primals
+    leaves, marked, seen = [], [], set()
+    for p, n in zip(primals, refs):
+        if p.requires_grad or id(p) in seen or n > _PRIMAL_REFS:
+            leaf = p.detach()
+            if leaf.is_floating_point():
+                leaf.requires_grad_(True)
+        else:
+            leaf = p
+            if p.is_floating_point():
+                p.requires_grad_(True)
+                marked.append(p)
+        seen.add(id(p))
+        leaves.append(leaf)
+    return leaves, marked
 
 
 def _func_value_and_grad(fn, primals, has_aux):
@@ -127,6 +149,18 @@ def _detach_tree(x, detach=torch.Tensor.detach):
         return detach(x)
     if isinstance(x, (list, tuple)):
         return type(x)(_detach_tree(v, detach) for v in x)
+    return x
+
+
+def _cut_tree(x):
+    """``x`` with every tensor in it cut from the autograd graph (:func:`_cut`); a list or
+    tuple of tensors none of which is in a graph comes back as it is (checked by C maps)."""
+    if isinstance(x, torch.Tensor):
+        return _cut(x)
+    if isinstance(x, (list, tuple)):
+        if all(map(isinstance, x, repeat(torch.Tensor))) and not any(map(_wants_grad, x)):
+            return x
+        return type(x)(map(_cut_tree, x))
     return x
 
 

@@ -189,6 +189,9 @@ class TorchCore:
             return _saturating_cast(a, target)
         return a.to(target)
 
+    # Floating to floating: torch's own conversion (cast above adds only the integer rule).
+    float_cast = staticmethod(torch.Tensor.to)
+
     def stop_gradient(self, a):  # rebound to Tensor.detach in __init__
         """``a.detach()``."""
         return a.detach()
