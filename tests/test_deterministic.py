@@ -185,3 +185,13 @@ def test_torch_keeps_a_cublas_workspace_setting_it_finds(torch_switches, monkeyp
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
     assert torch_switches.are_deterministic_algorithms_enabled()
 
+
+
+def test_torch_warns_when_cuda_started_before_the_cublas_setting(torch_switches, monkeypatch):
+    if "torch" not in get_registry().names():
+        pytest.skip("torch backend is not installed")
+    ms.set_context(backend="torch")
+    monkeypatch.setattr(torch_switches.cuda, "is_initialized", lambda: True)
+    with pytest.warns(RuntimeWarning, match="CUDA had started before CUBLAS_WORKSPACE_CONFIG"):
+        ms.set_deterministic(True)
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
