@@ -55,6 +55,8 @@ def _activate(name):
     backend.set_device(_context["device_target"], _context["device_id"])
     _context["backend"] = name
     _state.process.backend = backend
+    if _state.process.deterministic:
+        _tell_backend_deterministic(backend, True)
     if _state.process.seeds.global_seed is not None:
         _restart_random_stream()
 
@@ -197,17 +199,40 @@ def synchronize():
 
 
 def set_deterministic(deterministic):
-    """Ask for bit-identical results run to run. ``True`` needs a backend that declares the
-    ``deterministic`` capability (the built-in numpy backend does); otherwise it is
-    ``NotImplementedError`` naming the backend, since mscore cannot make it so.
-    ``get_context("deterministic")`` reads the flag back as ``"ON"`` or ``"OFF"``."""
+    """Ask for bit-identical results run to run (``True``) or allow faster, varying
+    kernels again (``False``). ``True`` needs a backend that declares the ``deterministic``
+    capability on its current device (``BackendSpec.capabilities_on``; the built-in numpy
+    backend does, torch and jax on the CPU); otherwise it is ``NotImplementedError`` naming
+    the backend and device, since mscore cannot make it so. A backend with the optional
+    ``set_deterministic(flag)`` method is told of each switch (torch switches its
+    deterministic algorithms on and off there); a backend selected later while the flag is on
+    is told when it is selected. ``get_context("deterministic")`` reads the flag back as
+    ``"ON"`` or ``"OFF"``.
+
+    A non-bool is ``TypeError``, worded as MindSpore words it. Unlike MindSpore, which allows
+    one call per process (a second is ``RuntimeError``), the flag may be switched again."""
     if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic: expected a bool, got {type(deterministic).__name__}")
+        raise TypeError(f"The parameter 'deterministic' must be {bool}, but got "
+                        f"{type(deterministic)}")
     backend = current_backend()
-    if deterministic and "deterministic" not in backend.capabilities:
+    if deterministic and "deterministic" not in _capabilities_here(backend):
         raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
-                                  f"not declare the 'deterministic' capability")
+                                  f"not declare the 'deterministic' capability on "
+                                  f"{backend.device}")
+    _tell_backend_deterministic(backend, deterministic)
     _state.process.deterministic = deterministic
+
+
+def _capabilities_here(backend):
+    """The capabilities ``backend`` declares on its current device."""
+    return get_registry().spec(backend.name).capabilities_on(backend.device)
+
+
+def _tell_backend_deterministic(backend, flag):
+    """Call the backend's optional ``set_deterministic`` hook, where it has one."""
+    hook = getattr(backend, "set_deterministic", None)
+    if hook is not None:
+        hook(flag)
 
 
 # -- MindSpore 2.x generator functions (one global stream here) -------------------------------

@@ -18,7 +18,8 @@ import pytest
 
 from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.plugin import hookspecs
-from mscore.plugin.backend import BackendSpec
+from mscore.commands.backends import CAPABILITIES_WIDTH, _wrapped
+from mscore.plugin.backend import KNOWN_CAPABILITIES, BackendSpec
 from mscore.plugin.registry import BackendNameCollision, PluginLoadError, Registry
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
@@ -458,3 +459,11 @@ def test_an_impostor_named_torch_is_never_chosen_silently(pip_target, run_py, tm
     assert line.startswith("mscore conformance: backend 'torch' cannot be tested: backend "
                            "name 'torch' is claimed by 2 plugins"), line
     assert "mscore-torch" in line and "mscore-test-impostor" in line
+
+
+def test_backends_table_wraps_a_long_capability_list_between_names():
+    names = sorted(KNOWN_CAPABILITIES)
+    lines = _wrapped(names)
+    assert len(lines) > 1 and "".join(lines).split(",") == names
+    assert all(len(line.rstrip(",")) <= CAPABILITIES_WIDTH for line in lines)
+    assert _wrapped(["compile"]) == ("compile",) and _wrapped([]) == ("-",)

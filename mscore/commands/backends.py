@@ -19,6 +19,7 @@ HELP = "list installed backends and plugins that failed to load"
 ALL_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
               "uint8", "bool")
 STATUS_WIDTH = 60   # longer reasons are cut in the table (--json has them whole)
+CAPABILITIES_WIDTH = 36   # a longer capability list continues on the next line
 TIMEOUT_ENV = "MSCORE_PLUGIN_TIMEOUT"
 
 
@@ -46,13 +47,15 @@ def main(argv=None) -> int:
             {"plugin": f.plugin, "reason": f.reason} for f in failures]}, indent=2))
         return 0
     headers = ("name", "version", "devices", "dtypes", "capabilities", "status")
-    table = [headers] + [(r["name"], _short_version(r["version"]),
-                          ",".join(r["devices"]) or "-", _dtypes_summary(r["dtypes"]),
-                          ",".join(r["capabilities"]) or "-", _cut(r["status"]))
-                         for r in rows]
-    widths = [max(len(str(row[i])) for row in table) for i in range(len(headers))]
+    table = [[(h,) for h in headers]] + [
+        [(r["name"],), (_short_version(r["version"]),), (",".join(r["devices"]) or "-",),
+         (_dtypes_summary(r["dtypes"]),), _wrapped(r["capabilities"]), (_cut(r["status"]),)]
+        for r in rows]
+    widths = [max(len(line) for row in table for line in row[i]) for i in range(len(headers))]
     for i, row in enumerate(table):
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+        for k in range(max(len(cell) for cell in row)):   # a wrapped cell continues below
+            print("  ".join((cell[k] if k < len(cell) else "").ljust(w)
+                            for cell, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
         else:
@@ -78,6 +81,20 @@ def _dtypes_summary(dtypes):
     if len(missing) <= 3:
         return "no " + ",".join(_short_dtype(d) for d in missing)
     return ",".join(_short_dtype(d) for d in dtypes)
+
+
+def _wrapped(capabilities):
+    """The comma-joined capability names as lines of at most ``CAPABILITIES_WIDTH``
+    characters (a name is never split), or ``("-",)``."""
+    lines = []
+    for name in capabilities:
+        if lines and len(lines[-1]) + 1 + len(name) <= CAPABILITIES_WIDTH:
+            lines[-1] += "," + name
+        else:
+            if lines:
+                lines[-1] += ","
+            lines.append(name)
+    return tuple(lines) or ("-",)
 
 
 def _cut(text):

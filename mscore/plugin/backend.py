@@ -49,7 +49,7 @@ FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entrop
 
 # Optional methods beyond the fused ops: None (or absent) means the core does without.
 OPTIONAL_METHODS = ("native_dtype", "float_cast", "copy", "value_and_grad", "grad_boundary",
-                    "compile")
+                    "compile", "set_deterministic")
 
 # Methods a second plugin may replace through the ``mscore_backend_override`` hook.
 OVERRIDABLE = PRIMITIVE_OPS + FUSED_OPS + OPTIONAL_METHODS + ("expected_overflow",)
@@ -239,6 +239,11 @@ class Backend:
     # compile(fn, donate_argnums=()) -> fn with the same signature, compiled (jit): the
     #     GRAPH_MODE program. None: GRAPH_MODE runs the program eagerly.
     compile = None
+    # set_deterministic(flag) -> None: switch the library's deterministic mode on (True) or
+    #     off (False); mscore.set_deterministic calls it on each switch, and on selecting the
+    #     backend while the flag is on. None: the backend is deterministic as it is (where it
+    #     declares ``deterministic``) and has nothing to switch.
+    set_deterministic = None
 
     def __init__(self):
         self.device = "CPU"

@@ -147,14 +147,27 @@ def _assert_bit_identical(kit, what, first, second):
                 f"{float(np.nanmax(diff)):.3g})")
 
 
+@contextlib.contextmanager
+def _deterministic_switched_on():
+    """``ms.set_deterministic(True)`` for the block (what the capability promises to honour),
+    then the flag as it was."""
+    before = ms.get_context("deterministic") == "ON"
+    ms.set_deterministic(True)
+    try:
+        yield
+    finally:
+        ms.set_deterministic(before)
+
+
 @pytest.mark.mscore_needs(CAPABILITY)
 @pytest.mark.parametrize("dtype", harness.FLOAT_DTYPES)
 def test_deterministic(kit, dtype):
-    """Every op, fused op and 3 training steps, run twice in ``dtype``, give identical bits;
-    together they call every primitive and fused op the backend provides."""
+    """Every op, fused op and 3 training steps, run twice in ``dtype``, give identical bits
+    under ``ms.set_deterministic(True)``; together they call every primitive and fused op the
+    backend provides."""
     programs = [*_primitive_programs(kit, dtype), *_stream_programs(kit, dtype),
                 *_fused_programs(kit, dtype), *_training_programs(kit, dtype)]
-    with kit.calls.recording() as called:
+    with _deterministic_switched_on(), kit.calls.recording() as called:
         for what, program in programs:
             first = program()
             second = program()

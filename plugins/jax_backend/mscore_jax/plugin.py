@@ -10,7 +10,13 @@ from importlib import metadata
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
-CAPABILITIES = frozenset({"native_autodiff", "compile", "donation", "collectives"})
+# XLA on the CPU gives the same bits run to run as it is (nothing to switch: no
+# set_deterministic method). On GPU it needs --xla_gpu_deterministic_ops=true in XLA_FLAGS
+# before the backend starts, which this plugin does not arrange: the GPU entry leaves
+# ``deterministic`` out.
+CAPABILITIES = frozenset({"native_autodiff", "compile", "donation", "collectives",
+                          "deterministic"})
+DEVICE_CAPABILITIES = {"GPU": CAPABILITIES - {"deterministic"}}
 
 
 def _jax_version():
@@ -58,10 +64,11 @@ def build():
 
 @hookimpl
 def mscore_register_backends():
-    """The ``jax`` backend: CPU and GPU, every float dtype, jax.value_and_grad, jax.jit."""
+    """The ``jax`` backend: CPU and GPU, every float dtype, jax.value_and_grad, jax.jit;
+    deterministic on the CPU."""
     return [BackendSpec(name="jax", version=_jax_version(), factory=build,
-                        devices=("CPU", "GPU"), capabilities=CAPABILITIES, probe=probe,
-                        check=check,
+                        devices=("CPU", "GPU"), capabilities=CAPABILITIES,
+                        device_capabilities=DEVICE_CAPABILITIES, probe=probe, check=check,
                         description="JAX (jax.numpy/lax ops, jax.value_and_grad, jax.jit "
                                     "with donated buffers)")]
 

@@ -16,7 +16,10 @@ from mscore_torch import __version__
 NAME = "torch"
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
           "uint8", "bool")
-CAPABILITIES = frozenset({"native_autodiff", "compile", "collectives"})
+# On the CPU torch's deterministic mode (mscore_torch.determinism) is certified by the
+# conformance kit; on CUDA it is not yet, so the GPU entry leaves ``deterministic`` out.
+CAPABILITIES = frozenset({"native_autodiff", "compile", "collectives", "deterministic"})
+DEVICE_CAPABILITIES = {"GPU": CAPABILITIES - {"deterministic"}}
 
 
 def _torch_version():
@@ -54,15 +57,19 @@ def probe():
 def build():
     """Build the :class:`~mscore_torch.backend.TorchBackend` (imports torch)."""
     from mscore_torch.backend import TorchBackend
-    return TorchBackend()
+    from mscore_torch.determinism import set_deterministic
+    backend = TorchBackend()
+    backend.set_deterministic = set_deterministic
+    return backend
 
 
 @hookimpl
 def mscore_register_backends():
-    """The torch backend: CPU and CUDA, every mscore dtype, autograd, torch.compile."""
+    """The torch backend: CPU and CUDA, every mscore dtype, autograd, torch.compile,
+    deterministic mode on the CPU."""
     return [BackendSpec(name=NAME, version=_torch_version(), factory=build,
                         devices=("CPU", "GPU"), dtypes=DTYPES, capabilities=CAPABILITIES,
-                        probe=probe, check=check,
+                        device_capabilities=DEVICE_CAPABILITIES, probe=probe, check=check,
                         description=f"PyTorch backend (mscore-torch {__version__})")]
 
 
