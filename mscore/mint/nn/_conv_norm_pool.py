@@ -79,26 +79,25 @@ class _ConvNd(Cell):
                     self.groups)
 
 
-class Conv1d(_ConvNd):
+class _ForwardConvNd(_ConvNd):
+    """A (not transposed) convolution with PyTorch's argument order and defaults."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype)
+
+
+class Conv1d(_ForwardConvNd):
     """1-d convolution of (N, C, L); the weight is (out, in // groups, k)."""
 
     _nd = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype)
 
-
-class Conv3d(_ConvNd):
+class Conv3d(_ForwardConvNd):
     """3-d convolution of (N, C, D, H, W); the weight is (out, in // groups, kd, kh, kw)."""
 
     _nd = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype)
 
 
 class ConvTranspose2d(_ConvNd):
