@@ -58,6 +58,15 @@ if not finished:
 """
 
 
+def signal_name(number):
+    """The name of signal ``number`` (``SIGKILL``), or ``signal N`` where this platform has
+    none by that number."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _die_with_parent():
     """In the child before exec: SIGKILL it when the launcher dies (Linux prctl)."""
     import ctypes

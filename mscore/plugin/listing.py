@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
 import warnings
+
+from mscore.supervisor import signal_name
 
 from .registry import (DEFAULT_BACKEND, Claim, LoadFailure, Registry, choose_claim,
                        entry_points, normalize_distribution, register_builtin, spec_row)
@@ -102,11 +103,7 @@ def _pump(stream, lines):
 
 def _death(returncode):
     if returncode is not None and returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"killed the process ({name})"
+        return f"killed the process ({signal_name(-returncode)})"
     return f"ended the process (exit status {returncode})"
 
 

@@ -45,6 +45,7 @@ import numpy as np
 
 from mscore.dataset import config
 from mscore.dataset.engine.op_random import OpStreams
+from mscore.supervisor import signal_name
 
 __all__ = ["WorkerLease", "WorkerSlot", "dump_job", "lease_scope", "release_workers",
            "row_seed"]
@@ -165,11 +166,7 @@ def _how_it_ended(process):
     if code is None:
         return "stopped answering"
     if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name} (signal {-code})"
+        return f"was killed by {signal_name(-code)} (signal {-code})"
     return f"exited with code {code}"
 
 
