@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mscore.dataset as ds
+from _dataset_worker_ops import Broken
 
 
 def _rows(dataset):
@@ -37,18 +38,8 @@ def test_map_returning_none_or_a_dict_names_map_and_column(fn, what):
     assert fn.__name__ in str(info.value) and "['col']" in str(info.value)
 
 
-class _Broken:
-    def __getitem__(self, i):
-        if i == 2:
-            raise KeyError("row 2 is gone")
-        return (np.float32(i),)
-
-    def __len__(self):
-        return 4
-
-
 def test_batch_sampler_source_failure_is_wrapped():
-    data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=[[0, 1], [2, 3]])
+    data = ds.GeneratorDataset(Broken(), ["x"], batch_sampler=[[0, 1], [2, 3]])
     with pytest.raises(RuntimeError, match="GeneratorDataset source raised KeyError") as info:
         _rows(data)
     assert isinstance(info.value.__cause__, KeyError)
@@ -58,6 +49,6 @@ def test_batch_sampler_that_raises_is_named():
     def sampler():
         yield [0, 1]
         raise OSError("sampler broke")
-    data = ds.GeneratorDataset(_Broken(), ["x"], batch_sampler=sampler())
+    data = ds.GeneratorDataset(Broken(), ["x"], batch_sampler=sampler())
     with pytest.raises(RuntimeError, match="batch_sampler raised OSError: sampler broke"):
         _rows(data)
