@@ -222,6 +222,36 @@ def _cycling(step, data, key, counter):
     return run
 
 
+def native_torch_step(torch, workload, net, device_type, level, lr, momentum):
+    """The native loop's train step of ``net`` at ``level``, returning the loss: SGD with
+    momentum, ``torch.autocast`` to the level's low dtype, and ``GradScaler`` where the level
+    scales the loss."""
+    _, low, scaled = LEVELS[level]
+    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
+    low_t = None if low is None else getattr(torch, low)
+    scaler = torch.amp.GradScaler(device_type, init_scale=2.0 ** 16,
+                                  growth_interval=2000) if scaled else None
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        if low_t is None:
+            loss = workload.torch_loss(torch, net(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        with torch.autocast(device_type=device_type, dtype=low_t):
+            loss = workload.torch_loss(torch, net(x), y)
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        return loss
+    return step
+
+
 def torch_comparisons(workload, args, batches, out, lr, momentum):
     """``{level: {variant: s/step}}`` of mscore[torch] (PYNATIVE) vs the native torch loop
     (``torch.autocast`` + ``GradScaler`` for O2, ``torch.autocast`` for bf16)."""
@@ -248,28 +278,7 @@ def torch_comparisons(workload, args, batches, out, lr, momentum):
             for name, value in weights.items():
                 state[workload.torch_name(name)].copy_(torch.from_numpy(value))
         t_net.train()
-        t_opt = torch.optim.SGD(t_net.parameters(), lr=lr, momentum=momentum)
-        low_t = None if low is None else getattr(torch, low)
-        scaler = torch.amp.GradScaler(device.type, init_scale=2.0 ** 16,
-                                      growth_interval=2000) if scaled else None
-
-        def native(x, y, t_net=t_net, t_opt=t_opt, low_t=low_t, scaler=scaler):
-            t_opt.zero_grad(set_to_none=True)
-            if low_t is None:
-                loss = workload.torch_loss(torch, t_net(x), y)
-                loss.backward()
-                t_opt.step()
-                return loss
-            with torch.autocast(device_type=device.type, dtype=low_t):
-                loss = workload.torch_loss(torch, t_net(x), y)
-            if scaler is None:
-                loss.backward()
-                t_opt.step()
-            else:
-                scaler.scale(loss).backward()
-                scaler.step(t_opt)
-                scaler.update()
-            return loss
+        native = native_torch_step(torch, workload, t_net, device.type, level, lr, momentum)
 
         counter = {"ms": 0, "t": 0, "g": 0}
         fns = {}

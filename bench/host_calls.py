@@ -39,26 +39,10 @@ def _workload(model):
 
 
 def _native_step(torch, workload, level):
-    """The benches' native step: SGD, autocast (+ GradScaler for float16)."""
-    _, low, scaled = _compare.LEVELS[level]
+    """The benches' native step of a fresh network (``_compare.native_torch_step``)."""
     net = workload.torch_net(torch)
     net.train()
-    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    low_t = None if low is None else getattr(torch, low)
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 16) if scaled else None
-
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=low_t or torch.float32, enabled=low_t is not None):
-            loss = workload.torch_loss(torch, net(x), y)
-        if scaler is None:
-            loss.backward()
-            opt.step()
-        else:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-    return step
+    return _compare.native_torch_step(torch, workload, net, "cpu", level, 0.01, 0.9)
 
 
 def _counts(torch, fn, steps):
