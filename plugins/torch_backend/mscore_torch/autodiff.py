@@ -23,6 +23,16 @@ _floating = torch.Tensor.is_floating_point
 _mark = torch.Tensor.requires_grad_
 _consume = partial(deque, maxlen=0)   # runs an iterator to its end, keeping nothing
 
+# The autograd engine's entry that ``torch.autograd.grad`` and ``Tensor.backward`` both end in
+# (private; absent in another torch, where the public call is used). Called directly for a
+# real scalar value, it skips ``grad``'s Python checks of every input (two per parameter
+# per step): here the inputs are always plain leaves the core made.
+try:
+    from torch.autograd.graph import _engine_run_backward
+except ImportError:   # pragma: no cover - a torch without it
+    _engine_run_backward = None
+_PRESERVE = torch.preserve_format
+
 
 class TorchAutodiff:
     """``value_and_grad`` and ``grad_boundary``."""
@@ -53,7 +63,7 @@ class TorchAutodiff:
                 every = all(wants)   # the usual case: floating parameters only
                 wanted = leaves if every else [leaf for leaf, w in zip(leaves, wants) if w]
                 if wanted and isinstance(value, torch.Tensor) and value.requires_grad:
-                    found = torch.autograd.grad(value, wanted, allow_unused=True)
+                    found = _grad(value, wanted)
                 else:
                     found = [None] * len(wanted)
         finally:
@@ -72,6 +82,17 @@ class TorchAutodiff:
         outputs' cotangents to the inputs' (a ``torch.autograd.Function``; cells' backward
         hooks use it)."""
         return _GradBoundary.apply(vjp, *arrays)
+
+
+def _grad(value, inputs):
+    """``torch.autograd.grad(value, inputs, allow_unused=True)``: the engine called directly
+    for a real scalar ``value`` (the seed is ``grad``'s own, ``ones_like``), the public call
+    for anything else (its errors are the user's)."""
+    if _engine_run_backward is None or value.numel() != 1 or not value.is_floating_point() \
+            or torch.overrides.has_torch_function((value,)):
+        return torch.autograd.grad(value, inputs, allow_unused=True)
+    return _engine_run_backward((value,), (torch.ones_like(value, memory_format=_PRESERVE),),
+                                False, False, tuple(inputs), True, accumulate_grad=False)
 
 
 class _GradBoundary(torch.autograd.Function):
