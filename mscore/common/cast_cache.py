@@ -30,7 +30,7 @@ from mscore._state import in_compiled
 from mscore._state import process as _process
 from mscore._state import thread as _thread
 
-_ATTR = "_cast_copy"   # Parameter._assign deletes it
+_ATTR = "_cast_copy"   # the eager copy's key in its Parameter's __dict__
 _data_of = attrgetter("_data")
 _dtype_attr = attrgetter("dtype")   # the library's dtype of an array (or tracer)
 
@@ -77,6 +77,15 @@ class CastPlan:
                              for d, params in groups.items())
         self._size = len(copies)
         self._learned_at = _process.compute_dtype_changes
+
+
+def drop_cast_copies(params):
+    """Drop the eager low-precision copies of ``params``' values (the values changed: every
+    assignment of a Parameter calls this)."""
+    for p in params:
+        d = p.__dict__
+        if _ATTR in d:
+            del d[_ATTR]
 
 
 @contextlib.contextmanager

@@ -8,9 +8,11 @@ backend compiles a whole train step as a pure function (:func:`stateless_call`).
 from __future__ import annotations
 
 import copy
+from operator import attrgetter
 
 import numpy as np
 
+from mscore.common.cast_cache import drop_cast_copies
 from mscore.common.initializer import Initializer, initializer
 from mscore.common.tensor import Tensor, _is_native
 from mscore import dispatch
@@ -60,7 +62,10 @@ class MutationScope:
 def changes_kept():
     """True when no open :class:`MutationScope` of this thread would undo a change (every
     one re-assigns what changed): only then may a Parameter's array be updated in place."""
-    return all(s.keeps_changes for s in _thread.mutation_scopes)
+    return all(map(_keeps_changes, _thread.mutation_scopes))
+
+
+_keeps_changes = attrgetter("keeps_changes")
 
 
 def assign_all(params, values):
@@ -71,9 +76,7 @@ def assign_all(params, values):
         scope.note_all(params)
     for p, v in zip(params, values):
         p._data = v
-        d = p.__dict__
-        if "_cast_copy" in d:   # a low-precision copy of the old value
-            del d["_cast_copy"]
+    drop_cast_copies(params)
 
 
 class Parameter(Tensor):

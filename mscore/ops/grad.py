@@ -117,6 +117,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         raise ValueError("value_and_grad: grad_position and weights cannot both be None")
 
     plan = cast_cache.CastPlan(_cast_weights)
+    differentiated = frozenset(map(id, weight_list or ()))
 
     def wrapper(*args):
         sens = None
@@ -150,8 +151,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                 finally:
                     changed = scope.restore()
             if changed:   # parameters fn changed besides the differentiated ones
-                protected = {id(w) for w in wl}
-                changed = [(p, v) for p, v in changed if id(p) not in protected]
+                changed = [(p, v) for p, v in changed if id(p) not in differentiated]
             others = changed
             outs = out if isinstance(out, tuple) else (out,)
             if has_aux:

@@ -13,6 +13,7 @@ from mscore import dispatch, fused_reference
 from mscore._state import in_compiled
 from mscore._state import thread as _thread
 from mscore.autodiff.tracer import unwrap
+from mscore.common.cast_cache import drop_cast_copies
 from mscore.common.parameter import Parameter, assign_all, changes_kept
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _as_tensor, _float_input, _float_tensor
@@ -67,39 +68,46 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     x = _float_input(input_x, "input_x")
     if x.ndim < 2:
         raise ValueError(f"input_x: expected at least 2-d (N, C, ...), got shape {x.shape}")
-    if training and running_mean is not None and running_var is not None and \
-            _updatable_in_place(running_mean, running_var):
-        # The backend's kernel updates the running statistics where they are (as torch's
-        # own BatchNorm does): no copies of them per step.
-        w = None if weight is None else weight._data
-        b = None if bias is None else bias._data
-        out = dispatch.fused("batch_norm_inplace")(x._data, running_mean._data,
-                                                   running_var._data, w, b, float(momentum),
-                                                   float(eps))
-        if out is not None:
-            # (drops stale low-precision copies)
-            assign_all((running_mean, running_var), (running_mean._data, running_var._data))
-            return _wrap(out)
-    raw = [None if t is None else t._data for t in (running_mean, running_var, weight, bias)]
+    return _wrap(batch_norm_checked(x._data, running_mean, running_var, weight, bias,
+                                    bool(training), float(momentum), float(eps)))
+
+
+def batch_norm_checked(x, running_mean, running_var, weight, bias, training, momentum, eps):
+    """:func:`batch_norm` of a native floating array ``x`` of at least 2 dims the caller has
+    checked (the statistics and the affine parameters are Tensors or None; ``training`` a
+    bool, ``momentum`` and ``eps`` floats): the native output."""
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    if training and running_mean is not None and running_var is not None:
+        inplace = dispatch.fused("batch_norm_inplace")
+        if inplace is not None and _updatable_in_place(running_mean, running_var):
+            # The backend's kernel updates the running statistics where they are (as
+            # torch's own BatchNorm does): no copies of them per step.
+            out = inplace(x, running_mean._data, running_var._data, w, b, momentum, eps)
+            if out is not None:
+                # Same arrays, new values: no scope needs a note (each would put back the
+                # very arrays that changed), only stale low-precision copies go.
+                drop_cast_copies((running_mean, running_var))
+                return out
+    raw = (None if running_mean is None else running_mean._data,
+           None if running_var is None else running_var._data, w, b)
     fused = dispatch.fused("batch_norm")
     if fused is not None:
         # The backend's op is functional: (out, new_mean, new_var), news None in eval.
-        out, new_mean, new_var = fused(x._data, *raw, bool(training), float(momentum),
-                                       float(eps))
+        out, new_mean, new_var = fused(x, *raw, training, momentum, eps)
     else:
-        out, new_mean, new_var, _ = fused_reference.batch_norm(
-            x._data, *raw, bool(training), float(momentum), float(eps))
+        out, new_mean, new_var, _ = fused_reference.batch_norm(x, *raw, training, momentum,
+                                                               eps)
     if new_mean is not None:
         assign_all((running_mean, running_var), (unwrap(new_mean), unwrap(new_var)))
-    return _wrap(out)
+    return out
 
 
 def _updatable_in_place(*stats):
-    """True when the backend can update these running-statistics Parameters in place and
-    nobody could tell: eager (not traced or compiled, not exported), no open scope that
-    would undo the change, nothing else holding their arrays."""
-    return dispatch.fused("batch_norm_inplace") is not None and not in_compiled() and \
-        not _thread.exporting and changes_kept() and \
+    """True when these running-statistics Parameters may be updated in place and nobody
+    could tell: eager (not traced or compiled, not exported), no open scope that would undo
+    the change, nothing else holding their arrays."""
+    return not in_compiled() and not _thread.exporting and changes_kept() and \
         all(map(isinstance, stats, repeat(Parameter))) and solely_owned(*stats)
 
 

@@ -15,7 +15,7 @@ from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_n
                                      check_positive_int, check_tensor)
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
-from mscore.ops.normalization import instance_norm, layer_norm_checked
+from mscore.ops.normalization import batch_norm_checked, instance_norm, layer_norm_checked
 
 def _has_hooks(cell):
     """Whether any hook is registered on ``cell`` (one would see its inputs or their
@@ -114,9 +114,9 @@ class _BatchNorm(Cell):
         # else: half-precision inputs are normalised in float32 (MindSpore's rule): the
         # float32 master gamma/beta serve them as they are.
         # ops.batch_norm's momentum weighs the batch statistics; the layer's the moving ones.
-        return F.batch_norm(x, params["moving_mean"], params["moving_variance"], gamma, beta,
-                            training=bool(use_batch), momentum=1.0 - self.momentum,
-                            eps=self.eps)
+        return Tensor._wrap(batch_norm_checked(
+            xd, params["moving_mean"], params["moving_variance"], gamma, beta,
+            bool(use_batch), 1.0 - self.momentum, float(self.eps)))
 
     def extend_repr(self):
         return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "

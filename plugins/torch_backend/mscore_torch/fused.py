@@ -10,6 +10,8 @@ import torch.nn.functional as tnf
 from mscore.plugin.rules import is_half_precision
 
 _DTYPE_OF = torch.Tensor.dtype.__get__
+# ``torch.backends.cudnn.enabled``'s own getter (F.batch_norm passes it to the kernel)
+_cudnn_enabled = getattr(torch._C, "_get_cudnn_enabled", lambda: torch.backends.cudnn.enabled)
 
 
 class TorchFused:
@@ -154,7 +156,12 @@ class TorchFused:
             return None
         weight = weight if weight is None or weight.dtype == pdt else weight.to(pdt)
         bias = bias if bias is None or bias.dtype == pdt else bias.to(pdt)
-        return tnf.batch_norm(x, running_mean, running_var, weight, bias, True, momentum, eps)
+        if x.numel() == x.shape[1]:   # one value per channel: F.batch_norm's error
+            return tnf.batch_norm(x, running_mean, running_var, weight, bias, True, momentum,
+                                  eps)
+        # torch's kernel itself, without F.batch_norm's Python checks (the one above aside)
+        return torch.batch_norm(x, weight, bias, running_mean, running_var, True, momentum,
+                                eps, _cudnn_enabled())
 
     def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean",
                       label_smoothing=0.0):
