@@ -30,7 +30,8 @@ class ReLU(Cell):
     """max(x, 0) elementwise (gradient 0 at 0)."""
 
     def construct(self, x):
-        check_tensor(x, "x", "ReLU")
+        if not isinstance(x, Tensor):
+            check_tensor(x, "x", "ReLU")
         d = x._data
         fused = dispatch.fused("relu")  # one kernel each way where the backend has it
         if fused is not None:

@@ -97,15 +97,16 @@ class _Conv(Cell):
         return w
 
     def _check_input(self, x):
-        cls = type(self).__name__
-        check_tensor(x, "x", cls)
-        shape = x.shape
+        if not isinstance(x, Tensor):
+            check_tensor(x, "x", type(self).__name__)
+        shape = dispatch.shape(x._data)
         if len(shape) != self._nd + 2:
+            cls = type(self).__name__
             raise ValueError(f"For '{cls}', 'x' must be {self._nd + 2}-d (N, C, ...), got shape "
                              f"{shape}")
         if shape[1] != self.in_channels:
-            raise ValueError(f"For '{cls}', 'x' must have {self.in_channels} channels (axis 1), "
-                             f"got shape {shape}")
+            raise ValueError(f"For '{type(self).__name__}', 'x' must have {self.in_channels} "
+                             f"channels (axis 1), got shape {shape}")
         return shape
 
     def _add_bias(self, out):

@@ -91,7 +91,8 @@ class _BatchNorm(Cell):
 
     def construct(self, x):
         cls = type(self).__name__
-        check_tensor(x, "x", cls)
+        if not isinstance(x, Tensor):
+            check_tensor(x, "x", cls)
         xd = x._data
         shape = dispatch.shape(xd)
         nd = len(shape)

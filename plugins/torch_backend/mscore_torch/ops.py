@@ -300,7 +300,22 @@ class TorchOps:
 
 
 def _symmetric(padding):
-    """The per-axis padding when every ``(before, after)`` pair is equal, else None."""
+    """The per-axis padding when every ``(before, after)`` pair is equal, else None
+    (remembered per padding: a network convolves with the same few every step)."""
+    try:
+        return _symmetric_known[padding]
+    except (KeyError, TypeError):   # new, or a list (not hashable)
+        pass
+    out = _symmetric_of(padding)
+    if isinstance(padding, tuple) and len(_symmetric_known) < 256:
+        _symmetric_known[padding] = out
+    return out
+
+
+_symmetric_known = {}
+
+
+def _symmetric_of(padding):
     out = []
     for lo, hi in padding:
         if lo != hi:
