@@ -317,9 +317,11 @@ class Optimizer(OptimizerArguments, MindSporeOptimizerAttributes, Cell):
                      for p, g in zip(self.parameters, self._grads_list(gradients)))
 
     def construct(self, gradients):
+        """Updates the parameters from ``gradients``: each optimizer defines it."""
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def extend_repr(self):
+        """The number of updated parameters, for ``repr``."""
         return f"params={len(self.parameters)}"
 
 
