@@ -148,3 +148,17 @@ def test_mint_training_step_with_adamw(backend):
         opt(grads)
         loss, grads = step(x, y)
     assert float(loss) < float(first)
+
+
+@pytest.mark.parametrize("call,argument", [
+    (lambda x: x.reshape(2.5, 2), "shape"),
+    (lambda x: x.view(3, 2.0), "shape"),
+    (lambda x: x.reshape(2, 3).permute(1.0, 0), "dims"),
+    (lambda x: x.new_zeros((2.0, 3)), "size"),
+    (lambda x: x.set_const_arg(1), "const_arg"),
+])
+def test_non_integer_sizes_and_a_non_bool_flag_are_type_errors(call, argument):
+    # MindSpore 2.10 raises TypeError for each of these (checked with the oracle)
+    x = ms.Tensor(np.zeros(6, np.float32))
+    with pytest.raises(TypeError, match=argument):
+        call(x)

@@ -18,7 +18,7 @@ from mscore.ops import image_fold
 from mscore.ops import linalg_extra_func as la
 from mscore.ops import special
 from mscore.ops.tensor_api_registry import MethodRegistry
-from mscore.ops.tensor_api_shape import store
+from mscore.ops.tensor_api_helpers import store
 
 METHODS = MethodRegistry()
 PROPERTIES = {}

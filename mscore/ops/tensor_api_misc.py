@@ -15,7 +15,7 @@ from mscore import ops
 from mscore.ops import array_extra_func as arr
 from mscore.ops import integer_random_func as irf
 from mscore.ops.tensor_api_registry import MethodRegistry
-from mscore.ops.tensor_api_shape import store as _store
+from mscore.ops.tensor_api_helpers import store as _store
 
 METHODS = MethodRegistry()
 method = METHODS.method

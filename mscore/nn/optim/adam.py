@@ -11,7 +11,8 @@ from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, non_negative
 from mscore.nn.optim.adamax import check_betas
-from mscore.nn.optim.optimizer import Optimizer, settable_target
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer_attributes import settable_target
 from mscore.ops.functional import native_addcmul as addcmul
 from mscore.ops.multi_tensor import adam_update, solely_owned
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, check_range, non_negative, positive
-from mscore.nn.optim.optimizer import Optimizer, settable_target
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer_attributes import settable_target
 
 
 class FTRL(Optimizer):

@@ -29,11 +29,14 @@ Every optimizer records how it was built, as MindSpore's ``opt_init_args_registe
 ``init_params`` (``{"params": ...}``), ``init_learning_rate`` (None for a schedule) and
 ``init_args`` (the other constructor arguments), so ``mscore.boost`` can build one of the same
 kind over other parameters.
+
+This module holds the class, its construction and the preparation of a step (gradients
+unscaled, decayed and centralized; the rates of the step); the checks of the constructor's
+arguments are in :mod:`mscore.nn.optim.optimizer_arguments`, MindSpore's helper attributes and
+properties in :mod:`mscore.nn.optim.optimizer_attributes`.
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import numbers
 import operator
 from itertools import repeat
@@ -47,12 +50,14 @@ from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell, CellList
-from mscore.nn.learning_rate_schedule import LearningRateSchedule, _IteratorLearningRate
+from mscore.nn.learning_rate_schedule import LearningRateSchedule
+from mscore.nn.optim.optimizer_arguments import (OptimizerArguments, centralization_flags,
+                                                 default_decay_filter, recording_init)
+from mscore.nn.optim.optimizer_attributes import MindSporeOptimizerAttributes, settable_target
 from mscore.ops.functional import native_addcmul
 from mscore.ops.multi_tensor import divide_all
-from mscore.ops.composite import HyperMap, Map
-from mscore.ops.operations import AssignAdd
-from mscore import context
+
+__all__ = ["Optimizer", "settable_target"]
 
 _wrap = Tensor._wrap
 _data_of = operator.attrgetter("_data")
@@ -77,65 +82,18 @@ def _one_library_dtype(arrays):
         return False
 
 
-def _default_decay_filter(param):
-    return "beta" not in param.name and "gamma" not in param.name
-
-
-def _recording_init(init):
-    """``init`` that first records the constructor's arguments (the outermost call only, so
-    a subclass calling ``super().__init__`` keeps its own)."""
-    try:
-        signature = inspect.signature(init)
-    except (TypeError, ValueError):
-        return init
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        if "_init_recorded" not in self.__dict__:
-            object.__setattr__(self, "_init_recorded", True)
-            try:
-                bound = signature.bind(self, *args, **kwargs)
-            except TypeError:
-                pass    # the constructor itself reports the bad call
-            else:
-                params = bound.arguments.get("params")
-                if params is not None and not isinstance(params, (list, tuple, dict)) \
-                        and iter(params) is params:
-                    # an iterator (net.get_parameters()): keep a list, for both
-                    bound.arguments["params"] = list(params)
-                    args, kwargs = bound.args[1:], bound.kwargs
-                _record_init_args(self, bound)
-        return init(self, *args, **kwargs)
-    return wrapper
-
-
-def _record_init_args(opt, bound):
-    bound.apply_defaults()
-    args = dict(bound.arguments)
-    args.pop("self", None)
-    if "params" in args:
-        object.__setattr__(opt, "init_params", {"params": args.pop("params")})
-    if "learning_rate" in args:
-        lr = args.pop("learning_rate")
-        if isinstance(lr, Tensor):
-            lr = lr.asnumpy().tolist()
-        object.__setattr__(opt, "init_learning_rate", None if isinstance(lr, Cell) else lr)
-    object.__setattr__(opt, "init_args", args)
-
-
-class Optimizer(Cell):
+class Optimizer(OptimizerArguments, MindSporeOptimizerAttributes, Cell):
     """Base class of optimizers: ``Optimizer(learning_rate, parameters, weight_decay=0.0,
     loss_scale=1.0)``. Subclasses implement ``construct(gradients)`` with the helpers below.
     """
 
-    _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
     _decay_in_grads = True   # False: the subclass applies decoupled decay itself
     _centralizes = True      # False: the subclass ignores 'grad_centralization' (MindSpore's)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__ = _recording_init(cls.__dict__["__init__"])
+            cls.__init__ = recording_init(cls.__dict__["__init__"])
 
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
@@ -157,7 +115,7 @@ class Optimizer(Cell):
             self._check_lr(learning_rate)
             lr_of = [0] * len(params)
             lrs = [learning_rate]
-            decay = [default_wd if _default_decay_filter(p) else 0.0 for p in params]
+            decay = [default_wd if default_decay_filter(p) else 0.0 for p in params]
             self.is_group_lr = False
         else:
             params, lr_of, lrs, decay, ordered = self._from_groups(groups, learning_rate,
@@ -171,7 +129,7 @@ class Optimizer(Cell):
             raise ValueError(f"For '{cls}', parameter names must be unique, got duplicates "
                              f"{dup}; give the parameters distinct names")
         self.parameters = ParameterTuple(params)
-        self.grad_centralization_flags = _centralization_flags(groups, params)
+        self.grad_centralization_flags = centralization_flags(groups, params)
         self._lr_of = lr_of
         self.is_group_params_ordered = ordered
         # Learning rates: one entry per group (a single one without groups).
@@ -208,151 +166,6 @@ class Optimizer(Cell):
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
         self._mindspore_attributes()
-
-    # -- argument handling ------------------------------------------------------------------
-    def _weight_decay_arg(self, wd, name="weight_decay"):
-        cls = type(self).__name__
-        if isinstance(wd, Cell):
-            return wd
-        if isinstance(wd, bool) or not isinstance(wd, numbers.Real):
-            raise TypeError(f"For '{cls}', '{name}' must be a float, an int or a Cell, got "
-                            f"{type(wd).__name__}")
-        if not wd >= 0 or not np.isfinite(wd):
-            raise ValueError(f"For '{cls}', '{name}' must be >= 0, got {wd}")
-        return float(wd)
-
-    def _param_list(self, params):
-        cls = type(self).__name__
-        if params is None:
-            raise ValueError(f"For '{cls}', the argument 'params' can not be None.")
-        if isinstance(params, Parameter):
-            raise TypeError(f"For '{cls}', 'params' must be a list of Parameters (for example "
-                            f"net.trainable_params()), got a single Parameter")
-        try:
-            params = list(params)
-        except TypeError:
-            raise TypeError(f"For '{cls}', 'params' must be a list of Parameters or of group "
-                            f"dicts, got {type(params).__name__}") from None
-        if not params:
-            raise ValueError(f"For '{cls}', 'params' must not be empty")
-        for p in params:
-            if not isinstance(p, Parameter):
-                raise TypeError(f"For '{cls}', every element of 'params' must be a Parameter, "
-                                f"got {type(p).__name__}")
-            if not p.dtype.is_floating:
-                raise TypeError(f"For '{cls}', parameter {p.name!r} must be floating point, "
-                                f"got {p.dtype}")
-        return params
-
-    def _groups(self, parameters):
-        if isinstance(parameters, (list, tuple)) and parameters and \
-                all(isinstance(g, dict) for g in parameters):
-            return list(parameters)
-        if isinstance(parameters, (list, tuple)) and any(isinstance(g, dict) for g in parameters):
-            raise TypeError(f"For '{type(self).__name__}', 'params' must be all Parameters or "
-                            f"all group dicts")
-        return None
-
-    def _from_groups(self, groups, default_lr, default_wd):
-        cls = type(self).__name__
-        params, lr_of, lrs, decay = [], [], [], []
-        order = None
-        default_slot = None
-        for g in groups:
-            unknown = set(g) - set(self._GROUP_KEYS)
-            if unknown:
-                raise KeyError(f"For '{cls}', the key in group params must be one of in "
-                               f"{list(self._GROUP_KEYS)}, but got {sorted(unknown)}.")
-            if not isinstance(g.get("grad_centralization", False), bool):
-                raise TypeError(f"For '{cls}', the 'grad_centralization' of a group must be a "
-                                f"bool, got {type(g['grad_centralization']).__name__}")
-            if "order_params" in g:
-                if order is not None:
-                    raise ValueError(f"For '{cls}', 'order_params' may appear only once")
-                order = self._param_list(g["order_params"])
-                if set(g) - {"order_params"}:
-                    raise ValueError(f"For '{cls}', the 'order_params' group must hold only "
-                                     f"'order_params'")
-                continue
-            if "params" not in g:
-                raise ValueError(f"For '{cls}', every group needs a 'params' key")
-            ps = self._param_list(g["params"])
-            if "lr" in g:
-                self._check_lr(g["lr"])
-                lrs.append(g["lr"])
-                k = len(lrs) - 1
-            else:
-                if default_slot is None:
-                    self._check_lr(default_lr)
-                    lrs.append(default_lr)
-                    default_slot = len(lrs) - 1
-                k = default_slot
-            wd = self._weight_decay_arg(g["weight_decay"]) if "weight_decay" in g \
-                else default_wd
-            for p in ps:
-                if any(q.name == p.name for q in params):
-                    raise RuntimeError(f"For '{cls}', the {p.name} parameter already exists, it "
-                                       f"does not support repeated setting. Please check whether "
-                                       f"the optimizer parameter has been set multiple times.")
-                params.append(p)
-                lr_of.append(k)
-                decay.append(wd)
-        if order is not None:
-            index = {id(p): i for i, p in enumerate(params)}
-            missing = [p.name for p in order if id(p) not in index]
-            if missing or len(order) != len(params):
-                raise ValueError(f"For '{cls}', 'order_params' must hold exactly the grouped "
-                                 f"parameters; unknown or missing: {missing}")
-            perm = [index[id(p)] for p in order]
-            params = [params[i] for i in perm]
-            lr_of = [lr_of[i] for i in perm]
-            decay = [decay[i] for i in perm]
-        if not params:
-            raise ValueError(f"For '{cls}', the parameter groups hold no parameters")
-        self._check_lr_lengths(default_lr, lrs)
-        return params, lr_of, lrs, decay, order is not None
-
-    def _check_lr_lengths(self, default_lr, lrs):
-        """Per-step rate lists of the groups must be as long as each other and as the
-        optimizer's own (MindSpore's rule)."""
-        lengths = {len(x) for x in [default_lr, *lrs] if _is_rate_list(x)}
-        if len(lengths) > 1:
-            raise ValueError(f"For '{type(self).__name__}', the Tensor type dynamic learning rate "
-                             f"in group must be the same size as the argument 'learning_rate'.")
-
-    def _check_lr(self, lr):
-        cls = type(self).__name__
-        if isinstance(lr, bool):
-            raise TypeError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or "
-                            f"a LearningRateSchedule, got bool")
-        if isinstance(lr, numbers.Real):
-            if not lr >= 0 or not np.isfinite(lr):
-                raise ValueError(f"For '{cls}', 'learning_rate' must be >= 0, got {lr}")
-            return
-        if isinstance(lr, Tensor):
-            if lr.ndim > 1:
-                raise ValueError(f"For '{cls}', a Tensor 'learning_rate' must be 0-d or 1-d, got "
-                                 f"shape {lr.shape}")
-            if not lr.dtype.is_floating:
-                raise TypeError(f"For '{cls}', a Tensor 'learning_rate' must be floating "
-                                f"point, got {lr.dtype}")
-            return
-        if isinstance(lr, str):
-            raise ValueError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or "
-                             f"a LearningRateSchedule: could not convert string to float: {lr!r}")
-        if isinstance(lr, (LearningRateSchedule, list, tuple)):
-            return
-        raise TypeError(f"For '{cls}', 'learning_rate' must be a float, a list, a Tensor or a "
-                        f"LearningRateSchedule, got {type(lr).__name__}")
-
-    def _make_lr(self, lr, name):
-        if isinstance(lr, LearningRateSchedule):
-            return lr
-        if isinstance(lr, Tensor) and lr.ndim == 0:
-            lr = float(lr.asnumpy())
-        if isinstance(lr, numbers.Real):
-            return Parameter(Tensor(np.float32(lr)), name=name, requires_grad=False)
-        return _IteratorLearningRate(lr, name)
 
     # -- what subclasses use -------------------------------------------------------------------
     def _state(self, prefix, init="zeros"):
@@ -504,115 +317,12 @@ class Optimizer(Cell):
                      for p, g in zip(self.parameters, self._grads_list(gradients)))
 
     def construct(self, gradients):
+        """Updates the parameters from ``gradients``: each optimizer defines it."""
         raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
 
     def extend_repr(self):
+        """The number of updated parameters, for ``repr``."""
         return f"params={len(self.parameters)}"
-
-    # -- what MindSpore code that subclasses Optimizer uses -------------------------------
-    def _mindspore_attributes(self):
-        """The helpers MindSpore's Optimizer gives its subclasses, as plain attributes (a
-        subclass may replace them): ``assignadd``, ``global_step_increase_tensor``,
-        ``map_``/``map_reverse``, ``hyper_map``/``hyper_map_reverse``, ``reciprocal_scale``,
-        ``param_length`` and ``dynamic_decay_flags``."""
-        self.assignadd = AssignAdd()
-        self.global_step_increase_tensor = Tensor(np.ones((1,), np.int32))
-        self.map_ = Map()
-        self.map_reverse = Map(None, True)
-        self.hyper_map = HyperMap()
-        self.hyper_map_reverse = HyperMap(None, True)
-        self.reciprocal_scale = Tensor(np.float32(1.0 / self.loss_scale))
-        self.param_length = len(self.parameters)
-        self.dynamic_decay_flags = tuple(isinstance(d, Cell) for d in self._decay) \
-            if self.is_group else isinstance(self.weight_decay, Cell)
-
-    @property
-    def _parameters(self):
-        """The updated parameters (MindSpore's name for ``parameters``)."""
-        return self.parameters
-
-    @_parameters.setter
-    def _parameters(self, value):
-        self.parameters = value
-
-    @property
-    def unique(self):
-        """Whether gradients of sparse lookups are de-duplicated (accepted; mscore's
-        gradients are dense)."""
-        return self.__dict__.get("_unique", True)
-
-    @unique.setter
-    def unique(self, value):
-        if not isinstance(value, bool):
-            raise TypeError(f"For 'Optimizer', the property 'unique' must be bool, but got "
-                            f"{type(value)}")
-        self.__dict__["_unique"] = value
-
-    @property
-    def target(self):
-        """The device the update runs on (the context's ``device_target``)."""
-        return self._target_name()
-
-    @target.setter
-    def target(self, value):
-        raise NotImplementedError(f"For '{type(self).__name__}', the property 'target' cannot "
-                                  f"be set")
-
-    def _target_name(self):
-        return self.__dict__.get("_target", context.get_context("device_target"))
-
-    def _set_base_target(self, value):
-        cls = type(self).__name__
-        if not isinstance(value, str):
-            raise TypeError(f"For '{cls}', the property 'target' must be string, but got "
-                            f"{type(value)}")
-        if value not in ("CPU", "Ascend", "GPU"):
-            raise ValueError(f"For '{cls}', the property 'target' must be one of ['CPU', "
-                             f"'Ascend', 'GPU'], but got {value}")
-        current = self._target_name()
-        if value not in (current, "CPU"):   # a device build can still run on the host
-            raise ValueError(f"For '{cls}', the property 'target' cannot be set to {value!r} in "
-                             f"the {current!r} environment.")
-        self.__dict__["_target"] = value
-
-    def get_weight_decay(self):
-        """The weight decay of this step: a float32 Tensor (a tuple with one per parameter
-        when the parameters are grouped); a dynamic one is read at ``global_step``."""
-        wd_now = self._step_lrs()[1]
-
-        def value(d):
-            if isinstance(d, Cell):
-                return _wrap(wd_now[id(d)])
-            return Tensor(np.float32(d))
-        if self.is_group:
-            return tuple(value(d) for d in self._decay)
-        return value(self.weight_decay)
-
-    def flatten_gradients(self, gradients):
-        """``gradients`` unchanged."""
-        return gradients
-
-
-# The optimizers MindSpore lets a user move to the host (Adam, FTRL, ProximalAdagrad) take
-# ``target = settable_target`` in place of the base class's read-only property.
-settable_target = property(
-    Optimizer._target_name, Optimizer._set_base_target,
-    doc="Where MindSpore runs the update ('CPU', 'GPU' or 'Ascend'); accepted and recorded, "
-        "the backend decides here.")
-
-
-def _is_rate_list(lr):
-    """Whether ``lr`` is a per-step list of rates (a list, tuple or 1-d Tensor)."""
-    return isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1)
-
-
-def _centralization_flags(groups, params):
-    """Per parameter: does its group ask for gradient centralization."""
-    if groups is None:
-        return tuple(False for _ in params)
-    flagged = {id(p) for g in groups if g.get("grad_centralization") and "params" in g
-               for p in g["params"]}
-    return tuple(id(p) in flagged for p in params)
 
 
 def _centralized(g):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from mscore.dispatch import call
 from mscore.nn.optim._args import check_bool, non_negative
-from mscore.nn.optim.optimizer import Optimizer, settable_target
+from mscore.nn.optim.optimizer import Optimizer
+from mscore.nn.optim.optimizer_attributes import settable_target
 from mscore.ops.functional import native_addcmul
 
 
