@@ -34,12 +34,15 @@ def _takes_half_uncast(cell, args, dtype, construct):
     cell whose output amp rounds back to the input's dtype anyway (``_amp_output_dtype``, set
     by :func:`mscore.amp.auto_mixed_precision`'s wrapper): a float32 cell called on its own
     returns float32."""
-    if dtype is not mdt.float32 or len(args) != 1 or not isinstance(args[0], Tensor):
+    if dtype is not mdt.float32 or len(args) != 1:
         return False
-    have = args[0].dtype
-    return have in (mdt.float16, mdt.bfloat16) and \
-        cell.__dict__.get("_amp_output_dtype") is have and \
-        type(cell).construct is construct and not _has_hooks(cell) and not _thread.exporting
+    rounded_to = cell.__dict__.get("_amp_output_dtype")
+    if rounded_to is not mdt.float16 and rounded_to is not mdt.bfloat16:
+        return False
+    x = args[0]
+    return isinstance(x, Tensor) and dispatch.dtype(x._data) is rounded_to and \
+        type(cell).construct is construct and not _thread.exporting and \
+        (cell._hooks is None or not _has_hooks(cell))
 
 
 class _BatchNorm(Cell):
@@ -209,7 +212,7 @@ class LayerNorm(Cell):
 
     def construct(self, input_x):
         cls = "LayerNorm"
-        x = check_tensor(input_x, "input_x", cls)
+        x = input_x if isinstance(input_x, Tensor) else check_tensor(input_x, "input_x", cls)
         xd = x._data
         shape = dispatch.shape(xd)
         nd = len(shape)
