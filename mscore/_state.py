@@ -109,6 +109,9 @@ class _Process:
       stream's state and the backend it was made for (None, None before the first draw);
     * ``deterministic``: :func:`mscore.set_deterministic`'s flag (``get_context
       ("deterministic")`` reads it as ``"ON"``/``"OFF"``);
+    * ``deterministic_backends``: the backends whose library was switched to its
+      deterministic mode and not back (:func:`tell_backend_deterministic`), which
+      :func:`reset` switches back;
     * ``compiled_cells``: the cells holding compiled programs, for ``clear_cache()``;
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
@@ -125,6 +128,7 @@ class _Process:
         self.seeds = _Seeds()
         self.random_stream = {"param": None, "backend": None}
         self.deterministic = False
+        self.deterministic_backends = []
         self.compiled_cells = weakref.WeakSet()
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
@@ -159,7 +163,24 @@ def drop_compiled_programs():
     process.compiled_cells.clear()
 
 
+def tell_backend_deterministic(backend, flag):
+    """Switch ``backend``'s library to its deterministic mode (``flag`` True) or back,
+    through the backend's optional ``set_deterministic`` method (nothing where it has none),
+    and remember which backends are switched on, for :func:`reset`."""
+    hook = getattr(backend, "set_deterministic", None)
+    if hook is None:
+        return
+    hook(flag)
+    told = process.deterministic_backends
+    if flag and backend not in told:
+        told.append(backend)
+    elif not flag and backend in told:
+        told.remove(backend)
+
+
 def _reset_process():
+    for backend in list(process.deterministic_backends):
+        tell_backend_deterministic(backend, False)
     drop_compiled_programs()
     fresh = _Process()
     for key, value in vars(fresh).items():
@@ -173,9 +194,11 @@ def _reset_process():
 def reset():
     """Return mscore to its import-time state: context defaults (PYNATIVE_MODE, CPU, no
     backend selected: the next op selects ``MSCORE_BACKEND`` or numpy again), no seeds, no
-    random stream, determinism off, no compiled programs, no communication job, every
-    :func:`section` at its defaults, and the calling thread's :class:`_PerThread` state and
-    :data:`boost_active` cleared. Other threads' per-thread state is theirs to clear.
+    random stream, determinism off (every backend switched to its deterministic mode is
+    switched back, e.g. torch's global deterministic algorithms), no compiled programs, no
+    communication job, every :func:`section` at its defaults, and the calling thread's
+    :class:`_PerThread` state and :data:`boost_active` cleared. Other threads' per-thread
+    state is theirs to clear.
     A communication job that is running is forgotten, not released."""
     _reset_process()
     thread.__init__()

@@ -53,10 +53,12 @@ def _activate_from_environment(name):
 def _activate(name):
     backend = get_registry().get(name)
     backend.set_device(_context["device_target"], _context["device_id"])
+    if _state.process.deterministic:
+        _require_deterministic(backend)
     _context["backend"] = name
     _state.process.backend = backend
     if _state.process.deterministic:
-        _tell_backend_deterministic(backend, True)
+        _state.tell_backend_deterministic(backend, True)
     if _state.process.seeds.global_seed is not None:
         _restart_random_stream()
 
@@ -70,7 +72,10 @@ def set_context(**kwargs):
     screen; an existing file is not overwritten: the name gets ``.<seconds since epoch>``
     appended, as MindSpore does. ``None`` or ``""`` prints to the screen again.
 
-    Unknown keys are ``ValueError``; bad values name the key and what was expected.
+    Unknown keys are ``ValueError``; bad values name the key and what was expected. While
+    ``set_deterministic(True)`` holds, a ``device_target``/``device_id``/``backend`` where the
+    backend does not declare the ``deterministic`` capability is ``NotImplementedError``, as
+    ``set_deterministic(True)`` there would be, and nothing changes.
     """
     allowed = {"backend", "device_target", "device_id", "mode", "print_file_path"}
     unknown = set(kwargs) - allowed
@@ -102,13 +107,18 @@ def set_context(**kwargs):
     device_changed = "device_target" in kwargs or "device_id" in kwargs
     old = dict(_context)
     _context.update({k: v for k, v in kwargs.items() if k in ("device_target", "device_id")})
+    backend = _state.process.backend
     try:
         if "backend" in kwargs:
             _activate(kwargs["backend"])
-        elif device_changed and _state.process.backend is not None:
-            _state.process.backend.set_device(_context["device_target"], _context["device_id"])
+        elif device_changed and backend is not None:
+            backend.set_device(_context["device_target"], _context["device_id"])
+            if _state.process.deterministic:
+                _require_deterministic(backend)
     except Exception:
         _context.update(old)
+        if device_changed and backend is not None:   # back where it was
+            backend.set_device(old["device_target"], old["device_id"])
         raise
 
 
@@ -206,7 +216,9 @@ def set_deterministic(deterministic):
     the backend and device, since mscore cannot make it so. A backend with the optional
     ``set_deterministic(flag)`` method is told of each switch (torch switches its
     deterministic algorithms on and off there); a backend selected later while the flag is on
-    is told when it is selected. ``get_context("deterministic")`` reads the flag back as
+    is told when it is selected. While the flag is on, ``set_context`` refuses a device or
+    backend that does not declare the capability with the same ``NotImplementedError`` (the
+    context stays as it was). ``get_context("deterministic")`` reads the flag back as
     ``"ON"`` or ``"OFF"``.
 
     A non-bool is ``TypeError``, worded as MindSpore words it. Unlike MindSpore, which allows
@@ -215,24 +227,20 @@ def set_deterministic(deterministic):
         raise TypeError(f"The parameter 'deterministic' must be {bool}, but got "
                         f"{type(deterministic)}")
     backend = current_backend()
-    if deterministic and "deterministic" not in _capabilities_here(backend):
-        raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
-                                  f"not declare the 'deterministic' capability on "
-                                  f"{backend.device}")
-    _tell_backend_deterministic(backend, deterministic)
+    if deterministic:
+        _require_deterministic(backend)
+    _state.tell_backend_deterministic(backend, deterministic)
     _state.process.deterministic = deterministic
 
 
-def _capabilities_here(backend):
-    """The capabilities ``backend`` declares on its current device."""
-    return get_registry().spec(backend.name).capabilities_on(backend.device)
-
-
-def _tell_backend_deterministic(backend, flag):
-    """Call the backend's optional ``set_deterministic`` hook, where it has one."""
-    hook = getattr(backend, "set_deterministic", None)
-    if hook is not None:
-        hook(flag)
+def _require_deterministic(backend):
+    """``NotImplementedError`` naming the backend and device unless ``backend`` declares the
+    ``deterministic`` capability on its current device: ``set_deterministic(True)`` asks it,
+    and so does moving to another device or backend while the flag is on."""
+    if "deterministic" not in get_registry().spec(backend.name).capabilities_on(backend.device):
+        raise NotImplementedError(f"set_deterministic(True): backend {backend.name!r} does "
+                                  f"not declare the 'deterministic' capability on "
+                                  f"{backend.device}")
 
 
 # -- MindSpore 2.x generator functions (one global stream here) -------------------------------

@@ -136,6 +136,41 @@ def test_the_declaration_is_per_device(recorders):
     assert recorders.get("det_cpu").switches == [True]
 
 
+def test_moving_to_an_undeclared_device_while_on_is_refused(recorders):
+    ms.set_context(backend="det_cpu")
+    ms.set_deterministic(True)
+    backend = recorders.get("det_cpu")
+    with pytest.raises(NotImplementedError, match="'det_cpu' does not declare the "
+                                                  "'deterministic' capability on GPU:1"):
+        ms.set_context(device_target="GPU", device_id=1)
+    assert (ms.get_context("device_target"), ms.get_context("device_id")) == ("CPU", 0)
+    assert backend.device == "CPU" and ms.get_context("deterministic") == "ON"
+    ms.set_deterministic(False)
+    ms.set_context(device_target="GPU", device_id=1)     # allowed with the flag off
+    assert backend.device == "GPU:1"
+
+
+def test_selecting_an_undeclared_backend_while_on_is_refused(recorders):
+    ms.set_context(backend="det_cpu")
+    ms.set_deterministic(True)
+    with pytest.raises(NotImplementedError, match="backend 'det_none' does not declare the "
+                                                  "'deterministic' capability on CPU"):
+        ms.set_context(backend="det_none")
+    assert ms.get_context("backend") == "det_cpu"
+    assert recorders.get("det_none").switches == []
+
+
+def test_reset_switches_every_told_backend_back(recorders):
+    from mscore import _state
+    ms.set_context(backend="det_cpu")
+    ms.set_deterministic(True)
+    ms.set_context(backend="numpy")          # det_cpu stays switched on meanwhile
+    _state.reset()
+    assert recorders.get("det_cpu").switches == [True, False]
+    assert ms.get_context("deterministic") == "OFF"
+    assert _state.process.deterministic_backends == []
+
+
 # -- the shipped backends ----------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["torch", "jax"])
 def test_shipped_backends_declare_it_on_the_cpu_only(name):
@@ -195,3 +230,24 @@ def test_torch_warns_when_cuda_started_before_the_cublas_setting(torch_switches,
     with pytest.warns(RuntimeWarning, match="CUDA had started before CUBLAS_WORKSPACE_CONFIG"):
         ms.set_deterministic(True)
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+
+
+@pytest.mark.parametrize("active", ["torch", "jax"])
+def test_reset_turns_torchs_switch_off(active, torch_switches):
+    """Whichever backend is active at reset (torch itself, or jax selected while the flag was
+    on), torch's global deterministic switches go back off."""
+    from mscore import _state
+    for name in {"torch", active}:
+        if name not in get_registry().names():
+            pytest.skip(f"{name} backend is not installed")
+    ms.set_context(backend="torch")
+    ms.set_deterministic(True)
+    ms.set_context(backend=active)
+    assert torch_switches.are_deterministic_algorithms_enabled()
+    _state.reset()
+    assert ms.get_context("deterministic") == "OFF"
+    assert not torch_switches.are_deterministic_algorithms_enabled()
+    assert not torch_switches.backends.cudnn.deterministic
+    ms.set_context(backend=active)
+    x = ms.Tensor(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal((x * 3).asnumpy(), [3.0, 6.0])   # runs on after reset

@@ -42,7 +42,7 @@ LAYERS = [
 # below them imports them.
 FACADES = {"mscore", "mscore.common.api", "mscore.common.graph"}
 # Function-level imports of mscore modules inside mscore; lower this when you remove one.
-MAX_LATE_IMPORTS = 27
+MAX_LATE_IMPORTS = 26
 
 
 def module_files(package_dir: Path) -> dict[str, Path]:

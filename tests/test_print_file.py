@@ -90,3 +90,36 @@ def test_print_file_path_as_mindspore_resolves_it(tmp_path, capsys):
     assert ms.get_context("print_file_path") == ""
     P.Print()("on screen")
     assert capsys.readouterr().out == "on screen\n"
+
+
+def _pb2_record(values):
+    """The same record built with protobuf's generated classes (the reference encoder)."""
+    from mscore.train.proto import print_pb2
+    msg = print_pb2.Print()
+    for v in values:
+        item = msg.value.add()
+        if isinstance(v, str):
+            item.desc = v
+            continue
+        item.tensor.dims.extend(v.shape)
+        dtype = ms.common.dtype.from_numpy_dtype(v.dtype.newbyteorder("="))
+        item.tensor.tensor_type = dtype.tensor_type
+        item.tensor.tensor_content = v.astype(v.dtype.newbyteorder("<")).tobytes()
+    return msg.SerializeToString()
+
+
+def test_print_record_is_what_protobuf_serializes():
+    """Print's own encoder gives protobuf's bytes: every dtype, 0-d, empty and large shapes
+    (multi-byte varints), big-endian input, long and non-ASCII text."""
+    from ml_dtypes import bfloat16
+    from mscore.common.printing import print_record
+    rng = np.random.default_rng(5)
+    values = ["loss", "é" * 100, np.array(1.5, np.float32), np.zeros((0,), np.float64),
+              rng.standard_normal((3, 200)).astype(">f4"), np.array([1.5, -2], bfloat16),
+              np.array([[True, False]]), rng.integers(-9, 9, (2, 130)).astype(np.int64)]
+    values += [np.arange(4, dtype=d).reshape(2, 2) for d in
+               (np.float16, np.float64, np.int8, np.int16, np.int32, np.uint8)]
+    assert print_record(values) == _pb2_record(values)
+    # Python numbers become 0-d bool, int64 and float32 tensors
+    assert print_record([True, 3, 2.5]) == _pb2_record(
+        [np.array(True), np.array(3, np.int64), np.array(2.5, np.float32)])

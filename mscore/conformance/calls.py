@@ -13,7 +13,7 @@ import functools
 
 from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
 
-OPTIONAL_HOOKS = ("value_and_grad", "compile")
+OPTIONAL_HOOKS = ("value_and_grad", "compile", "host_callback")
 TRACKED = PRIMITIVE_OPS + FUSED_OPS + OPTIONAL_HOOKS
 _LOG_ATTR = "_mscore_conformance_calls"
 

@@ -6,14 +6,19 @@ from __future__ import annotations
 import functools
 import numbers
 
+import numpy as np
+
+from mscore._state import in_compiled
+from mscore._state import process as _process
 from mscore.autodiff.tracer import unwrap
 from mscore.common import dtype as mdt
+from mscore.common import printing
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
 from mscore.ops.primitive_base import Primitive
 from mscore.common.parameter import Parameter
-from mscore.context import get_context
+from mscore.context import current_backend, get_context
 
 _wrap = Tensor._wrap
 
@@ -55,21 +60,60 @@ class Partial(Primitive):
 
 
 class Print(Primitive):
-    """``Print()(*inputs)``: print strings and Tensors to stdout (as MindSpore's PyNative
-    mode does); returns None. With ``set_context(print_file_path=...)`` they go to that file
-    instead, in MindSpore's print-file format (``parse_print`` reads it)."""
+    """``Print()(*inputs)``: print strings, numbers and Tensors (tuples and lists of them are
+    flattened) to stdout, one per line; returns None. In PyNative mode a Tensor prints as its
+    ``repr``; inside a compiled program (GRAPH_MODE, ``jit``) the values print each time the
+    program runs, in MindSpore's graph-mode text (:func:`mscore.common.printing.graph_text`).
+    With ``set_context(print_file_path=...)`` they go to that file instead, in MindSpore's
+    print-file format (``parse_print`` reads it).
+
+    The values reach the host through the backend's optional ``host_callback`` (a callback
+    from inside a compiled or differentiated program: ``jax.debug.callback``), or directly
+    where it has none."""
 
     def __call__(self, *args):
-        for a in args:
-            if not isinstance(a, (str, Tensor, numbers.Number, bool, tuple, list)):
-                raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
-                                f"{type(a).__name__}")
-        path = get_context("print_file_path")
-        if path:
-            from mscore.train.serialization._print import append_print_record
-            append_print_record(path, args)
-            return
-        print(*args, sep="\n", flush=True)
+        items = _print_items(args)
+        arrays = [unwrap(v._data) for v in items if isinstance(v, Tensor)]
+        # The Tensors' places hold None (no input is None): the callback keeps no traced value.
+        template = tuple(None if isinstance(v, Tensor) else v for v in items)
+        emit = functools.partial(_emit, template, in_compiled())
+        backend = _process.backend or current_backend()
+        callback = getattr(backend, "host_callback", None)
+        if callback is None:
+            emit(*[backend.to_numpy(a) for a in arrays])
+        else:
+            callback(emit, arrays)
+
+
+def _print_items(args):
+    """``args`` with tuples and lists flattened; anything but text, numbers and Tensors is
+    ``TypeError``."""
+    out = []
+    for a in args:
+        if isinstance(a, (tuple, list)):
+            out.extend(_print_items(a))
+        elif isinstance(a, (str, Tensor, numbers.Number)):
+            out.append(a)
+        else:
+            raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
+                            f"{type(a).__name__}")
+    return out
+
+
+def _emit(template, graph, *host_arrays):
+    """Print ``template`` with the Tensors' host values ``host_arrays`` (numpy, in order) in
+    its None places: to the print file when ``print_file_path`` is set, else to stdout, as a
+    compiled program's ``Print`` does when ``graph``, else as PyNative's."""
+    it = iter(host_arrays)
+    values = [next(it) if v is None else v for v in template]
+    path = get_context("print_file_path")
+    if path:
+        printing.append_print_record(path, values)
+    elif graph:
+        print(printing.graph_text(values), flush=True)
+    else:
+        print(*[Tensor(v) if isinstance(v, np.ndarray) else v for v in values], sep="\n",
+              flush=True)
 
 
 class Cast(Primitive):

@@ -49,7 +49,7 @@ FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entrop
 
 # Optional methods beyond the fused ops: None (or absent) means the core does without.
 OPTIONAL_METHODS = ("native_dtype", "float_cast", "copy", "value_and_grad", "grad_boundary",
-                    "compile", "set_deterministic")
+                    "compile", "set_deterministic", "host_callback")
 
 # Methods a second plugin may replace through the ``mscore_backend_override`` hook.
 OVERRIDABLE = PRIMITIVE_OPS + FUSED_OPS + OPTIONAL_METHODS + ("expected_overflow",)
@@ -244,6 +244,12 @@ class Backend:
     #     backend while the flag is on. None: the backend is deterministic as it is (where it
     #     declares ``deterministic``) and has nothing to switch.
     set_deterministic = None
+    # host_callback(fn, arrays) -> None: call ``fn(*numpy copies of arrays)`` on the host when
+    #     the program reaches this point: eagerly at once; inside a compiled or differentiated
+    #     program each time it runs, in program order (jax: ``jax.debug.callback``, ordered).
+    #     ``ops.Print`` uses it. None: the core calls ``fn`` with ``to_numpy`` of each array
+    #     (enough when the arrays are always concrete).
+    host_callback = None
 
     def __init__(self):
         self.device = "CPU"

@@ -1,6 +1,6 @@
 """MindSpore's print files (``mscore/train/proto/print.proto``): :func:`parse_print` reads
-them, :func:`append_print_record` writes what one ``Print`` call prints (the ``Print``
-primitive does, when ``set_context(print_file_path=...)`` is set).
+them. ``Print`` writes them (when ``set_context(print_file_path=...)`` is set) through
+:func:`mscore.common.printing.append_print_record`, below the layers of ``ops``.
 
 The file is a sequence of serialized ``Print`` messages, one per ``Print`` call, which
 protobuf parses as one message whose values follow in order: text as ``desc``, a tensor as
@@ -10,7 +10,6 @@ checkpoints, ``"Float32"``; the little-endian element bytes).
 from __future__ import annotations
 
 import math
-import numbers
 import os
 
 import numpy as np
@@ -21,7 +20,6 @@ from mscore.train.serialization._reading import read_bounded
 from mscore.train.serialization._ckpt_format import _from_le_bytes
 from mscore.train.proto import unknown_field_numbers
 from mscore.train.proto import print_pb2
-from mscore.train.serialization._ckpt_format import _le_bytes_view
 
 # Print files spell types as the checkpoint does ("Float32"); accept any capitalisation.
 _TYPES = {d.tensor_type.lower(): d for d in mdt.ALL_DTYPES}
@@ -112,40 +110,3 @@ def parse_print(print_file_name):
     if not msg.value:
         raise _bad(print_file_name, "it holds no printed values")
     return [_value(print_file_name, i, value) for i, value in enumerate(msg.value)]
-
-
-def _print_values(values):
-    """Flatten tuples/lists; Python numbers become 0-d tensors (bool, int64, float32)."""
-    for value in values:
-        if isinstance(value, (tuple, list)):
-            yield from _print_values(value)
-        elif isinstance(value, (str, Tensor)):
-            yield value
-        elif isinstance(value, bool):
-            yield Tensor(np.array(value, np.bool_))
-        elif isinstance(value, numbers.Integral):
-            yield Tensor(np.array(value, np.int64))
-        elif isinstance(value, numbers.Real):
-            yield Tensor(np.array(value, np.float32))
-        else:
-            raise TypeError(f"Print: inputs must be strings, numbers or Tensors, got "
-                            f"{type(value).__name__}")
-
-
-def append_print_record(path, values):
-    """Append one ``Print`` message holding ``values`` (str, Tensor, Python numbers, or
-    tuples/lists of them) to the print file ``path`` (created with its folder)."""
-    msg = print_pb2.Print()
-    for value in _print_values(values):
-        item = msg.value.add()
-        if isinstance(value, str):
-            item.desc = value
-            continue
-        arr = np.asarray(value.asnumpy())
-        item.tensor.dims.extend(arr.shape)
-        item.tensor.tensor_type = mdt.from_numpy_dtype(arr.dtype).tensor_type
-        item.tensor.tensor_content = _le_bytes_view(arr).tobytes()
-    data = msg.SerializeToString()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "ab") as f:  # one write per call: records never interleave
-        f.write(data)

@@ -6,10 +6,23 @@ import os
 import jax
 
 from . import collectives
+from .core import is_tracer
 
 
 class JaxCompile:
-    """``compile``."""
+    """``compile`` and ``host_callback``."""
+
+    def host_callback(self, fn, arrays):
+        """``fn(*numpy copies of arrays)``: at once for concrete arrays; for tracers (inside
+        ``jax.jit`` or ``jax.value_and_grad``) through ``jax.debug.callback``, ordered, so a
+        compiled program calls it each time it runs, in program order."""
+        if not any(is_tracer(a) for a in arrays):
+            fn(*[self.to_numpy(a) for a in arrays])
+            return
+
+        def on_host(*values):
+            fn(*[self.to_numpy(v) for v in values])
+        jax.debug.callback(on_host, *arrays, ordered=True)
 
     def compile(self, fn, donate_argnums=()):
         """``jax.jit(fn, donate_argnums=donate_argnums)``: traced once per input signature.

@@ -12,9 +12,15 @@ MAX_RECOMPILES = 2   # later calls that compile again before GRAPH_MODE falls ba
 
 
 class TorchCompile:
-    """``compile`` (policy from ``MSCORE_TORCH_COMPILE``, backend from
+    """``host_callback``, and ``compile`` (policy from ``MSCORE_TORCH_COMPILE``, backend from
     ``MSCORE_TORCH_COMPILE_BACKEND``, CUDA graphs from ``MSCORE_TORCH_CUDA_GRAPHS``, read when
     the backend is built)."""
+
+    def host_callback(self, fn, arrays):
+        """``fn(*numpy copies of arrays)``, called at once. Under ``torch.compile`` dynamo
+        does not trace the call (``torch.compiler.disable``): the program's graph breaks
+        there and the call runs on each run of the program."""
+        _on_host(fn, self.to_numpy, arrays)
 
     def _compiles(self):
         """Whether GRAPH_MODE programs go through ``torch.compile`` on the current device:
@@ -136,6 +142,22 @@ class TorchCompile:
                       f"torch.compile {how}; the first call of a program takes seconds to "
                       f"compile. MSCORE_TORCH_COMPILE=never runs GRAPH_MODE eagerly.",
                       RuntimeWarning, stacklevel=4)
+
+
+@torch.compiler.disable
+def _on_host(fn, to_numpy, arrays):
+    with torch._C._DisableFuncTorch():   # reading values inside a torch.func transform
+        host = [to_numpy(_plain(a)) for a in arrays]
+    fn(*host)
+
+
+def _plain(t):
+    """``t``, or the plain tensor inside torch.func's wrappers (``torch.func.grad`` wraps its
+    inputs in tensors without storage, which cannot reach numpy)."""
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(t):
+        t = functorch.get_unwrapped(t)
+    return t
 
 
 def _inductor_patches(mode):
