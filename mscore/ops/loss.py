@@ -8,6 +8,7 @@ import numpy as np
 from mscore import dispatch
 from mscore._state import thread as _thread
 from mscore.dispatch import call
+from mscore.fused_reference import const
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor, _float_input
 from mscore.ops.primitive_base import (_elementwise, check_bool, check_float, check_int,
@@ -62,12 +63,11 @@ def _check_class_labels(target, classes, ignore_index=None):
 def _labels_checked_on_device(target, classes, ignore_index):
     d = target._data
     dt = target.dtype
-    zero = call("full", (), 0, dt)
+    zero = const(0, dt)   # the constants made once per backend, not every step
     bad = call("logical_or", call("less", d, zero),
-               call("greater_equal", d, call("full", (), int(classes), dt)))
+               call("greater_equal", d, const(int(classes), dt)))
     if ignore_index is not None:
-        bad = call("logical_and", bad, call("not_equal", d, call("full", (), int(ignore_index),
-                                                                   dt)))
+        bad = call("logical_and", bad, call("not_equal", d, const(int(ignore_index), dt)))
     flag = call("any", bad, axis=None, keepdims=False)
     backend = dispatch.backend()
 
