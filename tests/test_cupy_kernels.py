@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
-from mscore import ops
+from mscore import nn, ops
 
 from test_cupy_backend import standin_backend
 
@@ -148,3 +148,22 @@ def test_mlp_step_launches_no_more_kernels_than_the_hand_written_step(cupy_sim, 
     native = sum(result["native"].values())
     assert summary["kernels"] <= native, (summary, counts, result["native"])
     assert counts["relu_backward"] == 2 and counts["sparse_xent_grad"] == 1
+
+
+def test_label_check_kernel_on_the_device_path(cupy_sim):
+    """The stand-in takes the device path of the label check (one backend call): ignored
+    labels count for nothing, an out-of-range one raises at the next host read."""
+    ms.set_context(backend=cupy_sim)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    logp = x - np.log(np.exp(x.astype(np.float64)).sum(1, keepdims=True))
+    with COUNT.counting() as counter:
+        got = nn.CrossEntropyLoss()(ms.Tensor(x), ms.Tensor(np.array([0, -100, 3], np.int32)))
+    assert counter.counts["class_label_check"] == 1 and counter.counts["any"] == 0
+    np.testing.assert_allclose(float(got.asnumpy()), -(logp[0, 0] + logp[2, 3]) / 2,
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match=r"labels.*\[0, 4\).*5"):
+        nn.CrossEntropyLoss()(ms.Tensor(x), ms.Tensor(np.array([0, 5, 3], np.int32))).asnumpy()
+    with pytest.raises(ValueError, match="-100"):   # no ignore_index here
+        nn.SoftmaxCrossEntropyWithLogits(sparse=True)(
+            ms.Tensor(x), ms.Tensor(np.array([0, -100, 3], np.int32))).asnumpy()

@@ -1,8 +1,10 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
 batch_norm, gelu, conv_bias, relu, the multi-tensor updates (momentum_update, adam_update,
-foreach_div, unscale_check) and the reference autodiff's kernels (relu_backward,
-sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels)
-through ``mscore.ops`` (the kernels through their definitions in mscore.autodiff.kernels),
+foreach_div, unscale_check), the reference autodiff's kernels (relu_backward,
+sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and cross entropy's
+class_label_check
+through ``mscore.ops`` (the kernels through their definitions in mscore.autodiff.kernels and
+mscore.ops.loss),
 once with the backend's fused op (when it provides one) and once with the core's composite
 from primitives, both against the numpy reference."""
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mscore.common import dtype as mstype
 from mscore.conformance import harness
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.ops.loss import class_label_check
 from mscore.ops.multi_tensor import divide_all
 from mscore.dispatch import call
 from mscore.ops.multi_tensor import momentum_update
@@ -233,7 +236,24 @@ def _xent_grad(e, s, t, valid, scale):
                                                  scale._data))
 
 
+def _label_check(ignore):
+    def fn(labels):
+        checked, bad = class_label_check(labels._data, 5, ignore)
+        return {"checked": Tensor._wrap(checked), "bad": np.bool_(bad)}
+    return fn
+
+
+def _labels_with(*values):
+    return lambda kit: [np.array(values, np.int64)]
+
+
 CASES += [
+    FusedCase("class_label_check", "bad_and_ignored", "class_label_check",
+              _labels_with(0, 4, -100, 5, -1, 2), _label_check(-100), dtypes=("float32",)),
+    FusedCase("class_label_check", "valid", "class_label_check",
+              _labels_with(0, 4, 3, 2, 3), _label_check(3), dtypes=("float32",)),
+    FusedCase("class_label_check", "nothing_ignored", "class_label_check",
+              _labels_with(1, -100, 2), _label_check(None), dtypes=("float32",)),
     FusedCase("relu", "", "relu", _x((3, 5)), ops.relu),
     FusedCase("relu_backward", "", "relu_backward", _x((3, 5), (3, 5)),
               lambda g, out: Tensor._wrap(kernels.relu_backward(g._data, out._data))),

@@ -1,10 +1,12 @@
-"""The CuPy backend's one-kernel ops for the reference autodiff's fused nodes.
+"""The CuPy backend's one-kernel ops for the hot path of a train step.
 
-The fused ``relu`` and the kernels :mod:`mscore.autodiff.kernels` defines (``relu_backward``,
+The fused ``relu``, the kernels :mod:`mscore.autodiff.kernels` defines (``relu_backward``,
 ``sparse_nll_rows``, ``sparse_xent_grad``; that module holds each one's definition and its
-composite): one elementwise CUDA kernel per call for the dtypes listed, so that a train step
-of an MLP launches about as many kernels as a hand-written CuPy step. The numpy stand-in and
-other dtypes run the same formula as array-module code (several passes).
+composite) and the class-label check of cross entropy (:func:`mscore.ops.loss.
+class_label_check`, likewise): one elementwise CUDA kernel per call for the dtypes listed (the
+label check: one kernel and one reduction), so that a train step of an MLP launches about as
+many kernels as a hand-written CuPy step. The numpy stand-in and other dtypes run the same
+formula as array-module code (several passes).
 """
 from __future__ import annotations
 
@@ -31,11 +33,20 @@ _KERNELS = {
     "sparse_xent_grad": (
         "T e, T s, I t, T valid, T scale, int64 c", "T out",
         "out = (e / s - ((long long)(i % c) == (long long)t ? T(1) : T(0))) * (valid * scale)"),
+    # One thread per label: out-of-range labels (other than the ignored one) become 0.
+    "class_label_check": (
+        "I t, int64 classes, I ignore, bool has_ignore", "I checked, bool bad",
+        """
+        const bool outside = (long long)t < 0 || (long long)t >= classes;
+        bad = outside && !(has_ignore && t == ignore);
+        checked = bad ? I(0) : t;
+        """),
 }
 
 
 class CupyKernels:
-    """``relu``, ``relu_backward``, ``sparse_nll_rows`` and ``sparse_xent_grad``."""
+    """``relu``, ``relu_backward``, ``sparse_nll_rows``, ``sparse_xent_grad`` and
+    ``class_label_check``."""
 
     def _kernel(self, name):
         kernel = self._elementwise.get(name)
@@ -86,3 +97,17 @@ class CupyKernels:
             return self._kernel("sparse_xent_grad")(e, s, t, valid, scale, c)
         hot = (t == self.xp.arange(c, dtype=t.dtype).reshape(1, c)).astype(e.dtype)
         return (e / s - hot) * (valid * scale)
+
+    def class_label_check(self, labels, classes, ignore_index):
+        """``(checked, bad)``: ``labels`` with those outside ``[0, classes)`` (other than
+        ``ignore_index``; None: none ignored) replaced by 0, and whether there were any."""
+        if not self._host:
+            ignore = labels.dtype.type(0 if ignore_index is None else ignore_index)
+            checked, bad = self._kernel("class_label_check")(labels, classes, ignore,
+                                                             ignore_index is not None)
+            return checked, bad.any()
+        xp = self.xp
+        bad = (labels < 0) | (labels >= classes)
+        if ignore_index is not None:
+            bad &= labels != labels.dtype.type(ignore_index)
+        return xp.where(bad, labels.dtype.type(0), labels), xp.any(bad)
