@@ -1,7 +1,9 @@
 """The reference autodiff's one-kernel path on the CuPy stand-in: relu and sparse softmax
 cross-entropy through the backend's kernels (mscore.autodiff.kernels), checked against numpy
 formulas and finite differences, and the MLP train step's kernel count against the
-hand-written CuPy step's (bench/cupy_vs_native.py --count)."""
+hand-written CuPy step's (bench/cupy_vs_native.py --count). On a CUDA device the kernels
+themselves are compared with the stand-in's formulas (skipped with the probe's reason
+elsewhere; the conformance kit's fused level on ``cupy`` compares them with the composites)."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,7 +15,10 @@ import pytest
 import mscore as ms
 from mscore import nn, ops
 
-from test_cupy_backend import standin_backend
+from mscore.plugin.registry import get_registry
+from mscore_cupy.backend import CupyBackend
+
+from test_cupy_backend import needs_gpu, standin_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -167,3 +172,67 @@ def test_label_check_kernel_on_the_device_path(cupy_sim):
     with pytest.raises(ValueError, match="-100"):   # no ignore_index here
         nn.SoftmaxCrossEntropyWithLogits(sparse=True)(
             ms.Tensor(x), ms.Tensor(np.array([0, -100, 3], np.int32))).asnumpy()
+
+
+# == on a CUDA device ==============================================================================
+def _device_and_host(make):
+    """``make(backend)`` on the CUDA backend (as numpy) and on the stand-in."""
+    gpu = get_registry().get("cupy")
+    out = make(gpu, gpu.from_numpy)
+    got = [gpu.to_numpy(o) for o in (out if isinstance(out, tuple) else (out,))]
+    want = make(CupyBackend(xp=np), lambda a: a)
+    return got, list(want if isinstance(want, tuple) else (want,))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_kernels_on_device_match_the_standin(dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((33, 7)) * 2).astype(dtype)
+    x[0, :3] = [np.nan, 0.0, -0.0]
+    g = rng.standard_normal((33, 7)).astype(dtype)
+    got, want = _device_and_host(lambda b, put: b.relu(put(x)))
+    np.testing.assert_array_equal(got[0], want[0])
+    got, want = _device_and_host(lambda b, put: b.relu_backward(put(g), put(x)))
+    np.testing.assert_array_equal(got[0], want[0])
+    sh = x[1:, :] - x[1:, :].max(axis=1, keepdims=True)
+    s = np.exp(sh).sum(axis=1, keepdims=True)
+    t = rng.integers(0, 7, 32).astype(np.int32)
+    t[[1, 2]] = [-100, 9]                         # ignored; out of range (picks nothing)
+    got, want = _device_and_host(
+        lambda b, put: b.sparse_nll_rows(put(sh[:, ::1]), put(s), put(t), -100))
+    for a, e in zip(got, want):
+        np.testing.assert_allclose(a, e, rtol=5e-3 if dtype == np.float16 else 1e-6)
+    valid = (t != -100).astype(dtype).reshape(32, 1)
+    for scale in (np.asarray(0.25, dtype), rng.uniform(0.5, 2, (32, 1)).astype(dtype)):
+        got, want = _device_and_host(lambda b, put: b.sparse_xent_grad(
+            put(np.exp(sh)), put(s), put(t), put(valid), put(scale)))
+        np.testing.assert_allclose(got[0], want[0], rtol=5e-3 if dtype == np.float16 else 1e-6,
+                                   atol=1e-7)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64])
+def test_label_check_on_device_matches_the_standin(dtype):
+    labels = np.array([0, 4, 5, 3, 200 if dtype == np.uint8 else -7, 2], dtype)
+    for ignore in (None, 3):
+        got, want = _device_and_host(lambda b, put: b.class_label_check(put(labels), 5, ignore))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert bool(got[1]) is bool(want[1]) is True
+    got, _ = _device_and_host(lambda b, put: b.class_label_check(put(labels[:2]), 5, None))
+    assert bool(got[1]) is False
+
+
+@needs_gpu
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum"])
+def test_mlp_step_on_device_counts_and_losses(optimizer):
+    """bench/cupy_vs_native.py --count on the GPU: the same first losses as the hand-written
+    CuPy step, and no more kernels."""
+    try:
+        result = CUPY_BENCH.count(batch=64, steps=1,
+                                  momentum=0.9 if optimizer == "momentum" else None)
+    finally:
+        ms.set_context(backend="numpy", device_target="CPU", device_id=0)
+    assert result["backend"] == "cupy"
+    np.testing.assert_allclose(*result["losses"], rtol=1e-4)
+    assert result["mscore"][0]["kernels"] <= sum(result["native"].values())
