@@ -39,6 +39,8 @@ HOST_SYNCS = frozenset({"to_numpy", "all_finite", "synchronize"})
 # Ops over lists of arrays: one call, one kernel per array on CuPy (a multi-tensor launch on
 # torch's CUDA).
 LIST_OPS = frozenset({"foreach_div", "momentum_update", "adam_update", "unscale_check"})
+# Ops that launch more than one kernel on CuPy: the launches of one call.
+MULTI_KERNEL = {"class_label_check": 2}   # the elementwise check and the any() reduction
 
 
 class CountingBackend:
@@ -82,7 +84,7 @@ class CountingBackend:
 def summarize(counts):
     """``{'all', 'array_ops', 'views', 'host_syncs', 'kernels'}`` of a Counter of op names:
     ``kernels`` estimates the launches on CuPy (array ops that are not views, list ops
-    counted once per array)."""
+    counted once per array, the ops of ``MULTI_KERNEL`` by their launches)."""
     calls = {k: v for k, v in counts.items() if not k.endswith("[arrays]")}
     total = sum(calls.values())
     meta = sum(v for k, v in calls.items() if k in METADATA)
@@ -90,8 +92,9 @@ def summarize(counts):
     syncs = sum(v for k, v in calls.items() if k in HOST_SYNCS)
     lists = sum(v for k, v in calls.items() if k in LIST_OPS)
     items = sum(counts[k + "[arrays]"] for k in LIST_OPS)
+    extra = sum(calls.get(k, 0) * (n - 1) for k, n in MULTI_KERNEL.items())
     return {"all": total, "array_ops": total - meta, "views": views, "host_syncs": syncs,
-            "kernels": total - meta - views - syncs - lists + items}
+            "kernels": total - meta - views - syncs - lists + items + extra}
 
 
 @contextlib.contextmanager

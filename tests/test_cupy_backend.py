@@ -14,6 +14,7 @@ Three parts:
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import types
@@ -330,8 +331,9 @@ def test_random_distributions(sim, name):
 
 
 # -- whole steps through the registry on the stand-in -------------------------------------------
-@pytest.fixture
-def cupy_sim():
+@contextlib.contextmanager
+def standin_backend():
+    """The stand-in ``cupy_sim`` registered within the block (numpy active again after)."""
     from mscore_cupy import standin
     registry = get_registry()
     registry.register_plugin(standin, "cupy_sim_plugin")
@@ -342,6 +344,12 @@ def cupy_sim():
         registry.pm.unregister(standin)
         registry.specs.pop("cupy_sim", None)
         registry._built.pop("cupy_sim", None)
+
+
+@pytest.fixture
+def cupy_sim():
+    with standin_backend() as name:
+        yield name
 
 
 def _init(seed, dtype=np.float32):

@@ -24,12 +24,13 @@ import math
 
 from mscore import fused_reference
 from mscore.common.dtype import int64
-from mscore.dispatch import call
+from mscore.dispatch import backend, call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
 from mscore.fused_reference import cached_constant, const, max_shifted
 from mscore.fused_reference import cast_to as _to
 
+from . import kernels
 from .rules import conv_input_grad, conv_weight_grad, unbroadcast
 from .tracer import record_fused, unwrap
 
@@ -73,8 +74,12 @@ def _grad_as(g, like):
 
 # -- relu ---------------------------------------------------------------------------------------
 def relu(x):
-    """max(x, 0); the gradient at 0 is 0."""
+    """max(x, 0); the gradient at 0 is 0. With the backend's fused ``relu`` and its
+    ``relu_backward`` kernel, one kernel each way (the gradient read from the output)."""
     xv = unwrap(x)
+    fast = getattr(backend(), "relu", None)
+    if fast is not None and kernels.has_kernels("relu_backward"):
+        return record_fused("relu", [x], fast(xv), _relu_kernel_vjp, {})
     zero = const(0, dtype_of(xv))
     mask = call("greater", xv, zero)
     out = call("where", mask, xv, zero)
@@ -83,6 +88,10 @@ def relu(x):
 
 def _relu_vjp(g, out, x, needs, mask):
     return [call("where", mask, g, const(0, dtype_of(g)))]
+
+
+def _relu_kernel_vjp(g, out, x, needs):
+    return [kernels.relu_backward(g, out)]
 
 
 # -- gelu ---------------------------------------------------------------------------------------
@@ -209,6 +218,10 @@ def softmax_cross_entropy(logits, target, weight, ignore_index, reduction, label
     sh = max_shifted(x2, 1)
     e = call("exp", sh)
     s = call("sum", e, axis=(1,), keepdims=True)
+    if wv is None and not label_smoothing and not dtype_of(tv).is_floating and \
+            kernels.has_kernels("sparse_nll_rows", "sparse_xent_grad"):
+        return _sparse_kernel_forward(logits, target, sh, e, s, tv, int(ignore_index),
+                                      reduction, xshape)
     lse = call("log", s)
     w = _to(wv, dt)
     saved = {"e": e, "s": s, "sh": sh, "lse": lse, "w": w, "reduction": reduction,
@@ -225,6 +238,33 @@ def softmax_cross_entropy(logits, target, weight, ignore_index, reduction, label
         rule = _sparse_vjp
     out = _reduce(loss, reduction, saved, xshape)
     return record_fused("softmax_cross_entropy", [logits, target, weight], out, rule, saved)
+
+
+def _sparse_kernel_forward(logits, target, sh, e, s, tv, ignore_index, reduction, xshape):
+    """Class indices, no weight, no smoothing, on a backend with the cross-entropy kernels:
+    the per-row loss and the logits' gradient one kernel each."""
+    m = shape_of(sh)[0]
+    t = call("reshape", tv, (m,))
+    loss, valid = kernels.sparse_nll_rows(sh, s, t, ignore_index)
+    saved = {"e": e, "s": s, "t": t, "valid": valid, "reduction": reduction}
+    if reduction == "mean":
+        saved["denom"] = call("sum", valid, axis=None, keepdims=False)
+    out = _reduce(loss, reduction, saved, xshape)
+    saved.pop("mean", None)
+    return record_fused("softmax_cross_entropy", [logits, target, None], out,
+                        _sparse_kernel_vjp, saved)
+
+
+def _sparse_kernel_vjp(g, out, logits, target, weight, needs, e, s, t, valid, reduction,
+                       denom=None):
+    if not needs[0]:
+        return [None, None, None]
+    m = shape_of(e)[0]
+    scale = _row_coef(g, reduction, {"denom": denom}, m)
+    if reduction == "none":
+        scale = call("reshape", scale, (m, 1))
+    g2 = kernels.sparse_xent_grad(e, s, t, call("reshape", valid, (m, 1)), scale)
+    return [_grad_as(_rows_back(g2, shape_of(logits)), logits), None, None]
 
 
 def _reduce(loss, reduction, saved, xshape):

@@ -8,6 +8,7 @@ import numpy as np
 from mscore import dispatch
 from mscore._state import thread as _thread
 from mscore.dispatch import call
+from mscore.fused_reference import const
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor, _float_input
 from mscore.ops.primitive_base import (_elementwise, check_bool, check_float, check_int,
@@ -59,16 +60,28 @@ def _check_class_labels(target, classes, ignore_index=None):
     return target
 
 
+def class_label_check(labels, classes, ignore_index):
+    """``(checked, bad)`` of native integer ``labels``: ``bad`` (0-d bool) tells whether a
+    label lies outside ``[0, classes)`` without equalling ``ignore_index`` (None: none is
+    ignored), and ``checked`` is ``labels`` with those replaced by 0.
+
+    The backend's method of this name computes it where it has one (CuPy: one elementwise
+    kernel and one reduction); this is its definition, from primitives."""
+    kernel = getattr(dispatch.backend(), "class_label_check", None)
+    if kernel is not None:
+        return kernel(labels, int(classes), None if ignore_index is None else int(ignore_index))
+    dt = dispatch.dtype(labels)
+    zero = const(0, dt)   # the constants made once per backend, not every step
+    bad = call("logical_or", call("less", labels, zero),
+               call("greater_equal", labels, const(int(classes), dt)))
+    if ignore_index is not None:
+        bad = call("logical_and", bad, call("not_equal", labels, const(int(ignore_index), dt)))
+    return call("where", bad, zero, labels), call("any", bad, axis=None, keepdims=False)
+
+
 def _labels_checked_on_device(target, classes, ignore_index):
     d = target._data
-    dt = target.dtype
-    zero = call("full", (), 0, dt)
-    bad = call("logical_or", call("less", d, zero),
-               call("greater_equal", d, call("full", (), int(classes), dt)))
-    if ignore_index is not None:
-        bad = call("logical_and", bad, call("not_equal", d, call("full", (), int(ignore_index),
-                                                                   dt)))
-    flag = call("any", bad, axis=None, keepdims=False)
+    checked, flag = class_label_check(d, classes, ignore_index)
     backend = dispatch.backend()
 
     def check():
@@ -80,7 +93,7 @@ def _labels_checked_on_device(target, classes, ignore_index):
             _raise_for_bad_labels(backend.to_numpy(d), classes, ignore_index)
 
     dispatch.defer_check(check)
-    return _wrap(call("where", bad, zero, d))
+    return _wrap(checked)
 
 
 def _raise_for_bad_labels(labels, classes, ignore_index):

@@ -1,8 +1,12 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
-batch_norm, gelu, conv_bias and the multi-tensor updates (momentum_update, adam_update,
-foreach_div, unscale_check)
-through ``mscore.ops``, once with the backend's fused op (when it provides one) and
-once with the core's composite from primitives, both against the numpy reference."""
+batch_norm, gelu, conv_bias, relu, the multi-tensor updates (momentum_update, adam_update,
+foreach_div, unscale_check), the reference autodiff's kernels (relu_backward,
+sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and cross entropy's
+class_label_check
+through ``mscore.ops`` (the kernels through their definitions in mscore.autodiff.kernels and
+mscore.ops.loss),
+once with the backend's fused op (when it provides one) and once with the core's composite
+from primitives, both against the numpy reference."""
 from __future__ import annotations
 
 import contextlib
@@ -12,10 +16,12 @@ import numpy as np
 import pytest
 
 from mscore import ops
+from mscore.autodiff import kernels
 from mscore.common import dtype as mstype
 from mscore.conformance import harness
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.ops.loss import class_label_check
 from mscore.ops.multi_tensor import divide_all
 from mscore.dispatch import call
 from mscore.ops.multi_tensor import momentum_update
@@ -194,6 +200,71 @@ CASES += [
     FusedCase("foreach_div", "two_arrays", "foreach_div",
               lambda kit: [kit.normal((3, 4)), kit.normal((5,)), kit.uniform((), 2.0, 8.0)],
               _divide_all, dtypes=LISTS),
+]
+
+
+def _labels(kit, n, c, ignore):
+    target = kit.rng.integers(0, c, size=(n,)).astype(np.int64)
+    target[1] = ignore
+    return target
+
+
+def _nll_rows_inputs(ignore):
+    def make(kit):
+        return [kit.normal((6, 5), 2.0), kit.uniform((6, 1), 0.5, 4.0), _labels(kit, 6, 5,
+                                                                                  ignore)]
+    return make
+
+
+def _nll_rows(ignore):
+    def fn(sh, s, t):
+        loss, valid = kernels.sparse_nll_rows(sh._data, s._data, t._data, ignore)
+        return {"loss": Tensor._wrap(loss), "valid": Tensor._wrap(valid)}
+    return fn
+
+
+def _xent_grad_inputs(scale_shape):
+    def make(kit):
+        valid = (kit.rng.random((6, 1)) > 0.3).astype(np.float64)
+        return [kit.uniform((6, 5), 0.1, 2.0), kit.uniform((6, 1), 1.0, 6.0),
+                _labels(kit, 6, 5, -100), valid, kit.uniform(scale_shape, 0.5, 2.0)]
+    return make
+
+
+def _xent_grad(e, s, t, valid, scale):
+    return Tensor._wrap(kernels.sparse_xent_grad(e._data, s._data, t._data, valid._data,
+                                                 scale._data))
+
+
+def _label_check(ignore):
+    def fn(labels):
+        checked, bad = class_label_check(labels._data, 5, ignore)
+        return {"checked": Tensor._wrap(checked), "bad": np.bool_(bad)}
+    return fn
+
+
+def _labels_with(*values):
+    return lambda kit: [np.array(values, np.int64)]
+
+
+CASES += [
+    FusedCase("class_label_check", "bad_and_ignored", "class_label_check",
+              _labels_with(0, 4, -100, 5, -1, 2), _label_check(-100), dtypes=("float32",)),
+    FusedCase("class_label_check", "valid", "class_label_check",
+              _labels_with(0, 4, 3, 2, 3), _label_check(3), dtypes=("float32",)),
+    FusedCase("class_label_check", "nothing_ignored", "class_label_check",
+              _labels_with(1, -100, 2), _label_check(None), dtypes=("float32",)),
+    FusedCase("relu", "", "relu", _x((3, 5)), ops.relu),
+    FusedCase("relu_backward", "", "relu_backward", _x((3, 5), (3, 5)),
+              lambda g, out: Tensor._wrap(kernels.relu_backward(g._data, out._data))),
+    FusedCase("sparse_nll_rows", "ignore_default", "sparse_nll_rows", _nll_rows_inputs(-100),
+              _nll_rows(-100), factor=4.0),
+    FusedCase("sparse_nll_rows", "ignore_in_range", "sparse_nll_rows", _nll_rows_inputs(2),
+              _nll_rows(2), factor=4.0),
+    FusedCase("sparse_xent_grad", "mean", "sparse_xent_grad", _xent_grad_inputs(()),
+              _xent_grad, factor=4.0),
+    FusedCase("sparse_xent_grad", "per_row", "sparse_xent_grad", _xent_grad_inputs((6, 1)),
+              _xent_grad, factor=4.0),
 ]
 
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")

@@ -3,7 +3,8 @@
 Everything that is plain array-module code (elementwise math, reductions, shape ops, the
 im2col/GEMM convolution and strided-window pooling, which need no cuDNN) is inherited. This
 class adds device selection, host transfer, scatter-add through CUDA atomics, a counter-based
-random stream computed on the device, and the overflow check as one kernel over all arrays.
+random stream computed on the device, the overflow check as one kernel over all arrays, and
+one-kernel forms of relu and of the reference autodiff's hot gradient steps (:mod:`.kernels`).
 
 Streams: every op is queued on CuPy's *current* stream of the current device (the null stream
 unless the caller entered a ``cupy.cuda.Stream``), so ops run in program order. Host reads
@@ -26,6 +27,7 @@ from mscore.common import dtype as mdt
 
 from .core import CupyCore
 from .fused import CupyFused
+from .kernels import CupyKernels
 from .ops import CupyOps, _scan_table_on_host, scatter_accumulator
 from .plugin import bfloat16_supported
 from .random import CupyRandom
@@ -33,7 +35,8 @@ from .random import CupyRandom
 __all__ = ["CupyBackend", "scatter_accumulator", "_scan_table_on_host"]
 
 
-class CupyBackend(CupyCore, CupyOps, CupyFused, CupyRandom, ArrayModuleBackend):
+class CupyBackend(CupyCore, CupyOps, CupyFused, CupyKernels, CupyRandom,
+                  ArrayModuleBackend):
     """mscore's primitive op set on CuPy arrays, on one CUDA device at a time.
 
     ``CupyBackend()`` imports CuPy and uses CUDA device 0; ``CupyBackend(xp=numpy)`` is the
@@ -61,6 +64,7 @@ class CupyBackend(CupyCore, CupyOps, CupyFused, CupyRandom, ArrayModuleBackend):
         self._momentum_kernel = None
         self._addcmul_kernel = None
         self._adam_kernel = None
+        self._elementwise = {}      # the kernels of .kernels, by name
         self._device_id = 0
         self.device = "GPU:0"
         if not self._host:
