@@ -113,6 +113,11 @@ if want kit; then
 fi
 
 want micro && section cupy_mlp 45 $PY bench/cupy_vs_native.py $CUPY_STEPS
+# The CuPy backend's one-kernel ops on the device (skipped without one), and its kernels per
+# step against the hand-written step.
+want micro && section cupy_kernels 40 $PY -m pytest -q -p no:cacheprovider \
+    tests/test_cupy_kernels.py
+want micro && section cupy_count 20 $PY bench/cupy_vs_native.py --count
 
 # The models, PYNATIVE, torch first (the GPU targets), each level against native eager.
 if want models; then
