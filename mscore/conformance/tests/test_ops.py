@@ -132,14 +132,18 @@ def _cast_inputs(target):
         if d.is_bool:
             return [rng.random((3, 4)) > 0.5]
         if d.is_floating:
-            low = 0 if t.name == "uint8" else -100
+            low = 0 if _unsigned(t) else -100
             x = rng.uniform(low, 100, size=(3, 4))
             x[0, :2] = (0.0, -0.0 if low < 0 else 0.5)   # zero and a fraction: bool targets
             return [x]
         if t.is_floating:   # small integers: exact in every float dtype
-            return [_cast(rng.integers(-64, 64, size=(3, 4)), dtype)]
+            return [_cast(rng.integers(0 if _unsigned(d) else -64, 64, size=(3, 4)), dtype)]
         return _full_range((3, 4))(rng, dtype)
     return make
+
+
+def _unsigned(d):
+    return d.is_integer and np.iinfo(d.np_dtype).min == 0
 
 
 for _target in ALL:
