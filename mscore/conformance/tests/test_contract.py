@@ -20,6 +20,9 @@ def test_spec(kit):
     assert isinstance(spec.version, str) and spec.version, "BackendSpec.version is empty"
     unknown = [d for d in spec.dtypes if d not in ALL]
     assert not unknown, f"BackendSpec.dtypes has unknown names {unknown}; known: {ALL}"
+    unknown = [d for d in spec.undeclared_dtypes if d not in ALL]
+    assert not unknown, (f"BackendSpec.undeclared_dtypes has unknown names {unknown}; "
+                         f"known: {ALL}")
     assert spec.devices, "BackendSpec.devices is empty"
     bad = [d for d in spec.devices if d.split(":")[0].upper() not in ("CPU", "GPU", "CUDA",
                                                                       "ASCEND")]

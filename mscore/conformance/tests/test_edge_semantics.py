@@ -213,8 +213,8 @@ def _unsigned_to_float_rounds(kit, dtype):
         pytest.skip(f"no floating dtype declared by {kit.name}")
     for target in targets:
         with np.errstate(over="ignore"):   # beyond float16's range: inf, on purpose
-            # Through float64 (exact below 2**53; above it each value rounds to the nearest
-            # float64 that is also the nearest value of the narrower float).
+            # Through float64: exact below 2**53, and the uint64 values (2**64 - 1, 2**63 + 1)
+            # round there to powers of two, which every narrower float holds or overflows.
             want = harness.quantize(np.array([float(v) for v in values]), target)
         what = f"cast {dtype} -> {target} (rounds to nearest)"
         out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)),
