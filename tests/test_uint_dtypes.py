@@ -6,6 +6,7 @@ one that leaves them out (torch) refuses them with its reason."""
 import json
 import math
 import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -144,3 +145,19 @@ def test_arithmetic_wraps_as_mindspore(declared, i):
 def test_is_signed_as_mindspore(declared):
     for name, want in ORACLE["is_signed"].items():
         assert ms.Tensor(np.array([1, 2], name)).is_signed() is want
+
+
+def test_safetensors_checkpoint_codes_as_mindspore(declared, tmp_path):
+    """A safetensors checkpoint names the uint tensors' dtypes as MindSpore's does and loads
+    them back exactly."""
+    params = {u: np.array([int(np.iinfo(u).max), 0, 7], u) for u in UINTS}
+    path = tmp_path / "uints"
+    ms.save_checkpoint([{"name": u, "data": ms.Tensor(a)} for u, a in params.items()],
+                       str(path), format="safetensors")
+    raw = (tmp_path / "uints.safetensors").read_bytes()
+    header = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    assert {u: header[u]["dtype"] for u in UINTS} == ORACLE["safetensors_codes"]
+    loaded = ms.load_checkpoint(str(tmp_path / "uints.safetensors"), format="safetensors")
+    for u, a in params.items():
+        assert loaded[u].dtype is getattr(ms, u)
+        np.testing.assert_array_equal(loaded[u].asnumpy(), a)

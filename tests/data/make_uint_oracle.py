@@ -1,5 +1,5 @@
-"""Records MindSpore 2.10's casts to and from uint16/uint32/uint64 and its wrap-around
-arithmetic on them into ``uint_oracle.json`` beside this script (``tests/test_uint_dtypes.py``
+"""Records MindSpore 2.10's casts to and from uint16/uint32/uint64, its wrap-around
+arithmetic on them and their safetensors dtype codes into ``uint_oracle.json`` beside this script (``tests/test_uint_dtypes.py``
 reads it; it never imports MindSpore).
 
 Run with the separate MindSpore venv, from /tmp:
@@ -8,6 +8,9 @@ Run with the separate MindSpore venv, from /tmp:
 import json
 import math
 import os
+import shutil
+import struct
+import tempfile
 import warnings
 
 import mindspore as ms
@@ -78,9 +81,27 @@ for u in UINTS:
                       "result_dtype": str(out.dtype).lower(),
                       "result": [num(v) for v in np.atleast_1d(out.asnumpy()).tolist()]})
 
+
+
+def safetensors_codes():
+    """The dtype codes MindSpore's safetensors checkpoints give the uint tensors."""
+    scratch = tempfile.mkdtemp(prefix="uint_oracle_")
+    try:
+        path = os.path.join(scratch, "uints")
+        ms.save_checkpoint([{"name": u, "data": Tensor(np.arange(3, dtype=u))} for u in UINTS],
+                           path, format="safetensors")
+        with open(path + ".safetensors", "rb") as f:
+            raw = f.read()
+        header = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+        return {u: header[u]["dtype"] for u in UINTS}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 record = {"made_by": "cd /tmp && /tmp/ms/bin/python tests/data/make_uint_oracle.py",
           "mindspore_version": ms.__version__, "casts": casts, "arith": arith,
-          "is_signed": {u: Tensor(np.array([1], u)).is_signed() for u in UINTS}}
+          "is_signed": {u: Tensor(np.array([1], u)).is_signed() for u in UINTS},
+          "safetensors_codes": safetensors_codes()}
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "uint_oracle.json"),
           "w") as f:
     json.dump(record, f, indent=1)
