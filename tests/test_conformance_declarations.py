@@ -48,6 +48,41 @@ def test_device_entries_are_validated():
         _spec(device_dtypes=[("GPU", BASE)])
 
 
+def test_a_skip_of_an_undeclared_dtype_gives_the_specs_reason():
+    spec = _spec(undeclared_dtypes={"uint32": "no add kernel for it"},
+                 device_dtypes={"GPU": ("float32",)})
+    cpu, gpu = Target("dev", "CPU", spec), Target("dev", "GPU", spec)
+    assert cpu.undeclared_dtype("uint32") == "uint32 not declared by dev: no add kernel for it"
+    assert gpu.undeclared_dtype("uint32") == \
+        "uint32 not declared by dev on GPU: no add kernel for it"
+    assert cpu.undeclared_dtype("float16") == "float16 not declared by dev"
+    assert Target("ghost", "CPU").undeclared_dtype("int8") == "int8 not declared by ghost"
+    with pytest.raises(TypeError, match=r"undeclared_dtypes of 'dev': expected a dict of "
+                                        r"dtype name -> reason"):
+        _spec(undeclared_dtypes={"uint32": ""})
+    with pytest.raises(TypeError, match="undeclared_dtypes of 'dev'"):
+        _spec(undeclared_dtypes=["uint32"])
+
+
+def test_the_project_backends_declare_the_uint_dtypes_or_say_why_not():
+    """numpy, jax and CuPy (and its stand-in) declare uint16/32/64; torch leaves them out and
+    its spec says why (the kit's skips and the backend's TypeError give that reason)."""
+    from mscore.backends.numpy import plugin as numpy_plugin
+    from mscore_cupy import plugin as cupy_plugin, standin
+    from mscore_jax import plugin as jax_plugin
+    from mscore_torch import plugin as torch_plugin
+
+    uints = {"uint16", "uint32", "uint64"}
+    for module in (numpy_plugin, jax_plugin, standin):
+        (spec,) = module.mscore_register_backends()
+        assert uints <= set(spec.dtypes) and not spec.undeclared_dtypes, spec.name
+    assert uints <= set(cupy_plugin.make_spec().dtypes)
+    (torch_spec,) = torch_plugin.mscore_register_backends()
+    assert not uints & set(torch_spec.dtypes)
+    assert {u: torch_spec.undeclared_reason(u) for u in uints} == {
+        u: "torch has no arithmetic kernels for it (add, max, bitwise_not, ...)" for u in uints}
+
+
 def test_coverage_certifies_each_device_against_its_own_entry():
     spec = _spec(device_dtypes={"GPU": ("float32",)})
     gpu = Target("dev", "GPU", spec)

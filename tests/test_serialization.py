@@ -26,8 +26,7 @@ from _helpers import use_backend
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 BACKENDS = get_registry().names()
-DTYPES = [mdt.float16, mdt.bfloat16, mdt.float32, mdt.float64, mdt.int8, mdt.int16, mdt.int32,
-          mdt.int64, mdt.uint8, mdt.bool_]
+DTYPES = list(mdt.ALL_DTYPES)
 FORMATS = ["ckpt", "safetensors"]
 
 

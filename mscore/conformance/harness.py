@@ -52,10 +52,10 @@ TOLERANCES = {
 EXACT = Tolerance(rtol=0.0, atol=0.0)
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
-INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
          "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-         "bool": "bool"}
+         "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
 
 
 def dtype_name(dtype):

@@ -66,6 +66,13 @@ class Target:
             return f"{self.name} on {self.device_target}"
         return self.name
 
+    def undeclared_dtype(self, name):
+        """The skip reason of a test of dtype ``name`` that this target does not declare:
+        "uint16 not declared by torch: REASON", with the reason from the spec's
+        ``undeclared_dtypes`` when it gives one."""
+        reason = self.spec.undeclared_reason(name) if self.spec is not None else ""
+        return f"{name} not declared by {self.declarer}" + (f": {reason}" if reason else "")
+
     def __repr__(self):
         return self.id
 
@@ -157,7 +164,7 @@ class Kit:
         import pytest
         for d in dtypes:
             if not self.has_dtype(d):
-                pytest.skip(f"{harness.dtype_name(d)} not declared by {self.declarer}")
+                pytest.skip(self.target.undeclared_dtype(harness.dtype_name(d)))
 
     def widest_float(self):
         """The widest floating dtype the backend declares ("float64", "float32", ...)."""

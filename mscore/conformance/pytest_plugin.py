@@ -387,7 +387,7 @@ def kit(request):
     if dtype is not None:
         name = harness.dtype_name(dtype)
         if name not in target.dtypes:
-            pytest.skip(f"{name} not declared by {target.declarer}")
+            pytest.skip(target.undeclared_dtype(name))
     for marker in request.node.iter_markers(_KIT_MARKER):
         for cap in marker.args:
             if cap not in target.capabilities:

@@ -23,7 +23,7 @@ _SYMBOL = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "--",
            "xfailed": "xf", "xpassed": "XP"}
 _RANK = {"error": 6, "failed": 5, "xpassed": 4, "xfailed": 3, "passed": 2, "skipped": 1}
 _DTYPE_ORDER = ["-", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-                "int64", "uint8", "bool"]
+                "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 
 
 def test_entries(state):

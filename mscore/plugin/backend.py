@@ -83,7 +83,9 @@ class BackendSpec:
     ``device_dtypes`` / ``device_capabilities`` (device target -> dtypes / capabilities, e.g.
     ``{"GPU": (...)}``) replace them for one device target; :meth:`dtypes_on` and
     :meth:`capabilities_on` give what holds on a device, and the conformance kit certifies
-    each device against its own entry.
+    each device against its own entry. ``undeclared_dtypes`` (dtype name -> reason) says why
+    the backend leaves an mscore dtype out (on the devices whose entry lacks it); the kit's
+    skips of that dtype give the reason.
     """
 
     name: str
@@ -98,6 +100,7 @@ class BackendSpec:
     description: str = ""
     device_dtypes: dict = field(default_factory=dict)
     device_capabilities: dict = field(default_factory=dict)
+    undeclared_dtypes: dict = field(default_factory=dict)
     plugin: str = field(default="", compare=False)          # set by the registry
     distribution: str = field(default="", compare=False)    # "mscore-torch 0.1.0", likewise
 
@@ -117,6 +120,14 @@ class BackendSpec:
             key: frozenset(value) for key, value in
             self._per_device("device_capabilities", self.device_capabilities,
                              targets).items()}
+        self.undeclared_dtypes = self._undeclared(self.undeclared_dtypes)
+
+    def _undeclared(self, table):
+        if not isinstance(table, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and v for k, v in table.items()):
+            raise TypeError(f"BackendSpec.undeclared_dtypes of {self.name!r}: expected a dict "
+                            f"of dtype name -> reason (non-empty str), got {table!r}")
+        return dict(table)
 
     def _per_device(self, what, table, targets):
         if not isinstance(table, dict):
@@ -137,6 +148,10 @@ class BackendSpec:
     def dtypes_on(self, device):
         """The dtypes that hold on ``device`` ("CPU", "GPU", "GPU:1", ...)."""
         return self.device_dtypes.get(device_target(device), self.dtypes)
+
+    def undeclared_reason(self, dtype):
+        """Why the backend does not declare dtype name ``dtype`` ("" when it gives none)."""
+        return self.undeclared_dtypes.get(dtype, "")
 
     def capabilities_on(self, device):
         """The capabilities that hold on ``device``."""

@@ -43,7 +43,8 @@ class ArrayModuleCore:
             return a
         if dtype.is_integer and a.dtype.kind in "fV":   # V: bfloat16
             return self._saturating_cast(a, dtype)
-        return a.astype(target)
+        with np.errstate(over="ignore"):   # beyond a narrower float's range: inf, silently
+            return a.astype(target)
 
     def _saturating_cast(self, a, dtype):
         """Float to integer with the contract's saturation (``rules.saturate_to_int``)."""

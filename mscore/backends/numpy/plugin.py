@@ -1,6 +1,7 @@
 """Entry point of the built-in numpy backend (group ``mscore.backends``, name ``numpy``)."""
 import numpy as np
 
+from mscore.common.dtype import ALL_DTYPES
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 from mscore.backends.numpy.collectives import torch_installed
@@ -24,7 +25,8 @@ def _build():
 def mscore_register_backends():
     """The numpy reference backend: CPU, every dtype, reference autodiff."""
     return [BackendSpec(name="numpy", version=np.__version__, factory=_build,
-                        devices=("CPU",), capabilities=_capabilities(),
+                        devices=("CPU",), dtypes=tuple(d.name for d in ALL_DTYPES),
+                        capabilities=_capabilities(),
                         description="built-in reference backend (numpy + ml_dtypes)")]
 
 

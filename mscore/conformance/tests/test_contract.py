@@ -10,8 +10,7 @@ from mscore.plugin.backend import (FUSED_OPS, KNOWN_CAPABILITIES, PRIMITIVE_OPS,
                                    missing_primitives)
 from mscore.conformance.harness import EXACT
 
-ALL = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-       "uint8", "bool")
+ALL = tuple(d.name for d in mdt.ALL_DTYPES)
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -21,6 +20,9 @@ def test_spec(kit):
     assert isinstance(spec.version, str) and spec.version, "BackendSpec.version is empty"
     unknown = [d for d in spec.dtypes if d not in ALL]
     assert not unknown, f"BackendSpec.dtypes has unknown names {unknown}; known: {ALL}"
+    unknown = [d for d in spec.undeclared_dtypes if d not in ALL]
+    assert not unknown, (f"BackendSpec.undeclared_dtypes has unknown names {unknown}; "
+                         f"known: {ALL}")
     assert spec.devices, "BackendSpec.devices is empty"
     bad = [d for d in spec.devices if d.split(":")[0].upper() not in ("CPU", "GPU", "CUDA",
                                                                       "ASCEND")]
@@ -61,7 +63,7 @@ def test_transfer_round_trip(kit, dtype):
         x = kit.normal((3, 4), 3.0).astype(np_dtype)
     else:
         info = np.iinfo(np_dtype)
-        x = kit.rng.integers(info.min, info.max, size=(3, 4), endpoint=True).astype(np_dtype)
+        x = kit.rng.integers(info.min, info.max, size=(3, 4), endpoint=True, dtype=np_dtype)
     a = kit.backend.from_numpy(x)
     kit.assert_dtype(a, dtype, "from_numpy")
     assert kit.backend.shape(a) == (3, 4), f"shape() gave {kit.backend.shape(a)}"

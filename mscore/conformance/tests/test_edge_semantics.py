@@ -4,12 +4,15 @@ Each case states the expected values outright (not from the reference backend), 
 dtype the backend declares:
 
 - integer overflow wraps around (two's complement): ``MAX + 1 == MIN``, ``-MIN == MIN``,
-  ``abs(MIN) == MIN``, and sums and matrix products wrap the same way;
+  ``abs(MIN) == MIN``, ``-1 == MAX`` unsigned, and sums and matrix products wrap the same way;
 - integer division truncates toward zero, ``x / 0 == 0`` and ``MIN / -1 == MIN``;
 - NaN propagates through ``max``/``min``/``maximum``/``minimum``, and ``argmax``/``argmin``
   give the index of the first NaN (numpy's rule);
 - a float to integer cast truncates toward zero, saturates at the integer range (infinities
-  included) and maps NaN to 0; integer to narrower integer wraps; anything nonzero (NaN
+  included) and maps NaN to 0 (a negative float to an unsigned type gives 0); integer to
+  narrower integer wraps, and so does a cast between signed and unsigned (``-1`` to uint32
+  is ``2**32 - 1``, uint64 ``2**64 - 1`` to int64 is ``-1``); an unsigned integer to a float
+  rounds to nearest (uint64 ``2**64 - 1`` to float32 is ``2**64``); anything nonzero (NaN
   included) casts to True.
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ from mscore.conformance import harness
 
 LEVEL = "ops"
 SIGNED = ("int8", "int16", "int32", "int64")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 
 
 @dataclass
@@ -80,6 +84,8 @@ def _overflow_wraps(kit, dtype):
     if i.min:
         cases += [("neg(MIN)", lambda b, x, y: b.neg(x), [lo], [d(0)], [lo]),
                   ("abs(MIN)", lambda b, x, y: b.abs(x), [lo], [d(0)], [lo])]
+    else:
+        cases += [("neg(1)", lambda b, x, y: b.neg(x), [d(1)], [d(0)], [hi])]
     for what, fn, x, y, want in cases:
         out = _run(kit, dtype, what, fn, np.array(x, d), np.array(y, d))
         _expect(kit, dtype, what, out, want)
@@ -91,8 +97,9 @@ def _division(kit, dtype):
     if i.min:
         x, y = [7, -7, 7, -7, 0, 9, i.min, i.min], [2, 2, -2, -2, 0, 0, -1, 1]
         want = [3, -3, -3, 3, 0, 0, i.min, i.min]
-    else:
-        x, y, want = [7, 9, 0, 255], [2, 0, 0, 4], [3, 0, 0, 63]
+    else:   # MAX / 1 and MAX / 2: the whole unsigned range, not a signed reading of it
+        x, y = [7, 9, 0, 255, i.max, i.max], [2, 0, 0, 4, 1, 2]
+        want = [3, 0, 0, 63, i.max, i.max // 2]
     out = _run(kit, dtype, "div", lambda b, a, c: b.div(a, c), np.array(x, d), np.array(y, d))
     _expect(kit, dtype, "div (truncating; x / 0 == 0; MIN / -1 == MIN)", out, want)
 
@@ -116,7 +123,8 @@ def _nan_reductions(kit, dtype):
         _expect(kit, dtype, f"{what} with NaN", out, want, out_dtype)
 
 
-_CAST_SOURCE = [1e10, -1e10, np.nan, np.inf, -np.inf, 2.7, -2.7, 300.0, -5.0, -0.5, 0.0]
+_CAST_SOURCE = [1e10, -1e10, np.nan, np.inf, -np.inf, 2.7, -2.7, 300.0, -5.0, -0.5, 0.0,
+                70000.0, 4294967296.0]
 
 
 def _float_to_int_saturates(kit, dtype):
@@ -165,10 +173,61 @@ def _int_narrowing_wraps(kit, dtype):
         _expect(kit, dtype, what, out, want)
 
 
+def _sign_change_wraps(kit, dtype):
+    """Signed to unsigned ``dtype`` and back wraps modulo ``2**bits`` (two's complement)."""
+    i = _info(dtype)
+    bits = 1 << i.bits
+    values = {"int8": [-1, -128, 5, 127], "int64": [-1, -300, 5, -2 ** 31]}
+    checked = False
+    for source, vals in values.items():
+        if not kit.has_dtype(source):
+            continue
+        what = f"cast {source} -> {dtype} (wraps)"
+        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(dtype)),
+                   np.array(vals, dtype=mdt.get_dtype(source).np_dtype))
+        _expect(kit, dtype, what, out, [v % bits for v in vals])
+        checked = True
+    back = [int(i.max), int(i.max) // 2 + 1, 7, 0]     # MAX, 2**(bits-1), small
+    for target in SIGNED:
+        t = _info(target)
+        if not kit.has_dtype(target) or t.bits < i.bits:
+            continue
+        tbits = 1 << t.bits
+        want = [v - tbits if v > t.max else v for v in back]
+        what = f"cast {dtype} -> {target} (wraps)"
+        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)),
+                   np.array(back, dtype=i.dtype))
+        _expect(kit, dtype, what, out, want, target)
+        checked = True
+    if not checked:
+        pytest.skip(f"no signed integer dtype declared by {kit.name} beside {dtype}")
+
+
+def _unsigned_to_float_rounds(kit, dtype):
+    """The whole unsigned range converts to floats (rounded to nearest), not a signed
+    reading of the top half."""
+    i = _info(dtype)
+    values = [int(i.max), int(i.max) // 2 + 2, 7, 0]
+    targets = [t for t in harness.FLOAT_DTYPES if kit.has_dtype(t)]
+    if not targets:
+        pytest.skip(f"no floating dtype declared by {kit.name}")
+    for target in targets:
+        with np.errstate(over="ignore"):   # beyond float16's range: inf, on purpose
+            # Through float64: exact below 2**53, and the uint64 values (2**64 - 1, 2**63 + 1)
+            # round there to powers of two, which every narrower float holds or overflows.
+            want = harness.quantize(np.array([float(v) for v in values]), target)
+        what = f"cast {dtype} -> {target} (rounds to nearest)"
+        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)),
+                   np.array(values, dtype=i.dtype))
+        _expect(kit, dtype, what, out, want, target)
+
+
 CASES = [EdgeCase("int_overflow_wraps", harness.INT_DTYPES, _overflow_wraps),
          EdgeCase("int_division_by_zero_and_min", harness.INT_DTYPES, _division),
-         EdgeCase("int_narrowing_cast_wraps", ("int8", "int16", "int32", "uint8"),
-                  _int_narrowing_wraps),
+         EdgeCase("int_narrowing_cast_wraps", ("int8", "int16", "int32", "uint8", "uint16",
+                                               "uint32"), _int_narrowing_wraps),
+         EdgeCase("signed_unsigned_cast_wraps", UNSIGNED, _sign_change_wraps),
+         EdgeCase("unsigned_to_float_cast_rounds", UNSIGNED, _unsigned_to_float_rounds),
          EdgeCase("nan_in_max_min_argmax", harness.FLOAT_DTYPES, _nan_reductions),
          EdgeCase("float_to_int_cast_saturates", harness.FLOAT_DTYPES,
                   _float_to_int_saturates),

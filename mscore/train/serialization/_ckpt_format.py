@@ -56,7 +56,8 @@ _SKIPPED_TAGS = ("random_op",)
 
 _ST_CODES = {mdt.float16: "F16", mdt.bfloat16: "BF16", mdt.float32: "F32", mdt.float64: "F64",
              mdt.int8: "I8", mdt.int16: "I16", mdt.int32: "I32", mdt.int64: "I64",
-             mdt.uint8: "U8", mdt.bool_: "BOOL"}
+             mdt.uint8: "U8", mdt.uint16: "U16", mdt.uint32: "U32", mdt.uint64: "U64",
+             mdt.bool_: "BOOL"}
 _ST_DTYPES = {code: d for d, code in _ST_CODES.items()}
 
 

@@ -21,7 +21,7 @@ from . import __version__
 _CUPY_DISTRIBUTIONS = ("cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x", "cupy", "cupy-rocm-6-0",
                        "cupy-rocm-5-0")
 _BASE_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-                "bool")
+                "uint16", "uint32", "uint64", "bool")
 
 
 def cupy_distribution():

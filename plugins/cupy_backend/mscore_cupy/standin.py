@@ -9,6 +9,7 @@ device (the random stream, the scatter dtype plan, the overflow-check table and 
 """
 import numpy as np
 
+from mscore.common.dtype import ALL_DTYPES
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
@@ -27,5 +28,5 @@ def mscore_register_backends():
     """``cupy_sim``: CupyBackend over numpy, declared like the real backend (GPU placement
     accepted, every dtype numpy has)."""
     return [BackendSpec(name="cupy_sim", version=__version__, factory=_build,
-                        devices=("GPU",),
+                        devices=("GPU",), dtypes=tuple(d.name for d in ALL_DTYPES),
                         description="CupyBackend over numpy (test stand-in, no CUDA)")]

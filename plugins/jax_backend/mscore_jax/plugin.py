@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 from importlib import metadata
 
+from mscore.common.dtype import ALL_DTYPES
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
 
@@ -64,10 +65,11 @@ def build():
 
 @hookimpl
 def mscore_register_backends():
-    """The ``jax`` backend: CPU and GPU, every float dtype, jax.value_and_grad, jax.jit;
-    deterministic on the CPU."""
+    """The ``jax`` backend: CPU and GPU, every mscore dtype (the 64-bit ones switch on JAX's
+    64-bit mode when first used), jax.value_and_grad, jax.jit; deterministic on the CPU."""
     return [BackendSpec(name="jax", version=_jax_version(), factory=build,
-                        devices=("CPU", "GPU"), capabilities=CAPABILITIES,
+                        devices=("CPU", "GPU"), dtypes=tuple(d.name for d in ALL_DTYPES),
+                        capabilities=CAPABILITIES,
                         device_capabilities=DEVICE_CAPABILITIES, probe=probe, check=check,
                         description="JAX (jax.numpy/lax ops, jax.value_and_grad, jax.jit "
                                     "with donated buffers)")]

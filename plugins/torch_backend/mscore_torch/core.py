@@ -12,6 +12,7 @@ from mscore.common import dtype as mdt
 from mscore.plugin.rules import saturate_to_int
 
 from .ops import matmul_any_device
+from .plugin import UNDECLARED_DTYPES
 
 _TO_TORCH = {
     mdt.float16: torch.float16, mdt.bfloat16: torch.bfloat16, mdt.float32: torch.float32,
@@ -27,14 +28,9 @@ _NP_OK = frozenset(np.dtype(d) for d in (np.float16, np.float32, np.float64, np.
                                          np.int16, np.int32, np.int64, np.uint8, np.bool_))
 
 
-# mscore dtypes this backend does not provide (so its plugin does not declare them), and why.
-_LACKING = {name: "torch has no arithmetic kernels for it (add, max, bitwise_not, ...)"
-            for name in ("uint16", "uint32", "uint64")}
-
-
 def unsupported_dtype(name):
     """The ``TypeError`` for an mscore dtype this backend does not provide."""
-    why = _LACKING.get(name, "torch has no such dtype")
+    why = UNDECLARED_DTYPES.get(name, "torch has no such dtype")
     return TypeError(f"dtype: the torch backend does not support {name} ({why}); its dtypes "
                      f"are {', '.join(d.name for d in _TO_TORCH)}")
 
@@ -129,7 +125,7 @@ class TorchCore:
             host = host.view(torch.bfloat16).reshape(array.shape)  # view() makes 0-d 1-d
         else:
             if array.dtype not in _NP_OK:
-                if array.dtype.name in _LACKING:
+                if array.dtype.name in UNDECLARED_DTYPES:
                     raise unsupported_dtype(array.dtype.name)
                 raise TypeError(f"from_numpy: numpy dtype {array.dtype} has no mscore "
                                 f"equivalent")

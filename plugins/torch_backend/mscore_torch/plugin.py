@@ -16,6 +16,10 @@ from mscore_torch import __version__
 NAME = "torch"
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
           "uint8", "bool")
+# The mscore dtypes left out, and why (torch 2.13 stores them, but add, max, neg, floor
+# division, comparisons and bitwise_not have no CPU kernels for them).
+UNDECLARED_DTYPES = {name: "torch has no arithmetic kernels for it (add, max, bitwise_not, ...)"
+                     for name in ("uint16", "uint32", "uint64")}
 # On the CPU torch's deterministic mode (mscore_torch.determinism) is certified by the
 # conformance kit; on CUDA it is not yet, so the GPU entry leaves ``deterministic`` out.
 CAPABILITIES = frozenset({"native_autodiff", "compile", "collectives", "deterministic"})
@@ -69,7 +73,8 @@ def mscore_register_backends():
     deterministic mode on the CPU."""
     return [BackendSpec(name=NAME, version=_torch_version(), factory=build,
                         devices=("CPU", "GPU"), dtypes=DTYPES, capabilities=CAPABILITIES,
-                        device_capabilities=DEVICE_CAPABILITIES, probe=probe, check=check,
+                        device_capabilities=DEVICE_CAPABILITIES,
+                        undeclared_dtypes=UNDECLARED_DTYPES, probe=probe, check=check,
                         description=f"PyTorch backend (mscore-torch {__version__})")]
 
 
