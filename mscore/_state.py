@@ -116,9 +116,7 @@ class _Process:
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
       ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
-      all None (``groups`` empty) outside a job;
-    * ``compute_dtype_changes``: how many times ``Cell.to_float`` ran (a weight-cast plan
-      learned before a change is learned again: :class:`mscore.common.cast_cache.CastPlan`).
+      all None (``groups`` empty) outside a job.
     """
 
     def __init__(self):
@@ -133,7 +131,6 @@ class _Process:
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
                               "seed": None}
-        self.compute_dtype_changes = 0
 
 
 process = _Process()

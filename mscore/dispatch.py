@@ -6,8 +6,6 @@ rules, layers) goes through here, so swapping the backend swaps every computatio
 """
 from __future__ import annotations
 
-from itertools import repeat
-
 from mscore import context as _context
 from mscore._state import process as _process
 from mscore._state import thread as _thread
@@ -72,19 +70,6 @@ def cast_float(a, dtype):
         if native is not None:
             return memo[1](a, native)
     return _cast_float_asked(a, dtype)
-
-
-def cast_float_all(arrays, dtype):
-    """``[cast_float(a, dtype) for a in arrays]``, by one C loop over the backend's
-    ``float_cast`` where :func:`cast_float` would call it directly."""
-    memo = _float_cast_memo
-    thread = _thread
-    if memo[0] is _process.backend and not thread.tracing_depth and \
-            thread.autocast_policy is None and not thread.compiled_depth:
-        native = memo[2].get(dtype)
-        if native is not None:
-            return list(map(memo[1], arrays, repeat(native)))
-    return [cast_float(a, dtype) for a in arrays]
 
 
 def _cast_float_asked(a, dtype):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
-from mscore import amp, dispatch, nn, ops
+from mscore import amp, nn, ops
 from mscore.common.parameter import Parameter
 
 from _helpers import available_backends, use_backend
@@ -128,64 +128,6 @@ def test_a_weight_used_twice_is_cast_once_and_gets_both_gradients(backend):
     with COUNT.counting() as plain:
         grad_fn(x)
     assert plain.counts["cast"] < forward_casts   # the float16 run cast w (and x) once
-
-
-def _grads_of_fresh_function(cell, x):
-    """The loss and gradients of a grad function built now (no weight-cast plan learned)."""
-    fn = ms.value_and_grad(lambda v: ops.sum(ops.cast(cell(v), ms.float32)), None,
-                           cell.trainable_params())
-    loss, grads = fn(x)
-    return loss.asnumpy(), [g.asnumpy() for g in grads]
-
-
-@pytest.mark.parametrize("backend", QUICK)
-def test_a_grad_function_casts_its_weights_up_front_from_its_second_call(backend, monkeypatch):
-    """From its second call a grad function casts the weights its last call cast before the
-    function runs, in one batch per dtype (no cast is made where a layer uses a weight);
-    values and gradients stay those of a function without that plan; when a cell's compute
-    dtype or a weight's dtype changes, the plan follows."""
-    use_backend(backend)
-    net = amp.auto_mixed_precision(_mlp(), "O2", ms.float16)
-    x, _ = _batch()
-    fn = ms.value_and_grad(lambda v: ops.sum(ops.cast(net(v), ms.float32)), None,
-                           net.trainable_params())
-    batches, cast_all = [], dispatch.cast_float_all
-    monkeypatch.setattr(dispatch, "cast_float_all",
-                        lambda arrays, dtype: batches.append((len(arrays), dtype)) or
-                        cast_all(arrays, dtype))
-    with COUNT.counting() as first:
-        fn(x)
-    assert batches == []
-    with COUNT.counting() as second:
-        loss, grads = fn(x)
-    assert batches == [(4, ms.float16)]   # two weights and two biases, in one batch
-    assert second.counts["cast"] == first.counts["cast"]   # no more casts than before
-    want_loss, want_grads = _grads_of_fresh_function(net, x)
-    np.testing.assert_array_equal(loss.asnumpy(), want_loss)
-    for g, w in zip(grads, want_grads):
-        assert g.dtype == ms.float32
-        np.testing.assert_array_equal(g.asnumpy(), w)
-
-    net.to_float(ms.float32)   # nothing to cast any more: the plan is learned again
-    with COUNT.counting() as plain:
-        loss, grads = fn(x)
-    with COUNT.counting() as fresh:
-        want_loss, want_grads = _grads_of_fresh_function(net, x)
-    assert plain.counts["cast"] == fresh.counts["cast"]
-    np.testing.assert_array_equal(loss.asnumpy(), want_loss)
-    for g, w in zip(grads, want_grads):
-        np.testing.assert_array_equal(g.asnumpy(), w)
-
-    net.to_float(ms.float16)
-    fn(x)
-    first_weight = net.trainable_params()[0]
-    first_weight.set_data(ms.Tensor(first_weight.asnumpy().astype(np.float16)))
-    loss, grads = fn(x)   # that weight needs no cast now; the others keep their plan
-    want_loss, want_grads = _grads_of_fresh_function(net, x)
-    assert grads[0].dtype == ms.float16
-    np.testing.assert_array_equal(loss.asnumpy(), want_loss)
-    for g, w in zip(grads, want_grads):
-        np.testing.assert_array_equal(g.asnumpy(), w)
 
 
 @pytest.mark.parametrize("backend", QUICK)

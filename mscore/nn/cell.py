@@ -9,7 +9,7 @@ import copy
 import re
 from collections import OrderedDict
 
-from mscore import _state, context
+from mscore import context
 from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
@@ -18,6 +18,7 @@ from mscore.dispatch import cast_float
 from mscore.dispatch import dtype as _dtype_of
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
+from mscore.ops import functional as F
 
 _wrap = Tensor._wrap
 _context_keys = context._context
@@ -317,7 +318,6 @@ class Cell(HookMixin):
             raise ValueError(f"dst_type: expected float16, bfloat16 or float32, got {dtype}")
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "_compute_dtype", dtype)
-        _state.process.compute_dtype_changes += 1
         return self
 
     @property
@@ -331,9 +331,12 @@ class Cell(HookMixin):
         dtype = self._compute_dtype
         if dtype is None:
             return param
-        if isinstance(param, Parameter):   # the copy is looked up before the dtype is read
-            return cast_cache.cast_param(param, dtype, _cast_weight)
-        return _cast_weight(param, dtype)
+        have = _dtype_of(param._data)
+        if have is dtype or not have.is_floating:
+            return param
+        if isinstance(param, Parameter):
+            return cast_cache.cast_param(param, dtype, _cast_tensor)
+        return F.cast(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
     def construct(self, *args, **kwargs):
@@ -412,13 +415,6 @@ def _cast_tensor(t, dtype):
     out = object.__new__(Tensor)   # Tensor._wrap inlined: once per cast weight per step
     out._data = cast_float(t._data, dtype)
     return out
-
-
-def _cast_weight(t, dtype):
-    """``t`` in the floating ``dtype`` where it is floating and not already in it, else
-    ``t`` itself."""
-    have = _dtype_of(t._data)
-    return t if have is dtype or not have.is_floating else _cast_tensor(t, dtype)
 
 
 def _cast_input(a, dtype):

@@ -116,7 +116,6 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
     if not positions and weight_list is None:
         raise ValueError("value_and_grad: grad_position and weights cannot both be None")
 
-    plan = cast_cache.CastPlan(_cast_weights)
     differentiated = frozenset(map(id, weight_list or ()))
 
     def wrapper(*args):
@@ -146,7 +145,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                     it = iter(prims)
                     for p in positions:
                         call_args[p] = _rewrap(args[p], it)
-                    with cast_cache.scoped_copies(plan):
+                    with cast_cache.scoped_copies():
                         out = fn(*call_args)
                 finally:
                     changed = scope.restore()
@@ -188,12 +187,6 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
                              return_ids)
 
     return wrapper
-
-
-def _cast_weights(arrays, dtype):
-    """Amp's low-precision copies of weights' arrays, as Tensors (a :class:`CastPlan`'s
-    batch cast)."""
-    return Tensor._wrap_all(dispatch.cast_float_all(arrays, dtype))
 
 
 def _differentiable(arg, position):
