@@ -64,6 +64,7 @@ for _name, (_op, _prep) in _UNARY.items():
           ("a",) if _name in ("negative", "positive") else
           ("input",) if _name == "arccos" else ("x",), _prep)
 
+
 def _fmod(x1, x2):
     """``fmod``; integers exact in their dtype with 0 where ``x2`` is 0 (as
     ``mindspore.numpy.fmod``, where ``ops.fmod`` gives ``x1``)."""
