@@ -20,7 +20,7 @@ from mscore.plugin.registry import get_registry
 from _oracle import each_backend, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-from int_division_cases import CASES, FUNCTIONS, SIGNED, UNSIGNED, inputs, operands  # noqa: E402
+from int_division_cases import CASES, FUNCTIONS, SIGNED, UNSIGNED, inputs, operands
 
 ORACLE = load("int_division_oracle.json")
 EXPRESSIONS = dict(CASES)
@@ -44,12 +44,30 @@ def _floor_by_zero(a, dtype):
 
 
 # Each function of the per-dtype cases in exact integer arithmetic: (x, y, dtype) -> result.
-_FLOOR = (lambda a, b, d: _floor_by_zero(a, d) if b == 0 else _wrap(a // b, d))
-_TRUNC = (lambda a, b, d: 0 if b == 0 else _wrap(_trunc(a, b), d))
-_REMAINDER = (lambda a, b, d: a if b == 0 else a % b)
-_FLOOR_MOD = (lambda a, b, d: 0 if b == 0 else a % b)
-_FMOD = (lambda a, b, d: a if b == 0 else a - _trunc(a, b) * b)
-_NUMPY_FMOD = (lambda a, b, d: 0 if b == 0 else a - _trunc(a, b) * b)
+def _FLOOR(a, b, d):
+    return _floor_by_zero(a, d) if b == 0 else _wrap(a // b, d)
+
+
+def _TRUNC(a, b, d):
+    return 0 if b == 0 else _wrap(_trunc(a, b), d)
+
+
+def _REMAINDER(a, b, d):
+    return a if b == 0 else a % b
+
+
+def _FLOOR_MOD(a, b, d):
+    return 0 if b == 0 else a % b
+
+
+def _FMOD(a, b, d):
+    return a if b == 0 else a - _trunc(a, b) * b
+
+
+def _NUMPY_FMOD(a, b, d):
+    return 0 if b == 0 else a - _trunc(a, b) * b
+
+
 EXACT = {"floor_divide": _FLOOR, "div_floor": _FLOOR, "op_floordiv": _FLOOR,
          "mnp_floor_divide": _FLOOR, "div_trunc": _TRUNC, "method_div_trunc": _TRUNC,
          "remainder": _REMAINDER, "method_remainder": _REMAINDER, "floor_mod": _FLOOR_MOD,
