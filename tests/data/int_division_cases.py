@@ -17,11 +17,11 @@ def operands(dtype):
     lo, hi = int(info.min), int(info.max)
     big = 2 ** 62 + 1 if dtype == "int64" else 2 ** 63 + 1 if dtype == "uint64" else hi // 2 + 1
     if lo:
-        x = [lo, lo, hi, hi, lo + 1, big, -big, big, 7, -7, 7, -7, 0, 5, -5, hi, lo, 9]
-        y = [-1, 1, 3, -3, 7, 3, 3, -3, 2, 2, -2, -2, 0, 0, 0, 1, -7, hi]
+        x = [lo, lo, hi, hi, lo + 1, big, -big, big, 7, -7, 7, -7, 0, 5, -5, hi, lo, 9, big]
+        y = [-1, 1, 3, -3, 7, 3, 3, -3, 2, 2, -2, -2, 0, 0, 0, 1, -7, hi, 1]
     else:
-        x = [hi, hi, hi - 1, big, big, 7, 0, 5, hi, 9]
-        y = [3, 1, 2, 3, hi, 0, 0, 2, hi, 7]
+        x = [hi, hi, hi - 1, big, big, 7, 0, 5, hi, 9, hi]
+        y = [3, 1, 2, 3, hi, 0, 0, 2, hi, 7, 2]
     return x, y
 
 
