@@ -44,35 +44,35 @@ def _floor_by_zero(a, dtype):
 
 
 # Each function of the per-dtype cases in exact integer arithmetic: (x, y, dtype) -> result.
-def _FLOOR(a, b, d):
+def _floor_div(a, b, d):
     return _floor_by_zero(a, d) if b == 0 else _wrap(a // b, d)
 
 
-def _TRUNC(a, b, d):
+def _trunc_div(a, b, d):
     return 0 if b == 0 else _wrap(_trunc(a, b), d)
 
 
-def _REMAINDER(a, b, d):
+def _remainder(a, b, d):
     return a if b == 0 else a % b
 
 
-def _FLOOR_MOD(a, b, d):
+def _floor_mod(a, b, d):
     return 0 if b == 0 else a % b
 
 
-def _FMOD(a, b, d):
+def _fmod(a, b, d):
     return a if b == 0 else a - _trunc(a, b) * b
 
 
-def _NUMPY_FMOD(a, b, d):
+def _numpy_fmod(a, b, d):
     return 0 if b == 0 else a - _trunc(a, b) * b
 
 
-EXACT = {"floor_divide": _FLOOR, "div_floor": _FLOOR, "op_floordiv": _FLOOR,
-         "mnp_floor_divide": _FLOOR, "div_trunc": _TRUNC, "method_div_trunc": _TRUNC,
-         "remainder": _REMAINDER, "method_remainder": _REMAINDER, "floor_mod": _FLOOR_MOD,
-         "op_mod": _FLOOR_MOD, "mnp_remainder": _FLOOR_MOD, "fmod": _FMOD,
-         "mnp_fmod": _NUMPY_FMOD}
+EXACT = {"floor_divide": _floor_div, "div_floor": _floor_div, "op_floordiv": _floor_div,
+         "mnp_floor_divide": _floor_div, "div_trunc": _trunc_div, "method_div_trunc": _trunc_div,
+         "remainder": _remainder, "method_remainder": _remainder, "floor_mod": _floor_mod,
+         "op_mod": _floor_mod, "mnp_remainder": _floor_mod, "fmod": _fmod,
+         "mnp_fmod": _numpy_fmod}
 assert set(EXACT) == {suffix for suffix, _ in FUNCTIONS}
 PER_DTYPE = [(dtype, suffix) for dtype in SIGNED + UNSIGNED for suffix, _ in FUNCTIONS]
 
@@ -196,23 +196,23 @@ def _each(fn, xs, ys, dtype="int64"):
 
 
 DIFFERENCE_ANSWERS = {
-    "i64_u64_floor_divide": ("int64", _each(_FLOOR, _I64, [_wrap(v, "int64") for v in _U64])),
-    "i64_int_floordiv": ("int64", _each(_FLOOR, _I64, [3] * 4)),
-    "i64_neg_int_floordiv": ("int64", _each(_FLOOR, _I64, [-3] * 4)),
-    "i64_neg_int_mod": ("int64", _each(_FLOOR_MOD, _I64, [-3] * 4)),
-    "i64_neg_int_remainder": ("int64", _each(_REMAINDER, _I64, [-3] * 4)),
-    "bcast_i64_floor_divide": ("int64", [_each(_FLOOR, [a] * 3, [3, -3, 2 ** 40])
+    "i64_u64_floor_divide": ("int64", _each(_floor_div, _I64, [_wrap(v, "int64") for v in _U64])),
+    "i64_int_floordiv": ("int64", _each(_floor_div, _I64, [3] * 4)),
+    "i64_neg_int_floordiv": ("int64", _each(_floor_div, _I64, [-3] * 4)),
+    "i64_neg_int_mod": ("int64", _each(_floor_mod, _I64, [-3] * 4)),
+    "i64_neg_int_remainder": ("int64", _each(_remainder, _I64, [-3] * 4)),
+    "bcast_i64_floor_divide": ("int64", [_each(_floor_div, [a] * 3, [3, -3, 2 ** 40])
                                          for a in (2 ** 62 + 1, -(2 ** 62) - 1)]),
-    "mint_floor_divide": ("int64", _each(_FLOOR, _X64, _Y64)),
-    "mint_remainder": ("int64", _each(_REMAINDER, _X64, _Y64)),
-    "mint_fmod": ("int64", _each(_FMOD, _X64, _Y64)),
-    "mint_div_trunc": ("int64", _each(_TRUNC, _X64, _Y64)),
-    "mint_div_floor": ("int64", _each(_FLOOR, _X64, _Y64)),
-    "method_floor_divide": ("int64", _each(_FLOOR, _X64, _Y64)),
-    "method_fmod": ("int64", _each(_FMOD, _X64, _Y64)),
-    "method_div_floor": ("int64", _each(_FLOOR, _X64, _Y64)),
+    "mint_floor_divide": ("int64", _each(_floor_div, _X64, _Y64)),
+    "mint_remainder": ("int64", _each(_remainder, _X64, _Y64)),
+    "mint_fmod": ("int64", _each(_fmod, _X64, _Y64)),
+    "mint_div_trunc": ("int64", _each(_trunc_div, _X64, _Y64)),
+    "mint_div_floor": ("int64", _each(_floor_div, _X64, _Y64)),
+    "method_floor_divide": ("int64", _each(_floor_div, _X64, _Y64)),
+    "method_fmod": ("int64", _each(_fmod, _X64, _Y64)),
+    "method_div_floor": ("int64", _each(_floor_div, _X64, _Y64)),
     "bool_div_trunc": ("bool", [True, False, False, False]),
-    "bcast_div_trunc": ("int32", [_each(_TRUNC, [a] * 4, [2, -2, 3, 0], "int32")
+    "bcast_div_trunc": ("int32", [_each(_trunc_div, [a] * 4, [2, -2, 3, 0], "int32")
                                   for a in (7, -7, 0)]),
 }
 assert set(DIFFERENCE_ANSWERS) == set(OTHER_DIFFERS)
