@@ -70,6 +70,11 @@ def test_compare_shapes_nonfinite_and_integers():
     assert harness.compare(ints, ints.copy(), "int32").ok
     c = harness.compare(np.array([1, 2, 4]), ints, "int32")
     assert not c.ok and "exact match required" in c.message
+    # int64/uint64 one apart above 2**53 are one float64: still a difference.
+    for dtype, big in (("int64", 2 ** 62), ("uint64", 2 ** 64 - 4)):
+        e = np.array([big, 5], dtype)
+        c = harness.compare(e + np.array([1, 0], dtype), e, dtype)
+        assert not c.ok and c.max_abs_err >= 1 and "index (0,)" in c.message
 
 
 def test_tolerance_table_is_ordered_by_precision():

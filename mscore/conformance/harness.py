@@ -121,8 +121,11 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
                           f"{what}: shape {a.shape}, expected {e.shape}", math.inf)
     if e.dtype.kind in "biu" and a.dtype.kind in "biuf" and tol is EXACT:
         diff = a.astype(np.float64) - e.astype(np.float64)
-        bad = diff != 0
+        # Integers compare as integers: int64/uint64 values apart by less than their float64
+        # spacing (above 2**53) are equal as floats.
+        bad = (a != e) if a.dtype.kind in "biu" else diff != 0
         max_abs = float(np.abs(diff).max()) if diff.size else 0.0
+        max_abs = max(max_abs, 1.0) if bad.any() else max_abs
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             return Comparison(what, max_abs, math.inf, tol, False,

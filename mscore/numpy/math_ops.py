@@ -10,6 +10,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore import ops
 from mscore.ops import integer_random_func
+from mscore.ops.elementwise import int_fmod
 from mscore.numpy._convert import asarray, float_input, with_dtype
 
 __all__ = []
@@ -63,10 +64,18 @@ for _name, (_op, _prep) in _UNARY.items():
           ("a",) if _name in ("negative", "positive") else
           ("input",) if _name == "arccos" else ("x",), _prep)
 
+
+def _fmod(x1, x2):
+    """``fmod``; integers exact in their dtype with 0 where ``x2`` is 0 (as
+    ``mindspore.numpy.fmod``, where ``ops.fmod`` gives ``x1``)."""
+    exact = int_fmod(x1, x2, zero_by_zero=True)
+    return ops.fmod(x1, x2) if exact is None else exact
+
+
 _BINARY = {
     "add": ops.add, "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div,
-    "true_divide": ops.div, "floor_divide": ops.floor_divide, "remainder": ops.remainder,
-    "mod": ops.remainder, "fmod": ops.fmod, "power": ops.pow, "float_power": ops.float_power,
+    "true_divide": ops.div, "floor_divide": ops.floor_divide, "remainder": ops.floor_mod,
+    "mod": ops.floor_mod, "fmod": _fmod, "power": ops.pow, "float_power": ops.float_power,
     "maximum": ops.maximum, "minimum": ops.minimum, "hypot": ops.hypot,
     "logaddexp": ops.logaddexp, "logaddexp2": ops.logaddexp2, "copysign": ops.copysign,
     "heaviside": ops.heaviside, "matmul": ops.matmul, "arctan2": ops.atan2,

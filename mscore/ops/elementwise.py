@@ -7,6 +7,8 @@ from __future__ import annotations
 import builtins
 import numbers
 
+import numpy as np
+
 from mscore import dispatch
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
@@ -45,16 +47,17 @@ def greater_equal(input, other): return _binary("greater_equal", input, other)
 def div(input, other, *, rounding_mode=None):
     """True division; integer inputs give a float32 result, as in MindSpore's ``ops.div``.
     ``rounding_mode`` 'floor' rounds the quotient down, 'trunc' toward zero (both keep an
-    integer input's dtype)."""
+    integer input's dtype; integer 'trunc' is the backend's exact integer ``div``, so
+    ``x / 0`` is 0 and ``MIN / -1`` is MIN)."""
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
         ra, rb = _operands(input, other)
         dt = dispatch.dtype(ra)
-        work = dt if dt.is_floating else mdt.float64
-        q = call("div", call("cast", ra, work), call("cast", rb, work))
-        q = call("mul", call("sign", q), call("floor", call("abs", q)))
-        return _wrap(q if work is dt else call("cast", q, dt))
+        if not dt.is_floating:
+            return _wrap(call("div", ra, rb))
+        q = call("div", ra, rb)
+        return _wrap(call("mul", call("sign", q), call("floor", call("abs", q))))
     if rounding_mode is not None:
         raise ValueError(f"rounding_mode: expected None, 'floor' or 'trunc', got "
                          f"{rounding_mode!r}")
@@ -64,20 +67,128 @@ def div(input, other, *, rounding_mode=None):
     return _wrap(call("div", ra, rb))
 
 
+# -- integer floor division and remainders ---------------------------------------------------
+# Computed in the operands' own integer dtype from the backend's integer ``div`` (the
+# contract: truncation toward zero, ``x / 0 == 0``, ``MIN / -1 == MIN``; see
+# ``mscore.plugin.rules.divide_toward_zero``), so they are exact over the whole range: a
+# detour through float64 loses int64/uint64 bits above 2**53. bool computes in int8.
+
+def _int_truncated(ra, rb):
+    """Quotient truncated toward zero and its remainder ``a - q * b`` (wrapping), of integer
+    natives of one dtype; the remainder is ``a`` where ``b`` is 0."""
+    q = call("div", ra, rb)
+    return q, call("sub", ra, call("mul", q, rb))
+
+
+def _int_floor_step(r, rb, dt):
+    """Where floor division is one below truncation: a nonzero truncated remainder whose sign
+    differs from the divisor's (never for an unsigned dtype); a bool native, or None."""
+    if _unsigned(dt):
+        return None
+    zero = call("full", (), 0, dt)
+    return call("logical_and", call("not_equal", r, zero),
+                call("not_equal", call("less", r, zero), call("less", rb, zero)))
+
+
+def _unsigned(dt):
+    return dt.is_bool or int(np.iinfo(dt.np_dtype).min) == 0
+
+
+def _back(native, dt):
+    """A Tensor of ``native`` (computed in int8 for bool operands) in the operands' ``dt``."""
+    return _wrap(call("cast", native, dt) if dt.is_bool else native)
+
+
+def _int_floor_divide(ra, rb):
+    """Floor division of integer natives; ``x // 0`` saturates as MindSpore's (a float
+    quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN for ``x < 0``, 0 for 0."""
+    dt = dispatch.dtype(ra)
+    q, r = _int_truncated(ra, rb)
+    step = _int_floor_step(r, rb, dt)
+    if step is not None:
+        q = call("sub", q, call("cast", step, dt))
+    info = np.iinfo(dt.np_dtype)
+    zero = call("full", (), 0, dt)
+    by_zero = call("where", call("greater", ra, zero), call("full", (), int(info.max), dt),
+                   call("where", call("less", ra, zero), call("full", (), int(info.min), dt),
+                        zero))
+    return call("where", call("equal", rb, zero), by_zero, q)
+
+
+def _int_floor_remainder(ra, rb):
+    """``a - floor(a / b) * b`` of integer natives (the divisor's sign; ``a`` where ``b`` is
+    0, as MindSpore's ``ops.remainder``)."""
+    dt = dispatch.dtype(ra)
+    _, r = _int_truncated(ra, rb)
+    step = _int_floor_step(r, rb, dt)
+    if step is None:
+        return r
+    return call("add", r, call("mul", call("cast", step, dt), rb))
+
+
+def _zero_where_divisor_zero(r, rb):
+    """``r`` with 0 where the divisor ``rb`` is 0 (MindSpore's ``FloorMod`` and
+    ``mindspore.numpy``'s remainders for integers)."""
+    zero = call("full", (), 0, dispatch.dtype(r))
+    return call("where", call("equal", rb, zero), zero, r)
+
+
 def floor_divide(input, other):
-    """Division rounded toward minus infinity."""
+    """Division rounded toward minus infinity. Integers stay exact in their own dtype
+    (``x // 0`` is MAX, MIN or 0 by the sign of ``x``; ``MIN // -1`` wraps to MIN)."""
     ra, rb = _operands(input, other)
     dt = dispatch.dtype(ra)
     if dt.is_floating:
         return _wrap(call("floor", call("div", ra, rb)))
-    q = call("floor", call("div", call("cast", ra, mdt.float64), call("cast", rb, mdt.float64)))
-    return _wrap(call("cast", q, dt))
+    if dt.is_bool:
+        return _back(_int_floor_divide(call("cast", ra, mdt.int8), call("cast", rb, mdt.int8)),
+                     dt)
+    return _wrap(_int_floor_divide(ra, rb))
 
 
 def remainder(input, other):
-    """``input - floor_divide(input, other) * other`` (sign of the divisor)."""
-    q = floor_divide(input, other)
-    return sub(input, mul(q, other))
+    """``input - floor_divide(input, other) * other`` (sign of the divisor); for integers
+    ``input`` where ``other`` is 0, as MindSpore's ``ops.remainder``."""
+    ra, rb = _operands(input, other)
+    dt = dispatch.dtype(ra)
+    if dt.is_floating:
+        return _wrap(_float_floor_remainder(ra, rb))
+    if dt.is_bool:
+        ra, rb = call("cast", ra, mdt.int8), call("cast", rb, mdt.int8)
+    return _back(_int_floor_remainder(ra, rb), dt)
+
+
+def _float_floor_remainder(ra, rb):
+    return call("sub", ra, call("mul", call("floor", call("div", ra, rb)), rb))
+
+
+def floor_mod(x, y):
+    """The remainder of floor division (the divisor's sign), MindSpore's ``FloorMod`` (the
+    ``%`` operator): for integers 0 where ``y`` is 0; bool is a TypeError."""
+    ra, rb = _operands(x, y)
+    dt = dispatch.dtype(ra)
+    if dt.is_floating:
+        return _wrap(_float_floor_remainder(ra, rb))
+    if dt.is_bool:
+        raise TypeError("floor_mod: expected integer or floating tensors, got bool")
+    return _wrap(_zero_where_divisor_zero(_int_floor_remainder(ra, rb), rb))
+
+
+def int_fmod(input, other, *, zero_by_zero=False):
+    """``input - trunc(input / other) * other`` of integer (or bool) operands, exact in their
+    dtype (the dividend's sign); ``input`` where ``other`` is 0 (MindSpore's ``ops.fmod``),
+    or 0 with ``zero_by_zero`` (``mindspore.numpy.fmod``). None for floating operands, which
+    keep the caller's float formula."""
+    ra, rb = _operands(input, other)
+    dt = dispatch.dtype(ra)
+    if dt.is_floating:
+        return None
+    if dt.is_bool:
+        ra, rb = call("cast", ra, mdt.int8), call("cast", rb, mdt.int8)
+    _, r = _int_truncated(ra, rb)
+    if zero_by_zero:
+        r = _zero_where_divisor_zero(r, rb)
+    return _back(r, dt)
 
 
 def pow(input, exponent):
@@ -223,11 +334,6 @@ absolute = abs
 divide = div
 
 
-def floor_mod(x, y):
-    """The remainder of floor division (the divisor's sign)."""
-    return remainder(x, y)
-
-
 def assign_add(variable, value):
     """``variable += value`` for a Parameter; returns the variable."""
     return assign(variable, add(variable, value))
@@ -322,7 +428,7 @@ def _squared_difference(x, y):
 
 Pow = _elementwise("Pow", pow, "``Pow()(input, exponent)``.")
 FloorDiv = _elementwise("FloorDiv", floor_divide, "Division rounded toward -inf.")
-FloorMod = _elementwise("FloorMod", remainder, "Remainder with the divisor's sign.")
+FloorMod = _elementwise("FloorMod", floor_mod, "Remainder with the divisor's sign.")
 DivNoNan = _elementwise("DivNoNan", _div_no_nan, "``x / y``, 0 where ``y`` is 0.")
 SquaredDifference = _elementwise("SquaredDifference", _squared_difference, "``(x - y)^2``.")
 Reciprocal = _elementwise("Reciprocal", reciprocal, "``1 / x``.")

@@ -11,6 +11,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.ops.elementwise import int_fmod
 
 __all__ = [
     "tan", "sinh", "cosh", "log2", "log10", "exp2", "trunc", "frac", "round",
@@ -152,7 +153,11 @@ def lerp(input, end, weight):
 
 
 def fmod(input, other):
-    """Remainder of the division truncated toward zero (its sign is the dividend's)."""
+    """Remainder of the division truncated toward zero (its sign is the dividend's); integers
+    stay exact in their dtype, ``input`` where ``other`` is 0."""
+    exact = int_fmod(input, other)
+    if exact is not None:
+        return exact
     return ops.sub(input, ops.mul(trunc(ops.div(input, other)), other))
 
 

@@ -59,7 +59,9 @@ def divide_toward_zero(a, b, *, trunc_divide, where, negative):
     ``trunc_divide(a, b)`` divides truncating toward zero for divisors other than 0 and -1;
     ``where`` and ``negative`` (wrapping) come from the backend's library.
     """
-    zero, minus_one = b == 0, b == -1
+    # ``b < 0`` first: an unsigned ``b == -1`` compares with MAX in libraries that wrap the
+    # -1 into the dtype (JAX), and MAX is no -1.
+    zero, minus_one = b == 0, (b < 0) & (b == -1)
     safe = where(zero | minus_one, 1, b)
     quotient = where(minus_one, negative(a), trunc_divide(a, safe))
     return where(zero, 0, quotient)

@@ -124,9 +124,12 @@ class ArrayAPIBackend(Backend):
         xp = self.xp
         if xp.isdtype(a.dtype, "integral"):
             # Integer division truncates toward zero (MindSpore's Div), from floor division
-            # of the magnitudes.
-            q = xp.floor_divide(xp.abs(a), xp.abs(b))
-            return xp.multiply(q, xp.multiply(xp.sign(a), xp.sign(b)))
+            # of the magnitudes, taken unsigned: abs(MIN) wraps to MIN in the signed dtype.
+            dtype = a.dtype
+            magnitude = {xp.int8: xp.uint8, xp.int16: xp.uint16, xp.int32: xp.uint32,
+                         xp.int64: xp.uint64}.get(dtype, dtype)
+            q = xp.floor_divide(xp.astype(xp.abs(a), magnitude), xp.astype(xp.abs(b), magnitude))
+            return xp.multiply(xp.astype(q, dtype), xp.multiply(xp.sign(a), xp.sign(b)))
         return xp.divide(a, b)
 
     def where(self, cond, x, y):

@@ -5,7 +5,8 @@ dtype the backend declares:
 
 - integer overflow wraps around (two's complement): ``MAX + 1 == MIN``, ``-MIN == MIN``,
   ``abs(MIN) == MIN``, ``-1 == MAX`` unsigned, and sums and matrix products wrap the same way;
-- integer division truncates toward zero, ``x / 0 == 0`` and ``MIN / -1 == MIN``;
+- integer division truncates toward zero, exactly over the whole range (int64/uint64 far
+  above 2**53, large divisors, an unsigned MAX divisor), ``x / 0 == 0`` and ``MIN / -1 == MIN``;
 - NaN propagates through ``max``/``min``/``maximum``/``minimum``, and ``argmax``/``argmin``
   give the index of the first NaN (numpy's rule);
 - a float to integer cast truncates toward zero, saturates at the integer range (infinities
@@ -91,17 +92,32 @@ def _overflow_wraps(kit, dtype):
         _expect(kit, dtype, what, out, want)
 
 
+def _toward_zero(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 def _division(kit, dtype):
     i = _info(dtype)
     d = i.dtype.type
-    if i.min:
-        x, y = [7, -7, 7, -7, 0, 9, i.min, i.min], [2, 2, -2, -2, 0, 0, -1, 1]
-        want = [3, -3, -3, 3, 0, 0, i.min, i.min]
+    lo, hi = int(i.min), int(i.max)
+    if lo:
+        x, y = [7, -7, 7, -7, 0, 9, lo, lo], [2, 2, -2, -2, 0, 0, -1, 1]
+        want = [3, -3, -3, 3, 0, 0, lo, lo]
     else:   # MAX / 1 and MAX / 2: the whole unsigned range, not a signed reading of it
-        x, y = [7, 9, 0, 255, i.max, i.max], [2, 0, 0, 4, 1, 2]
-        want = [3, 0, 0, 63, i.max, i.max // 2]
+        x, y = [7, 9, 0, 255, hi, hi], [2, 0, 0, 4, 1, 2]
+        want = [3, 0, 0, 63, hi, hi // 2]
+    # Exact over the whole range (int64/uint64: far above 2**53, where a float quotient loses
+    # the low bits), with large divisors too; an unsigned MAX divisor is no -1.
+    big = hi // 2 + 1
+    x += [hi, hi, hi - 1, big, big, hi - 1, hi - hi % 3 - 1]
+    y += [3, 7, hi, 3, hi, 1, 3]
+    if lo:
+        x += [lo + 1, lo, -big, lo + 2]
+        y += [-3, 7, 3, -hi]
+    want += [_toward_zero(a, b) for a, b in zip(x[len(want):], y[len(want):])]
     out = _run(kit, dtype, "div", lambda b, a, c: b.div(a, c), np.array(x, d), np.array(y, d))
-    _expect(kit, dtype, "div (truncating; x / 0 == 0; MIN / -1 == MIN)", out, want)
+    _expect(kit, dtype, "div (truncating, exact; x / 0 == 0; MIN / -1 == MIN)", out, want)
 
 
 def _nan_reductions(kit, dtype):
