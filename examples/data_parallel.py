@@ -1,4 +1,5 @@
-"""Data-parallel training of the network of MindSpore's amp tutorial on handwritten digits, on 2 workers.
+"""Data-parallel training of the network of MindSpore's amp tutorial on handwritten digits,
+on 2 workers.
 
 Every worker holds the whole network and trains on its half of each batch; the gradients are
 all-reduced (averaged) before every optimizer step, so the job trains the same model as one

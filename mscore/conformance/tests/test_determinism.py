@@ -29,7 +29,7 @@ CAPABILITY = "deterministic"
 STEPS = 3
 # Transfer, metadata, device hooks and the optional hooks compute nothing of their own.
 NOT_COMPUTING = frozenset({"from_numpy", "to_numpy", "shape", "dtype", "synchronize",
-                           "memory_stats", "value_and_grad", "compile"})
+                           "memory_stats", "value_and_grad", "compile", "host_callback"})
 
 
 def _in_dtype(kit, cases, key, dtype):
