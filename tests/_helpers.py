@@ -1,6 +1,8 @@
 """Helpers shared by the test modules (imported as ``_helpers``; pytest puts tests/ on the
 path)."""
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +41,13 @@ def use_backend(name):
         else "CPU"
     ms.set_context(device_target=device, backend=name)
     return spec
+
+
+def load_script(folder, name):
+    """The module ``name`` of the repository's ``folder`` (``bench`` or ``tools``: scripts,
+    not packages), loaded from its file."""
+    path = Path(__file__).resolve().parent.parent / folder / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -18,7 +18,7 @@ from mscore import nn, ops
 from mscore.autodiff import fused
 from mscore.common.parameter import Parameter
 
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, load_script, use_backend
 
 R = np.random.default_rng(20261122)
 
@@ -138,15 +138,6 @@ CASES = [
 CASES[-2].inputs[3][:, 0] = True   # every query keeps a key
 
 
-def _bench_module(name):
-    """A module of bench/ (not a package), loaded from its file."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(autouse=True)
@@ -293,7 +284,7 @@ def test_half_precision_normalisation_in_float32(dtype):
 
 def test_first_layer_input_gradient_is_not_computed():
     """Only traced inputs get gradients: no conv_transpose / input matmul for the data."""
-    counting = _bench_module("count_calls").counting
+    counting = load_script("bench", "count_calls").counting
     ms.set_seed(0)
     net = nn.SequentialCell([nn.Conv2d(2, 4, 3, has_bias=True, dtype=ms.float64), nn.ReLU(),
                              nn.Flatten(), nn.Dense(4 * 6 * 6, 3, dtype=ms.float64)])

@@ -6,8 +6,6 @@ themselves are compared with the stand-in's formulas (skipped with the probe's r
 elsewhere; the conformance kit's fused level on ``cupy`` compares them with the composites)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,20 +16,11 @@ from mscore import nn, ops
 from mscore.plugin.registry import get_registry
 from mscore_cupy.backend import CupyBackend
 
+from _helpers import load_script
 from test_cupy_backend import needs_gpu, standin_backend
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _bench(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-COUNT = _bench("count_calls")
-CUPY_BENCH = _bench("cupy_vs_native")
+COUNT = load_script("bench", "count_calls")
+CUPY_BENCH = load_script("bench", "cupy_vs_native")
 
 
 @pytest.fixture

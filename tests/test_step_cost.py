@@ -3,7 +3,6 @@ multi-tensor optimizer updates, counted with bench/count_calls.py's counting wra
 results those shortcuts must not change (compared with the long way round)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -15,19 +14,12 @@ import mscore as ms
 from mscore import amp, nn, ops
 from mscore.common.parameter import Parameter
 
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, load_script, use_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _bench(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-COUNT = _bench("count_calls")
+COUNT = load_script("bench", "count_calls")
 
 
 def _mlp():
@@ -214,7 +206,7 @@ def test_realistic_benches_run(capsys):
         for script, extra in (("resnet", ["--width", "4", "--batch", "4"]),
                               ("gpt", ["--width", "16", "--seq", "8", "--batch", "2", "--vocab",
                                        "32", "--layers", "1", "--heads", "2"])):
-            status = _bench(script).main(["--backend", "torch", "--levels", "O0,bf16",
+            status = load_script("bench", script).main(["--backend", "torch", "--levels", "O0,bf16",
                                           "--rounds", "1", "--steps", "1", "--warmup", "0",
                                           "--threads", "0"] + extra)
             out = capsys.readouterr().out

@@ -28,6 +28,7 @@ import os
 import numpy as np
 
 from mscore.common import dtype as mdt
+from mscore.common.protobuf_wire import field_head, varint
 
 _EDGE = 3                # entries shown at each end of a summarised axis
 _AXIS_LIMIT = 6          # an axis of a 2-d or higher tensor longer than this is summarised
@@ -162,24 +163,15 @@ def file_values(values):
     return out
 
 
-def _varint(n):
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def _field(number, payload):
     """A length-delimited field (wire type 2)."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return field_head(number, len(payload)) + payload
 
 
 def _tensor_proto(arr):
     """``TensorProto``: ``dims`` (1, unpacked int64s), ``tensor_type`` (2), the little-endian
     ``tensor_content`` (3)."""
-    dims = b"".join(_varint(1 << 3) + _varint(d) for d in arr.shape)
+    dims = b"".join(varint(1 << 3) + varint(d) for d in arr.shape)
     tensor_type = _dtype_of(arr).tensor_type.encode()
     content = np.ascontiguousarray(arr, arr.dtype.newbyteorder("<")).tobytes()
     return dims + _field(2, tensor_type) + _field(3, content)

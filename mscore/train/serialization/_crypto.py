@@ -43,6 +43,8 @@ import os
 import struct
 import warnings
 
+from mscore.common.protobuf_wire import field_head
+
 #: Plaintext bytes per encrypted block (MindSpore: 64 MiB).
 BLOCK_SIZE = 64 * 1024 * 1024
 MAGIC = {"AES-GCM": 0x7F3A5ED8, "AES-CBC": 0x7F3A5ED9, "SM4-CBC": 0x7F3A5EDA}
@@ -63,17 +65,7 @@ _TRAILER_LABEL = b"mscore-hmac-sha256:"
 _MAC_LEN = 32
 
 
-def _varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-_TRAILER_HEAD = _varint(_TRAILER_FIELD << 3 | 2) + _varint(len(_TRAILER_LABEL) + _MAC_LEN) \
-    + _TRAILER_LABEL
+_TRAILER_HEAD = field_head(_TRAILER_FIELD, len(_TRAILER_LABEL) + _MAC_LEN) + _TRAILER_LABEL
 TRAILER_LEN = len(_TRAILER_HEAD) + _MAC_LEN
 
 
