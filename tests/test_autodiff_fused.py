@@ -138,8 +138,6 @@ CASES = [
 CASES[-2].inputs[3][:, 0] = True   # every query keeps a key
 
 
-
-
 @pytest.fixture(autouse=True)
 def _numpy_backend():
     ms.set_context(backend="numpy", device_target="CPU")
