@@ -166,6 +166,15 @@ OTHER = [name for name, _ in CASES if name not in EXPRESSIONS or
 PROMOTED = {"i8_u8_floor_divide", "i8_u8_remainder", "i8_u8_div_trunc"}
 
 
+def _quick_on_numpy_and_torch(backend):
+    """These cases check the core's routing and promotion, the same on every backend; jax
+    compiles each op of each case, so it runs them with MSCORE_SLOW_TESTS=1 (its exactness
+    at the extremes runs by default)."""
+    if backend == "jax" and not SLOW:
+        pytest.skip("the core's routing and promotion, checked on numpy and torch; jax with "
+                    "MSCORE_SLOW_TESTS=1")
+
+
 def _value(a):
     return a.asnumpy().tolist() if isinstance(a, ms.Tensor) else a
 
@@ -174,6 +183,7 @@ def _value(a):
 def test_as_mindspore(backend, name):
     """Mixed dtypes, Python numbers, floats, bool, broadcasting, mint and the Tensor methods:
     MindSpore's dtype and values (floats within 1e-6) or its exception type."""
+    _quick_on_numpy_and_torch(backend)
     rec = ORACLE["cases"][name]
     if rec["kind"] == "error" and name not in OTHER_DIFFERS:
         with pytest.raises(Exception) as info:
@@ -233,6 +243,7 @@ assert set(DIFFERENCE_ANSWERS) == set(OTHER_DIFFERS)
 def test_differences_are_exact(backend, name):
     """Where MindSpore's record is not the exact answer, mscore gives the exact one (and the
     record still differs from it)."""
+    _quick_on_numpy_and_torch(backend)
     if "u64" in EXPRESSIONS[name]:
         _declared(backend, "uint64")
     dtype, want = DIFFERENCE_ANSWERS[name]
