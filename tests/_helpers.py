@@ -4,6 +4,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mscore as ms
@@ -51,3 +52,15 @@ def load_script(folder, name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def central_differences(f, x, eps=1e-6):
+    """The gradient of the scalar function ``f`` at the numpy array ``x`` by central
+    differences, ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` per element."""
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[i] += eps
+        minus[i] -= eps
+        out[i] = (f(plus) - f(minus)) / (2 * eps)
+    return out

@@ -16,7 +16,7 @@ from mscore import nn, ops
 from mscore.plugin.registry import get_registry
 from mscore_cupy.backend import CupyBackend
 
-from _helpers import load_script
+from _helpers import central_differences, load_script
 from test_cupy_backend import needs_gpu, standin_backend
 
 COUNT = load_script("bench", "count_calls")
@@ -27,16 +27,6 @@ CUPY_BENCH = load_script("bench", "cupy_vs_native")
 def cupy_sim():
     with standin_backend() as name:
         yield name
-
-
-def _finite_differences(f, x, eps=1e-6):
-    fd = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[i] += eps
-        minus[i] -= eps
-        fd[i] = (f(plus) - f(minus)) / (2 * eps)
-    return fd
 
 
 def _numpy_cross_entropy(x, t, ignore_index, reduction):
@@ -74,7 +64,7 @@ def test_cross_entropy_kernel_path_value_and_gradient(cupy_sim, reduction, ignor
     assert counter.counts["scatter_add"] == 0 and counter.counts["getitem"] == 0
     want = float(np.sum(_numpy_cross_entropy(x, t, ignore_index, reduction) * cot))
     np.testing.assert_allclose(float(value.asnumpy()), want, rtol=1e-12)
-    fd = _finite_differences(lambda v: float(np.sum(
+    fd = central_differences(lambda v: float(np.sum(
         _numpy_cross_entropy(v, t, ignore_index, reduction) * cot)), x)
     np.testing.assert_allclose(grad.asnumpy(), fd, rtol=1e-6, atol=1e-8)
 

@@ -17,7 +17,7 @@ import pytest
 import mscore as ms
 from mscore import nn, ops
 
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, central_differences, use_backend
 from _oracle import check_case, load, run
 
 ORACLE = load("loss_oracle.json")
@@ -100,7 +100,7 @@ def test_multilabel_margin_loss_matches_numpy():
     target = np.array([[1, 2, -1, 0], [0, -1, 1, 1], [3, 2, 1, 0]])
     value, grad = _case_namespace("multilabel_margin_grad")["result"]
     np.testing.assert_allclose(value, _multilabel_margin(X34, target).mean(), rtol=1e-5)
-    np.testing.assert_allclose(grad, _numeric_grad(
+    np.testing.assert_allclose(grad, central_differences(
         lambda x: _multilabel_margin(x, target).mean(), X34), rtol=1e-4, atol=1e-5)
 
 
@@ -114,8 +114,9 @@ def test_triplet_margin_loss_matches_numpy():
     neg = _arr((3, 4), 3).astype(np.float64)
     value, grad = _case_namespace("triplet_margin_grad")["result"]
     np.testing.assert_allclose(value, _triplet(X34, Y34, neg).mean(), rtol=1e-5)
-    np.testing.assert_allclose(grad, _numeric_grad(lambda a: _triplet(a, Y34, neg).mean(), X34),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        grad, central_differences(lambda a: _triplet(a, Y34, neg).mean(), X34),
+        rtol=1e-4, atol=1e-5)
     swapped = nn.TripletMarginLoss(swap=True, reduction="none", margin=0.5)(
         ms.Tensor(X34), ms.Tensor(Y34), ms.Tensor(neg))
     np.testing.assert_allclose(swapped.asnumpy(), _triplet(X34, Y34, neg, 0.5, swap=True),
@@ -143,15 +144,6 @@ def test_ctc_zero_infinity_zeroes_impossible_alignments():
 
 
 # -- gradients against central finite differences (float64, numpy backend) --------------------
-def _numeric_grad(fn, x, h=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        e = np.zeros_like(x)
-        e[idx] = h
-        g[idx] = (fn(x + e) - fn(x - e)) / (2 * h)
-    return g
-
-
 def _ms_fn(loss, *rest):
     return lambda x: float(loss(ms.Tensor(x), *rest).sum().asnumpy())
 
@@ -219,7 +211,7 @@ class _SampledOnLogits(nn.Cell):
 def test_gradient_matches_finite_differences(name):
     loss, x, rest = FD_CASES[name]()
     grad = ms.grad(lambda a: loss(a, *rest).sum())(ms.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(grad, _numeric_grad(_ms_fn(loss, *rest), x), rtol=1e-5,
+    np.testing.assert_allclose(grad, central_differences(_ms_fn(loss, *rest), x), rtol=1e-5,
                                atol=1e-7)
 
 

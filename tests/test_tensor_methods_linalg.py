@@ -14,6 +14,7 @@ import pytest
 
 import mscore as ms
 
+from _helpers import central_differences
 from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,16 +99,6 @@ def test_methods_without_a_mindspore_cpu_kernel_match_numpy(backend):
         b.register_hook(lambda grad: grad)
 
 
-def _numeric_grad(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        out[idx] = (f(up) - f(down)) / (2 * eps)
-    return out
-
-
 @pytest.mark.parametrize("name", ["lu", "cholesky", "erfinv", "i0", "fold"])
 def test_gradients_match_finite_differences(backend, name):
     # the inputs have the shapes of the oracle cases (whose kernels a backend that compiles
@@ -138,7 +129,7 @@ def test_gradients_match_finite_differences(backend, name):
     grad = ms.grad(fn)(ms.Tensor(x0.astype(np.float32))).asnumpy().astype(np.float64)
     if name == "cholesky":   # a symmetric input: compare the symmetrised gradient
         grad = (grad + grad.T) / 2
-    np.testing.assert_allclose(grad, _numeric_grad(ref, x0.astype(np.float64)), rtol=1e-3,
+    np.testing.assert_allclose(grad, central_differences(ref, x0.astype(np.float64)), rtol=1e-3,
                                atol=1e-4, err_msg=name)
 
 
