@@ -12,8 +12,8 @@ import ml_dtypes
 class DType:
     """A backend-neutral data type, compared by identity (one object per type)."""
 
-    __slots__ = ("name", "np_dtype", "is_floating", "is_integer", "is_bool", "itemsize",
-                 "tensor_type")
+    __slots__ = ("name", "np_dtype", "is_floating", "is_integer", "is_unsigned", "is_bool",
+                 "itemsize", "tensor_type")
 
     def __init__(self, name, np_dtype, tensor_type):
         self.name = name
@@ -22,6 +22,7 @@ class DType:
         self.is_bool = name == "bool"
         self.is_floating = name in ("float16", "bfloat16", "float32", "float64")
         self.is_integer = not (self.is_bool or self.is_floating)
+        self.is_unsigned = self.is_integer and self.np_dtype.kind == "u"
         # MindSpore's checkpoint spelling of this type ("Float32", "Int64", ...).
         self.tensor_type = tensor_type
 
@@ -170,7 +171,7 @@ def promote(a: DType, b: DType) -> DType:
             return float32
         return a if ra > rb else b
     ra, rb = _INT_RANK[a], _INT_RANK[b]
-    unsigned = [d for d in (a, b) if d.name.startswith("uint")]
+    unsigned = [d for d in (a, b) if d.is_unsigned]
     if len(unsigned) == 1 and bool_ not in (a, b):
         wide = max(ra, rb)
         signed_rank = rb if unsigned[0] is a else ra

@@ -83,15 +83,11 @@ def _int_truncated(ra, rb):
 def _int_floor_step(r, rb, dt):
     """Where floor division is one below truncation: a nonzero truncated remainder whose sign
     differs from the divisor's (never for an unsigned dtype); a bool native, or None."""
-    if _unsigned(dt):
+    if dt.is_unsigned or dt.is_bool:
         return None
     zero = call("full", (), 0, dt)
     return call("logical_and", call("not_equal", r, zero),
                 call("not_equal", call("less", r, zero), call("less", rb, zero)))
-
-
-def _unsigned(dt):
-    return dt.is_bool or int(np.iinfo(dt.np_dtype).min) == 0
 
 
 def _back(native, dt):

@@ -4,8 +4,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
@@ -72,7 +70,8 @@ def is_floating_point(self):
 @method
 def is_signed(self):
     """True for a signed dtype (floats and signed integers)."""
-    return bool(self.dtype.is_floating or np.dtype(self.dtype.np_dtype).kind == "i")
+    dt = self.dtype
+    return dt.is_floating or (dt.is_integer and not dt.is_unsigned)
 
 
 @method

@@ -132,18 +132,14 @@ def _cast_inputs(target):
         if d.is_bool:
             return [rng.random((3, 4)) > 0.5]
         if d.is_floating:
-            low = 0 if _unsigned(t) else -100
+            low = 0 if t.is_unsigned else -100
             x = rng.uniform(low, 100, size=(3, 4))
             x[0, :2] = (0.0, -0.0 if low < 0 else 0.5)   # zero and a fraction: bool targets
             return [x]
         if t.is_floating:   # small integers: exact in every float dtype
-            return [_cast(rng.integers(0 if _unsigned(d) else -64, 64, size=(3, 4)), dtype)]
+            return [_cast(rng.integers(0 if d.is_unsigned else -64, 64, size=(3, 4)), dtype)]
         return _full_range((3, 4))(rng, dtype)
     return make
-
-
-def _unsigned(d):
-    return d.is_integer and np.iinfo(d.np_dtype).min == 0
 
 
 for _target in ALL:
@@ -205,7 +201,7 @@ def _divisor_inputs(rng, dtype):
 
 def _int_div_inputs(rng, dtype):
     x = _full_range((3, 1, 4))(rng, dtype)[0]
-    signs = 1 if _unsigned(mdt.get_dtype(dtype)) else rng.choice([-1, 1], size=(2, 4))
+    signs = 1 if mdt.get_dtype(dtype).is_unsigned else rng.choice([-1, 1], size=(2, 4))
     y = rng.integers(1, 12, size=(2, 4)) * signs
     return [x, _cast(y, dtype)]
 
@@ -222,7 +218,7 @@ case("pow", "", FLOATS, _pow_inputs, lambda b, x, y: b.pow(x, y))
 
 
 def _int_pow_inputs(rng, dtype):
-    low = 0 if _unsigned(mdt.get_dtype(dtype)) else -6
+    low = 0 if mdt.get_dtype(dtype).is_unsigned else -6
     return [_cast(rng.integers(low, 12, size=(3, 1, 4)), dtype),
             _cast(rng.integers(0, 4, size=(2, 4)), dtype)]   # 11**3 wraps in 8 bits
 
