@@ -113,6 +113,8 @@ class _Process:
       deterministic mode and not back (:func:`tell_backend_deterministic`), which
       :func:`reset` switches back;
     * ``compiled_cells``: the cells holding compiled programs, for ``clear_cache()``;
+    * ``cast_copies``: the eager low-precision copies of Parameters' values, by the
+      Parameter's id (:mod:`mscore.common.cast_cache`);
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
       ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
@@ -128,6 +130,7 @@ class _Process:
         self.deterministic = False
         self.deterministic_backends = []
         self.compiled_cells = weakref.WeakSet()
+        self.cast_copies = {}
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
                               "seed": None}

@@ -53,35 +53,56 @@ def call(name, *args, **attrs):
         raise
 
 
-# The active backend's ``float_cast`` and the native dtypes it takes, by mscore dtype (asked
-# of ``native_dtype`` once per dtype): [backend, float_cast, {dtype: native dtype}].
-_float_cast_memo = [None, None, {}]
+# The active backend's ``float_cast`` and what amp's casts ask of its native dtypes (each
+# asked of the backend once): [backend, float_cast, {mscore dtype: native dtype},
+# {native dtype: whether it is floating}].
+_float_cast_memo = [None, None, {}, {}]
 
 
-def cast_float(a, dtype):
-    """``call("cast", a, dtype)`` for a floating array ``a`` and a floating ``dtype`` (amp's
-    casts of weights and inputs): the backend's ``float_cast`` called directly, with no
-    Python frame between, where it has one and this thread neither traces nor autocasts."""
+def recast_float(a, target):
+    """``a`` cast to the floating dtype ``target`` when ``a`` is floating of another dtype,
+    else None (``a`` is used as it is): amp's cast of a weight or an input, its dtype test and
+    the cast in one call. Where this thread neither traces nor autocasts, the backend's
+    ``float_cast`` is called with no Python frame between (this runs for every weight and
+    input of a low-precision cell on every step)."""
     memo = _float_cast_memo
     thread = _thread
     if memo[0] is _process.backend and not thread.tracing_depth and \
             thread.autocast_policy is None and not thread.compiled_depth:
-        native = memo[2].get(dtype)
-        if native is not None:
-            return memo[1](a, native)
-    return _cast_float_asked(a, dtype)
+        try:   # subscripts, not dict.get: no call on the hot path
+            native = memo[2][target]
+            have = a.dtype
+            if have is native:
+                return None
+            if memo[3][have]:
+                return memo[1](a, native)
+            return None
+        except (KeyError, AttributeError, TypeError):   # not asked yet
+            pass
+    have = dtype(a)
+    if not (thread.compiled_depth or thread.tracing_depth):   # a native array, not traced
+        _remember_float_cast(a, have, target)
+    if have is target or not have.is_floating:
+        return None
+    return call("cast", a, target)
 
 
-def _cast_float_asked(a, dtype):
+def _remember_float_cast(a, have, target):
+    """Fill :data:`_float_cast_memo` with what :func:`recast_float` just asked, where the
+    backend has a ``float_cast`` (one that overrides ``cast`` alone has none)."""
     b = _process.backend or _context.current_backend()
     fast, native_dtype = getattr(b, "float_cast", None), getattr(b, "native_dtype", None)
-    if fast is not None and native_dtype is not None and not _thread.compiled_depth:
-        memo = _float_cast_memo
-        if memo[0] is not b:
-            memo[:] = [b, fast, {}]
-        if dtype not in memo[2]:
-            memo[2][dtype] = native_dtype(dtype)
-    return call("cast", a, dtype)
+    if fast is None or native_dtype is None:
+        return
+    memo = _float_cast_memo
+    if memo[0] is not b:
+        memo[:] = [b, fast, {}, {}]
+    try:
+        if target not in memo[2]:
+            memo[2][target] = native_dtype(target)
+        memo[3][a.dtype] = have.is_floating
+    except (AttributeError, TypeError):  # no hashable library dtype: asked every time
+        pass
 
 
 def shape(a):

@@ -3,6 +3,7 @@ multi-tensor optimizer updates, counted with bench/count_calls.py's counting wra
 results those shortcuts must not change (compared with the long way round)."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
-from mscore import amp, nn, ops
+from mscore import _state, amp, nn, ops
 from mscore.common.parameter import Parameter
 
 from _helpers import available_backends, load_script, use_backend
@@ -85,6 +86,32 @@ def test_o2_eval_reuses_the_weight_casts_until_the_weights_change(backend):
         p.set_data(ms.Tensor(q.asnumpy()))
     np.testing.assert_array_equal(fresh(x).asnumpy(), out3.asnumpy())
     assert not np.array_equal(out1.asnumpy(), out3.asnumpy())
+
+
+@pytest.mark.parametrize("backend", QUICK)
+def test_eager_weight_casts_are_dropped_with_their_parameters_and_by_reset(backend):
+    """The eager copies an O2 forward pass keeps go with their network, and ``_state.reset``
+    forgets them: the next pass casts every weight anew."""
+    use_backend(backend)
+    net = amp.auto_mixed_precision(_mlp(), "O2", ms.float16)
+    x, _ = _batch()
+    net(x)
+    ids = {id(p) for p in net.trainable_params()}
+    assert ids <= set(_state.process.cast_copies)   # 2 weights + 2 biases
+    del net
+    gc.collect()
+    assert not ids & set(_state.process.cast_copies)
+    net = amp.auto_mixed_precision(_mlp(), "O2", ms.float16)
+    net(x)
+    assert _state.process.cast_copies
+    _state.reset()
+    assert _state.process.cast_copies == {}
+    use_backend(backend)
+    with COUNT.counting() as again:
+        out = net(x)
+    assert again.counts["cast"] >= 4   # every weight cast anew, not taken from a stale copy
+    want = amp.auto_mixed_precision(_mlp(), "O2", ms.float16)(x)
+    np.testing.assert_array_equal(out.asnumpy(), want.asnumpy())
 
 
 class _Tied(nn.Cell):

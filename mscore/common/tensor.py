@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import numbers
-from collections import deque
-from itertools import repeat
 
 import numpy as np
 
@@ -88,12 +86,16 @@ class Tensor:
 
     @staticmethod
     def _wrap_all(arrays):
-        """``[Tensor._wrap(a) for a in arrays]`` made by C loops (no Python frame per array:
-        a step's gradients); one by one while a program is traced (tracers follow those)."""
+        """``[Tensor._wrap(a) for a in arrays]`` without a call per array (a step's
+        gradients); through ``_wrap`` while a program is traced (tracers follow those)."""
         if _thread.compiled_depth:
             return [Tensor._wrap(a) for a in arrays]
-        out = list(map(_new_object, repeat(Tensor, len(arrays))))
-        deque(map(_set_data, out, arrays), maxlen=0)
+        out = []
+        append = out.append
+        for a in arrays:   # a plain loop: slot stores are specialised, faster than map()
+            t = _new_object(Tensor)
+            t._data = a
+            append(t)
         return out
 
     # -- metadata ------------------------------------------------------------------------
@@ -243,4 +245,3 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, 
 
 
 _new_object = object.__new__
-_set_data = Tensor._data.__set__   # the slot's C setter

@@ -14,11 +14,9 @@ from mscore.common import cast_cache
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
-from mscore.dispatch import cast_float
-from mscore.dispatch import dtype as _dtype_of
+from mscore.dispatch import recast_float
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
-from mscore.ops import functional as F
 
 _wrap = Tensor._wrap
 _context_keys = context._context
@@ -326,17 +324,16 @@ class Cell(HookMixin):
         return self._compute_dtype
 
     def cast_param(self, param):
-        """``param`` in this cell's compute dtype (unchanged when none is set); a Parameter's
-        copy is made once per value (see :mod:`mscore.common.cast_cache`)."""
+        """``param`` in this cell's compute dtype (unchanged when none is set, or when it is
+        not floating); a Parameter's copy is made once per value (see
+        :mod:`mscore.common.cast_cache`)."""
         dtype = self._compute_dtype
         if dtype is None:
             return param
-        have = _dtype_of(param._data)
-        if have is dtype or not have.is_floating:
-            return param
         if isinstance(param, Parameter):
-            return cast_cache.cast_param(param, dtype, _cast_tensor)
-        return F.cast(param, dtype)
+            return cast_cache.cast_param(param, dtype)
+        native = recast_float(param._data, dtype)
+        return param if native is None else _wrap(native)
 
     # -- calling --------------------------------------------------------------------------------
     def construct(self, *args, **kwargs):
@@ -372,9 +369,12 @@ class Cell(HookMixin):
         if len(args) == 1:
             a = args[0]
             if isinstance(a, Tensor):   # the common call: one Tensor, often of that dtype
-                have = _dtype_of(a._data)
-                return args if have is dtype or not have.is_floating else \
-                    (_cast_tensor(a, dtype),)
+                native = recast_float(a._data, dtype)
+                if native is None:
+                    return args
+                out = object.__new__(Tensor)   # Tensor._wrap inlined: once per cell per step
+                out._data = native
+                return (out,)
             return (_cast_input(a, dtype),)
         return tuple(_cast_input(a, dtype) for a in args)
 
@@ -409,18 +409,10 @@ class Cell(HookMixin):
         return new
 
 
-def _cast_tensor(t, dtype):
-    """``F.cast`` of a floating Tensor to a floating mscore dtype, without re-checking
-    either."""
-    out = object.__new__(Tensor)   # Tensor._wrap inlined: once per cast weight per step
-    out._data = cast_float(t._data, dtype)
-    return out
-
-
 def _cast_input(a, dtype):
     if isinstance(a, Tensor):
-        have = _dtype_of(a._data)
-        return a if have is dtype or not have.is_floating else _cast_tensor(a, dtype)
+        native = recast_float(a._data, dtype)
+        return a if native is None else _wrap(native)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a

@@ -10,6 +10,7 @@ import numpy as np
 
 from mscore import dispatch, ops
 from mscore.common import dtype as mdt
+from mscore.common.cast_cache import cast_param
 from mscore.common.initializer import HeUniform, Initializer, initializer, Uniform
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
@@ -82,15 +83,19 @@ class Dense(Cell):
             check_tensor(x, "x", "Dense")
         params = self._params   # one lookup for both (attribute reads go through __getattr__)
         w, b = params["weight"], params.get("bias")
-        if self._compute_dtype is not None:
-            w = self.cast_param(w)
-            b = None if b is None else self.cast_param(b)
+        dtype = self._compute_dtype
+        if dtype is not None:   # Cell.cast_param's work, without its frame per weight
+            w = cast_param(w, dtype)
+            if b is not None:
+                b = cast_param(b, dtype)
         xd, wd = x._data, w._data
         fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
-        if fused is not None and dispatch.same_dtype(xd, wd) and (
-                b is None or dispatch.same_dtype(b._data, wd)):
+        # the same library dtype object answers without asking the backend (same_dtype)
+        if fused is not None and (xd.dtype is wd.dtype or dispatch.same_dtype(xd, wd)) and (
+                b is None or b._data.dtype is wd.dtype or dispatch.same_dtype(b._data, wd)):
             try:
-                out = _wrap(fused(xd, wd, None if b is None else b._data))
+                out = object.__new__(Tensor)   # Tensor._wrap inlined: every Dense, every step
+                out._data = fused(xd, wd, None if b is None else b._data)
             except Exception:
                 self._check_last_axis(xd)   # the kernel's error on a wrong width is MindSpore's
                 raise
