@@ -53,29 +53,28 @@ def call(name, *args, **attrs):
         raise
 
 
-# The active backend's ``float_cast`` and what amp's casts ask of its native dtypes (each
-# asked of the backend once): [backend, float_cast, {mscore dtype: native dtype},
-# {native dtype: whether it is floating}].
-_float_cast_memo = [None, None, {}, {}]
+# What amp's casts ask of the active backend, each asked once: [backend, {mscore dtype:
+# (native dtype, the backend's float_caster for it)}, {native dtype: whether it is floating}].
+_float_cast_memo = [None, {}, {}]
 
 
 def recast_float(a, target):
     """``a`` cast to the floating dtype ``target`` when ``a`` is floating of another dtype,
     else None (``a`` is used as it is): amp's cast of a weight or an input, its dtype test and
     the cast in one call. Where this thread neither traces nor autocasts, the backend's
-    ``float_cast`` is called with no Python frame between (this runs for every weight and
+    ``float_caster`` is called with no Python frame between (this runs for every weight and
     input of a low-precision cell on every step)."""
     memo = _float_cast_memo
     thread = _thread
     if memo[0] is _process.backend and not thread.tracing_depth and \
             thread.autocast_policy is None and not thread.compiled_depth:
         try:   # subscripts, not dict.get: no call on the hot path
-            native = memo[2][target]
+            native, cast = memo[1][target]
             have = a.dtype
             if have is native:
                 return None
-            if memo[3][have]:
-                return memo[1](a, native)
+            if memo[2][have]:
+                return cast(a)
             return None
         except (KeyError, AttributeError, TypeError):   # not asked yet
             pass
@@ -89,18 +88,18 @@ def recast_float(a, target):
 
 def _remember_float_cast(a, have, target):
     """Fill :data:`_float_cast_memo` with what :func:`recast_float` just asked, where the
-    backend has a ``float_cast`` (one that overrides ``cast`` alone has none)."""
+    backend has a ``float_caster`` (one that overrides ``cast`` alone has none)."""
     b = _process.backend or _context.current_backend()
-    fast, native_dtype = getattr(b, "float_cast", None), getattr(b, "native_dtype", None)
-    if fast is None or native_dtype is None:
+    caster, native_dtype = getattr(b, "float_caster", None), getattr(b, "native_dtype", None)
+    if caster is None or native_dtype is None:
         return
     memo = _float_cast_memo
     if memo[0] is not b:
-        memo[:] = [b, fast, {}, {}]
+        memo[:] = [b, {}, {}]
     try:
-        if target not in memo[2]:
-            memo[2][target] = native_dtype(target)
-        memo[3][a.dtype] = have.is_floating
+        if target not in memo[1] and target.is_floating:
+            memo[1][target] = (native_dtype(target), caster(target))
+        memo[2][a.dtype] = have.is_floating
     except (AttributeError, TypeError):  # no hashable library dtype: asked every time
         pass
 

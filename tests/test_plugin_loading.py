@@ -331,15 +331,15 @@ def test_a_second_plugin_overrides_one_method_of_a_backend():
     assert other.get("numpy").all_finite(with_inf) is False
 
 
-def test_overriding_cast_alone_turns_off_the_bound_float_cast(monkeypatch):
-    # float_cast stands for the library's cast: an override of cast must not be bypassed.
-    monkeypatch.setattr(type(_numpy_registry().get("numpy")), "float_cast",
+def test_overriding_cast_alone_turns_off_the_float_caster(monkeypatch):
+    # float_caster stands for the library's cast: an override of cast must not be bypassed.
+    monkeypatch.setattr(type(_numpy_registry().get("numpy")), "float_caster",
                         staticmethod(np.ndarray.astype), raising=False)
-    assert _numpy_registry().get("numpy").float_cast is np.ndarray.astype
+    assert _numpy_registry().get("numpy").float_caster is np.ndarray.astype
     cast = _Override("numpy", "cast", lambda a, dtype: "overridden")
-    assert _numpy_registry(cast).get("numpy").float_cast is None
-    both = _numpy_registry(cast, _Override("numpy", "float_cast", np.ndarray.copy))
-    assert both.get("numpy").float_cast is np.ndarray.copy
+    assert _numpy_registry(cast).get("numpy").float_caster is None
+    both = _numpy_registry(cast, _Override("numpy", "float_caster", np.ndarray.copy))
+    assert both.get("numpy").float_caster is np.ndarray.copy
 
 
 def test_the_first_override_answer_wins():

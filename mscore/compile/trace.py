@@ -227,7 +227,7 @@ class Recorder:
 
     value_and_grad = None
     compile = None
-    float_cast = None   # amp's casts must reach the recorded cast, not the library directly
+    float_caster = None   # amp's casts must reach the recorded cast, not the library directly
 
     def __init__(self, real, graph, fused=("softmax", "log_softmax")):
         self._real = real

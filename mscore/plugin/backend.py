@@ -48,7 +48,7 @@ FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entrop
              "momentum_update", "adam_update", "unscale_check")
 
 # Optional methods beyond the fused ops: None (or absent) means the core does without.
-OPTIONAL_METHODS = ("native_dtype", "float_cast", "copy", "value_and_grad", "grad_boundary",
+OPTIONAL_METHODS = ("native_dtype", "float_caster", "copy", "value_and_grad", "grad_boundary",
                     "compile", "set_deterministic", "host_callback")
 
 # Methods a second plugin may replace through the ``mscore_backend_override`` hook.
@@ -236,10 +236,11 @@ class Backend:
     # native_dtype(dtype) -> the library's dtype object for mscore ``dtype`` (used by the
     #     backend's own creation ops and by tests; the core never needs it).
     native_dtype = None
-    # float_cast(a, native_dtype(dtype)) -> cast(a, dtype) for a floating array and a
-    #     floating dtype, as one call of the library (a C method: amp's per-step casts of
-    #     weights and inputs reach it with no Python frame between); needs native_dtype.
-    float_cast = None
+    # float_caster(dtype) -> a one-argument callable ``f`` with ``f(a) == cast(a, dtype)`` for
+    #     a floating array ``a`` and the floating mscore ``dtype``, best a C method of the
+    #     library (amp's per-step casts of weights and inputs reach it with no Python frame
+    #     between); asked once per dtype; needs native_dtype.
+    float_caster = None
     # copy(a) -> a new array with ``a``'s values sharing no buffer with it; GRAPH_MODE uses it
     #     to protect a value passed twice from buffer donation (default: a select of ``a``
     #     against itself, one extra kernel).

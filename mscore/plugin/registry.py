@@ -335,8 +335,8 @@ class Registry:
             if fn is not None:
                 setattr(backend, method, fn)
                 replaced.add(method)
-        if "cast" in replaced and "float_cast" not in replaced:
-            backend.float_cast = None   # the library's cast would bypass the replaced one
+        if "cast" in replaced and "float_caster" not in replaced:
+            backend.float_caster = None   # the library's cast would bypass the replaced one
 
     def collectives_factory(self, name):
         """The ``factory(backend) -> Collectives`` a plugin provides for backend ``name``

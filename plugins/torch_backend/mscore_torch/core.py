@@ -11,6 +11,7 @@ import torch
 from mscore.common import dtype as mdt
 from mscore.plugin.rules import saturate_to_int
 
+from ._casts import FLOAT_METHODS
 from .ops import matmul_any_device
 from .plugin import UNDECLARED_DTYPES
 
@@ -183,14 +184,19 @@ class TorchCore:
         target = _TO_TORCH[dtype]
         if dtype.is_integer and a.is_floating_point():
             return _saturating_cast(a, target)
-        return a.to(target)
+        method = FLOAT_METHODS.get(target)
+        return a.to(target) if method is None else method(a)
 
-    # Floating to floating: torch's own conversion (cast above adds only the integer rule).
-    float_cast = staticmethod(torch.Tensor.to)
+    def float_caster(self, dtype):
+        """torch's own conversion to the floating ``dtype`` as a method without arguments
+        (``Tensor.half`` and friends, see :mod:`._casts`); ``cast`` above adds only the
+        integer rule."""
+        return FLOAT_METHODS[_TO_TORCH[dtype]]
 
     def stop_gradient(self, a):  # rebound to Tensor.detach in __init__
         """``a.detach()``."""
         return a.detach()
+
 
 
 def _saturating_cast(a, target):

@@ -9,6 +9,8 @@ import torch.nn.functional as tnf
 
 from mscore.plugin.rules import is_half_precision
 
+from ._casts import FLOAT_METHODS
+
 _DTYPE_OF = torch.Tensor.dtype.__get__
 # ``torch.backends.cudnn.enabled``'s own getter (F.batch_norm passes it to the kernel)
 _cudnn_enabled = getattr(torch._C, "_get_cudnn_enabled", lambda: torch.backends.cudnn.enabled)
@@ -114,11 +116,12 @@ class TorchFused:
                 (bias is None or bias.dtype == dt):
             return torch.layer_norm(x, normalized_shape, weight, bias, eps)
         work = torch.float32 if is_half_precision(dt.itemsize) else dt
-        xc = x if dt == work else x.to(work)
-        weight = weight if weight is None or weight.dtype == work else weight.to(work)
-        bias = bias if bias is None or bias.dtype == work else bias.to(work)
+        to_work = FLOAT_METHODS[work]
+        xc = x if dt == work else to_work(x)
+        weight = weight if weight is None or weight.dtype == work else to_work(weight)
+        bias = bias if bias is None or bias.dtype == work else to_work(bias)
         out = torch.layer_norm(xc, tuple(normalized_shape), weight, bias, eps)
-        return out if out.dtype == dt else out.to(dt)
+        return out if out.dtype == dt else FLOAT_METHODS[dt](out)
 
     def batch_norm(self, x, running_mean, running_var, weight, bias, training, momentum, eps):
         """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``.
