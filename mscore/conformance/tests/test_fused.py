@@ -266,6 +266,7 @@ CASES += [
               _xent_grad, factor=4.0),
 ]
 
+
 def _int_division_inputs(name):
     """Operands of integer floor division in dtype ``name``, over the whole range, with its
     edges: MIN, MAX and 0 dividends; divisors 0, -1 (signed), 1 and MAX broadcast over the
