@@ -107,6 +107,17 @@ def test_runner_arguments():
     assert "--mscore-backend=torch" in args and "--mscore-device=GPU" in args
     assert any(a.startswith("--mscore-report=") and a.endswith("r.json") for a in args)
     assert args[args.index("-k") + 1] == "conv"
+    args = runner.pytest_args(runner.build_parser().parse_args(["torch"]))
+    assert not [a for a in args if a.startswith("--mscore-report")]
+
+
+def test_the_runner_writes_nothing_into_the_current_folder_unless_asked(run_py, tmp_path):
+    proc = run_py(["-m", "mscore.cli", "conformance", "numpy", "-k", "test_spec"],
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "1 passed" in proc.stdout and "mscore conformance matrix: numpy on CPU" in proc.stdout
+    assert proc.stdout.rstrip().endswith(f"mscore conformance: {runner.NO_REPORT}")
+    assert os.listdir(tmp_path) == []
 
 
 def test_runner_rejects_unknown_backend(capsys):

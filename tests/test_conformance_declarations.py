@@ -212,4 +212,31 @@ def test_mscore_backends_shows_each_device_entry(monkeypatch, capsys):
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("dev "))
     assert "f32,f64,i8,i32,bool" in lines[at] and "compile" in lines[at]
-    assert lines[at + 1] == "  on GPU: dtypes f32,bool; capabilities -"
+    assert lines[at + 1].startswith("  leaves out float16,")
+    assert lines[at + 2] == "  on GPU: dtypes f32,bool; capabilities -"
+
+
+def test_mscore_backends_shows_the_dtypes_a_backend_leaves_out_and_why(monkeypatch, capsys):
+    from mscore.commands import backends as command
+    from mscore.plugin.registry import spec_row
+
+    all_but_bf16_and_uints = ("float16", "float32", "float64", "int8", "int16", "int32",
+                              "int64", "uint8", "bool")
+    reason = "no add kernel for it"
+    spec = BackendSpec("dev", "1", lambda: None, dtypes=all_but_bf16_and_uints,
+                       undeclared_dtypes={u: reason for u in ("uint16", "uint32", "uint64")})
+    row = spec_row(spec, probe=False)
+    assert row["undeclared_dtypes"] == {"uint16": reason, "uint32": reason, "uint64": reason}
+    monkeypatch.setattr(command, "list_backends",
+                        lambda probe, timeout: ([dict(row)], []))
+    assert command.main([]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("dev "))
+    assert lines[at].split()[3:7] == ["no", "bf16,u16,u32,u64", "-", "available"]
+    assert lines[at + 1:] == ["  leaves out bfloat16 (no reason given)",
+                              "  leaves out uint16,uint32,uint64: no add kernel for it"]
+    assert command.main(["--json"]) == 0
+    (got,) = json.loads(capsys.readouterr().out)["backends"]
+    assert got["dtypes"] == list(all_but_bf16_and_uints)
+    assert got["dtypes_left_out"] == {"bfloat16": "", "uint16": reason, "uint32": reason,
+                                      "uint64": reason}

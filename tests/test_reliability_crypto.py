@@ -1,6 +1,7 @@
 """Encrypted checkpoints that were damaged or tampered with never load: every single-bit flip
 of an mscore-written file (all three modes), a block spliced in from another checkpoint of
 the same key, blocks reordered or dropped, a wrong key. MindSpore-written files still load."""
+import json
 import os
 import warnings
 
@@ -91,6 +92,38 @@ def test_wrong_key_is_refused_in_every_mode(tmp_path):
         _save(path, np.ones(8, np.float32), mode)
         with pytest.raises(ValueError, match="dec_key is wrong"):
             load_checkpoint(str(path), dec_key=bytes(16), dec_mode=mode)
+
+
+def _padding_looks_valid(data, key, mode):
+    """Whether every block of the CBC file ``data`` decrypts under ``key`` to valid-looking
+    PKCS#7 padding (decrypted here with ``cryptography`` directly)."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    algorithm = algorithms.AES if mode == "AES-CBC" else algorithms.SM4
+    for block in _blocks(data, mode):
+        dec = Cipher(algorithm(key), modes.CBC(block[12:28])).decryptor()
+        plain = dec.update(block[32:]) + dec.finalize()
+        n = plain[-1]
+        if not 1 <= n <= 16 or plain[-n:] != bytes([n]) * n:
+            return False
+    return True
+
+
+def test_wrong_key_with_valid_looking_padding_is_refused_with_the_same_message():
+    # keys found and loaded in MindSpore by make_crypto_fixtures.py steps 4 and 5
+    with open(os.path.join(DATA, "wrong_keys.json")) as f:
+        cases = json.load(f)["files"]
+    assert len(cases) == 4
+    for name, case in cases.items():
+        path, key, mode = os.path.join(DATA, name), bytes.fromhex(case["key"]), case["mode"]
+        assert _padding_looks_valid(open(path, "rb").read(), key, mode), name
+        assert case["mindspore"]["error"] == "ValueError", name
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "no integrity check" warning first
+            with pytest.raises(ValueError) as info:
+                load_checkpoint(path, dec_key=key, dec_mode=mode)
+        assert str(info.value) == (f"load_checkpoint: {path!r} is not a valid checkpoint file: "
+                                   f"decryption failed: the dec_key is wrong or the file was "
+                                   f"tampered with"), name
 
 
 def test_crc_check_with_dec_key_requires_the_integrity_check(tmp_path):

@@ -1,6 +1,7 @@
 """``mscore backends [--json] [--probe] [--timeout S]``: every installed backend with its
-version, devices, capabilities and status, and every plugin that failed to load (an import
-error, an abort, a hang) with the reason.
+version, devices, dtypes (those it declares, and those of mscore's it leaves out with the
+reason its spec gives), capabilities and status, and every plugin that failed to load (an
+import error, an abort, a hang) with the reason.
 
 The plugins are imported in a child process (:mod:`mscore.plugin.listing`), so one that
 crashes or hangs is named instead of taking the command down. Without ``--probe`` no array
@@ -13,11 +14,12 @@ import json
 import os
 
 from mscore.commands import ArgumentParser, command
+from mscore.common import dtype as mdt
 from mscore.plugin.listing import list_backends
 
 HELP = "list installed backends and plugins that failed to load"
-ALL_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-              "uint8", "bool")
+ALL_DTYPES = tuple(d.name for d in mdt.ALL_DTYPES)
+NO_REASON = "(no reason given)"
 STATUS_WIDTH = 60   # longer reasons are cut in the table (--json has them whole)
 CAPABILITIES_WIDTH = 36   # a longer capability list continues on the next line
 TIMEOUT_ENV = "MSCORE_PLUGIN_TIMEOUT"
@@ -42,6 +44,8 @@ def main(argv=None) -> int:
     if timeout is None and os.environ.get(TIMEOUT_ENV):
         timeout = float(os.environ[TIMEOUT_ENV])
     rows, failures = list_backends(probe=args.probe, timeout=timeout)
+    for row in rows:
+        row["dtypes_left_out"] = _left_out(row)
     if args.json:
         print(json.dumps({"backends": rows, "failures": [
             {"plugin": f.plugin, "reason": f.reason} for f in failures]}, indent=2))
@@ -59,6 +63,8 @@ def main(argv=None) -> int:
         if i == 0:
             print("  ".join("-" * w for w in widths))
         else:
+            for line in _left_out_lines(rows[i - 1]["dtypes_left_out"]):
+                print(line)
             for target, entry in rows[i - 1].get("per_device", {}).items():
                 print(f"  on {target}: dtypes {_dtypes_summary(entry['dtypes'])}; "
                       f"capabilities {','.join(entry['capabilities']) or '-'}")
@@ -69,16 +75,32 @@ def main(argv=None) -> int:
     return 0
 
 
+def _left_out(row):
+    """``{dtype name: reason}`` of every mscore dtype the backend of ``row`` does not declare
+    (the reason its spec gives, else "")."""
+    reasons = row.get("undeclared_dtypes", {})
+    return {d: reasons.get(d, "") for d in ALL_DTYPES if d not in row["dtypes"]}
+
+
+def _left_out_lines(left_out):
+    """The lines under a backend's row naming the dtypes it leaves out, one per reason."""
+    by_reason = {}
+    for name, reason in left_out.items():
+        by_reason.setdefault(reason, []).append(name)
+    return [f"  leaves out {','.join(names)}: {reason}" if reason else
+            f"  leaves out {','.join(names)} {NO_REASON}" for reason, names in by_reason.items()]
+
+
 def _short_version(version):
     return "-" if version in ("", "not installed") else version
 
 
 def _dtypes_summary(dtypes):
-    """"all", or the missing ones ("no bf16"), or the list when most are missing."""
+    """"all", or the missing ones ("no bf16"), or the declared ones when they are fewer."""
     missing = [d for d in ALL_DTYPES if d not in dtypes]
     if not missing:
         return "all"
-    if len(missing) <= 3:
+    if len(missing) <= len(dtypes):
         return "no " + ",".join(_short_dtype(d) for d in missing)
     return ",".join(_short_dtype(d) for d in dtypes)
 
@@ -104,4 +126,4 @@ def _cut(text):
 def _short_dtype(name):
     return {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
             "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-            "bool": "bool"}.get(name, name)
+            "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}.get(name, name)

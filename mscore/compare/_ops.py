@@ -203,6 +203,7 @@ def _fused_adapters():
         "relu": lambda x: F.relu(w(x))._data,
         "dense": lambda x, wt, b: F.dense(w(x), w(wt), opt(b))._data,
         "addcmul": lambda a, b, c: dispatch.call("add", a, dispatch.call("mul", b, c)),
+        "int_floor_divide": lambda a, b: F.floor_divide(w(a), w(b))._data,
         "layer_norm": lambda x, shape, weight, bias, eps: F.layer_norm(
             w(x), shape, opt(weight), opt(bias), eps)._data,
         "batch_norm": batch_norm,

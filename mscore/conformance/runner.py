@@ -19,19 +19,21 @@ from mscore.plugin.registry import get_registry
 
 NOT_RUN = 2
 EXTRA_HINT = 'pip install "mscore[conformance]"'
+#: said after a run without --report: nothing is written unless asked for
+NO_REPORT = "no JSON report written (pass --report PATH to write one)"
 
 
 def build_parser():
     """The argument parser of ``mscore conformance``."""
     p = ArgumentParser(
         prog="mscore conformance",
-        description="Run the mscore conformance kit against an installed backend and write "
-                    "a JSON report.")
+        description="Run the mscore conformance kit against an installed backend; print its "
+                    "matrix, coverage and verdict, and write a JSON report with --report.")
     p.add_argument("backend", help="the backend's name (see 'mscore backends'), a "
                                    "comma-separated list, or 'all'")
     p.add_argument("--report", metavar="PATH", default=None,
-                   help="where to write the JSON report (default: "
-                        "./conformance-report-BACKEND.json)")
+                   help="write the JSON report to PATH (default: none; the matrix, coverage "
+                        "and verdict are printed either way)")
     p.add_argument("--markdown", metavar="PATH", default=None,
                    help="also write the tolerance table (error / allowed error per feature, "
                         "dtype and device) as Markdown to PATH")
@@ -54,10 +56,7 @@ def build_parser():
 
 def pytest_args(ns):
     """The pytest command line for parsed arguments ``ns``."""
-    backend_slug = ns.backend.replace(",", "_")
-    report = ns.report or os.path.abspath(f"conformance-report-{backend_slug}.json")
-    args = ["--pyargs", "mscore.conformance",
-            f"--mscore-backend={ns.backend}", f"--mscore-report={report}",
+    args = ["--pyargs", "mscore.conformance", f"--mscore-backend={ns.backend}",
             "-p", "no:cacheprovider",
             # The kit must not depend on the pytest configuration of the current folder.
             "-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test*",
@@ -68,6 +67,8 @@ def pytest_args(ns):
             "--tb=short"]
     if not _plugin_autoloaded():
         args += ["-p", "mscore.conformance.pytest_plugin"]
+    if ns.report:
+        args.append(f"--mscore-report={os.path.abspath(ns.report)}")
     if ns.device:
         args.append(f"--mscore-device={ns.device}")
     if ns.markdown:
@@ -135,7 +136,10 @@ def main(argv=None) -> int:
     except ImportError:
         raise CommandError(f"the kit runs on pytest, which is not installed; install it "
                            f"with: {EXTRA_HINT}") from None
-    return int(pytest.main(pytest_args(ns)))
+    status = int(pytest.main(pytest_args(ns)))
+    if ns.report is None and status in (0, 1, NOT_RUN):
+        print(f"mscore conformance: {NO_REPORT}")
+    return status
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+from functools import partial
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from mscore.ops._args import _as_tensor, _bool, _check_broadcast, _check_tensor,
 from mscore.ops.primitive_base import (_Elementwise, _elementwise, check_bool, check_float,
                                        Primitive)
 from mscore.ops.control import assign, cast
+from mscore.plugin.rules import floor_divide_by_zero
 from mscore.common.parameter import Parameter
 
 _wrap = Tensor._wrap
@@ -96,8 +98,13 @@ def _back(native, dt):
 
 
 def _int_floor_divide(ra, rb):
-    """Floor division of integer natives; ``x // 0`` saturates as MindSpore's (a float
-    quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN for ``x < 0``, 0 for 0."""
+    """Floor division of integer natives of one dtype (not bool); ``x // 0`` saturates as
+    MindSpore's (a float quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN
+    for ``x < 0``, 0 for 0 (``rules.floor_divide_by_zero``). The backend's fused
+    ``int_floor_divide`` when it has one, else the composite from ``div``."""
+    fused = dispatch.fused("int_floor_divide")
+    if fused is not None:
+        return fused(ra, rb)
     dt = dispatch.dtype(ra)
     q, r = _int_truncated(ra, rb)
     step = _int_floor_step(r, rb, dt)
@@ -105,9 +112,10 @@ def _int_floor_divide(ra, rb):
         q = call("sub", q, call("cast", step, dt))
     info = np.iinfo(dt.np_dtype)
     zero = call("full", (), 0, dt)
-    by_zero = call("where", call("greater", ra, zero), call("full", (), int(info.max), dt),
-                   call("where", call("less", ra, zero), call("full", (), int(info.min), dt),
-                        zero))
+    by_zero = floor_divide_by_zero(
+        ra, zero, call("full", (), int(info.min), dt), call("full", (), int(info.max), dt),
+        where=partial(call, "where"), greater=partial(call, "greater"),
+        less=partial(call, "less"))
     return call("where", call("equal", rb, zero), by_zero, q)
 
 

@@ -45,7 +45,7 @@ PRIMITIVE_OPS = (
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
-             "momentum_update", "adam_update", "unscale_check")
+             "momentum_update", "adam_update", "unscale_check", "int_floor_divide")
 
 # Optional methods beyond the fused ops: None (or absent) means the core does without.
 OPTIONAL_METHODS = ("native_dtype", "float_caster", "copy", "value_and_grad", "grad_boundary",
@@ -201,6 +201,11 @@ class Backend:
     # padding, dilation, groups) -> conv(x, w, ...) + b over the channel axis (b: (O,)).
     gelu = None
     conv_bias = None
+    # int_floor_divide(a, b) -> a // b of integer (not bool) arrays of one dtype, broadcasting,
+    # exact: rounded toward -inf, ``MIN // -1`` wraps to MIN, ``x // 0`` is MAX, MIN or 0 by
+    # the sign of x (``rules.floor_divide_edges`` turns a library's floor division into that).
+    # None: the core's composite from ``div`` (about twenty calls).
+    int_floor_divide = None
     # Not in FUSED_OPS, looked up by name where a backend without native autodiff has them:
     # relu_backward, sparse_nll_rows, sparse_xent_grad (defined in mscore/autodiff/kernels.py)
     # and class_label_check (mscore.ops.loss), each by its composite.

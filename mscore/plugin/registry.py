@@ -390,8 +390,9 @@ def choose_claim(name, claims, pin=None):
 
 
 def spec_row(spec, probe=True):
-    """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes, capabilities,
-    each device's own entry (``per_device``), status. ``probe=False`` runs only the spec's cheap
+    """A dict describing ``spec`` for ``mscore backends``: version, devices, dtypes (and why it
+    leaves some out, ``undeclared_dtypes``), capabilities, each device's own entry
+    (``per_device``), status. ``probe=False`` runs only the spec's cheap
     ``check`` (no array library imported); ``probe=True`` its ``probe``."""
     status, devices = "available", list(spec.devices)
     if probe and spec.probe is not None:
@@ -414,7 +415,8 @@ def spec_row(spec, probe=True):
                   for target in sorted(set(spec.device_dtypes) | set(spec.device_capabilities))}
     return {"name": spec.name, "version": spec.version, "plugin": spec.plugin,
             "distribution": spec.distribution, "devices": devices,
-            "dtypes": list(spec.dtypes), "capabilities": sorted(spec.capabilities),
+            "dtypes": list(spec.dtypes), "undeclared_dtypes": dict(spec.undeclared_dtypes),
+            "capabilities": sorted(spec.capabilities),
             "per_device": per_device, "status": status}
 
 

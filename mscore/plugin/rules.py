@@ -2,10 +2,11 @@
 
 A backend's kernels differ (numpy, torch, XLA, CUDA), but what they must return at the edges is
 part of the contract: float to integer casts saturate, integer division truncates toward zero
-with ``x / 0 == 0``, a pooling window that does not fit is an error, a seed is a non-negative
-int, half precision special functions are computed in float32 and rounded once. Each rule is
-written here over a few library callables (``where``, ``isnan``, ...) so that every plugin
-applies the same one with its own array library; nothing here imports an array library.
+with ``x / 0 == 0`` (floor division gives MAX, MIN or 0 for ``x // 0``), a pooling window that
+does not fit is an error, a seed is a non-negative int, half precision special functions are
+computed in float32 and rounded once. Each rule is written here over a few library callables
+(``where``, ``isnan``, ...) so that every plugin applies the same one with its own array
+library; nothing here imports an array library.
 """
 from __future__ import annotations
 
@@ -65,6 +66,41 @@ def divide_toward_zero(a, b, *, trunc_divide, where, negative):
     safe = where(zero | minus_one, 1, b)
     quotient = where(minus_one, negative(a), trunc_divide(a, safe))
     return where(zero, 0, quotient)
+
+
+def floor_divide_by_zero(a, zero, int_min, int_max, *, where, greater, less):
+    """What integer floor division gives where the divisor is 0 (MindSpore's FloorDiv: the
+    float quotient's +-inf, or NaN for ``0 // 0``, cast saturating): ``int_max`` where
+    ``a > 0``, ``int_min`` where ``a < 0``, 0 where ``a`` is 0.
+
+    ``zero``, ``int_min`` and ``int_max`` are 0-d values of ``a``'s dtype; ``where``,
+    ``greater`` and ``less`` come from the backend's library (or the core's dispatch).
+    """
+    return where(greater(a, zero), int_max, where(less(a, zero), int_min, zero))
+
+
+def floor_divide_edges(a, b, quotient, *, int_min, int_max, where, negative, any_true):
+    """Integer floor division by the contract from ``quotient``, a library's floor division
+    of ``a`` by ``b`` (broadcasting) that is exact wherever the divisor is neither 0 nor -1
+    (there CPUs trap and libraries raise, return 0 or differ): ``x // -1`` is ``-x``,
+    wrapping (``MIN // -1 == MIN``), and ``x // 0`` is :func:`floor_divide_by_zero`'s.
+
+    ``int_min``/``int_max``: 0-d values of the dtype (``int_min`` 0 for an unsigned one);
+    ``where``, ``negative`` (wrapping) and ``any_true(mask) -> bool`` come from the backend's
+    library. When no divisor is 0 or -1, ``quotient`` is returned as it is (the library's one
+    call is the whole division).
+    """
+    zero = b == 0
+    minus_one = (b == -1) if int_min else None   # an unsigned divisor is never -1
+    edges = zero if minus_one is None else zero | minus_one
+    if not any_true(edges):
+        return quotient
+    if minus_one is not None:
+        quotient = where(minus_one, negative(a), quotient)
+    nil = int_min - int_min   # 0 in the dtype
+    by_zero = floor_divide_by_zero(a, nil, int_min, int_max, where=where,
+                                   greater=lambda x, y: x > y, less=lambda x, y: x < y)
+    return where(zero, by_zero, quotient)
 
 
 # The complementary error function's Chebyshev fit (relative error below 1.2e-7, enough for

@@ -5,6 +5,8 @@ Three steps, from the repository root::
     /tmp/ms/bin/python tests/data/make_crypto_fixtures.py           # 1. MindSpore 2.10 encrypts
     python tests/data/make_crypto_fixtures.py --mscore              # 2. mscore encrypts
     /tmp/ms/bin/python tests/data/make_crypto_fixtures.py --verify  # 3. MindSpore loads step 2
+    python tests/data/make_crypto_fixtures.py --find-wrong-keys     # 4. keys for step 5
+    /tmp/ms/bin/python tests/data/make_crypto_fixtures.py --wrong-keys  # 5. MindSpore loads
 
 Step 1 saves the same small checkpoint (:func:`content`) with ``mindspore.save_checkpoint(...,
 enc_key=key, enc_mode=mode)`` for every case of :data:`CASES` as ``ms_<case>.ckpt``, writes the
@@ -13,6 +15,13 @@ wrong key, a wrong mode, a tampered or truncated file, and so on. Step 2 writes
 ``mscore_<case>.ckpt`` with ``mscore.save_checkpoint``. Step 3 loads each ``mscore_*.ckpt`` in
 MindSpore with its key and mode, checks the values against ``expected.json`` and records what
 it read in ``ms_loaded_mscore.json``. The keys are ``bytes(range(n))`` (fixtures, not secrets).
+
+A wrong key decrypts a CBC block to pseudo-random bytes whose PKCS#7 padding still looks valid
+about once in 256. Step 4 (it needs the ``cryptography`` package, which MindSpore's venv lacks)
+finds, for each CBC fixture of steps 1 and 2, the first wrong key ``i.to_bytes(16, "big")``
+(``i = 1, 2, ...``) under which every block's padding looks valid, and writes them to
+``wrong_keys.json``; step 5 records there what MindSpore raises when it loads each file with
+that key.
 """
 import argparse
 import json
@@ -169,12 +178,75 @@ def mindspore_verifies():
         f.write("\n")
 
 
+WRONG_KEY_FILES = {"ms_cbc16.ckpt": "AES-CBC", "ms_sm4.ckpt": "SM4-CBC",
+                   "mscore_cbc16.ckpt": "AES-CBC", "mscore_sm4.ckpt": "SM4-CBC"}
+
+
+def cbc_blocks(data):
+    """``(iv, cipher)`` of every block of a CBC-encrypted file (magic, length, iv_len, iv,
+    cipher_len, cipher; int32 little-endian)."""
+    out, pos = [], 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos + 4:pos + 8], "little")
+        body = data[pos + 8:pos + 8 + length]
+        out.append((body[4:20], body[24:]))
+        pos += 8 + length
+    return out
+
+
+def padding_looks_valid(data, key, mode):
+    """Whether every block of ``data`` decrypts under ``key`` to valid-looking PKCS#7 padding."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    algorithm = algorithms.AES if mode == "AES-CBC" else algorithms.SM4
+    for iv, cipher in cbc_blocks(data):
+        dec = Cipher(algorithm(key), modes.CBC(iv)).decryptor()
+        plain = dec.update(cipher) + dec.finalize()
+        n = plain[-1]
+        if not 1 <= n <= 16 or plain[-n:] != bytes([n]) * n:
+            return False
+    return True
+
+
+def find_wrong_keys():
+    keys = {}
+    for name, mode in WRONG_KEY_FILES.items():
+        data = open(os.path.join(OUT, name), "rb").read()
+        i = 1
+        while not padding_looks_valid(data, i.to_bytes(16, "big"), mode):
+            i += 1
+        keys[name] = {"mode": mode, "key": i.to_bytes(16, "big").hex()}
+    with open(os.path.join(OUT, "wrong_keys.json"), "w") as f:
+        json.dump({"files": keys}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def mindspore_loads_with_wrong_keys():
+    import mindspore as ms
+    path = os.path.join(OUT, "wrong_keys.json")
+    with open(path) as f:
+        record = json.load(f)
+    for name, case in record["files"].items():
+        case["mindspore"] = outcome(lambda: ms.load_checkpoint(
+            os.path.join(OUT, name), dec_key=bytes.fromhex(case["key"]), dec_mode=case["mode"]))
+    record["mindspore_version"] = ms.__version__
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mscore", action="store_true", help="step 2 (mscore's venv)")
     parser.add_argument("--verify", action="store_true", help="step 3 (MindSpore's venv)")
+    parser.add_argument("--find-wrong-keys", action="store_true",
+                        help="step 4 (mscore's venv, needs cryptography)")
+    parser.add_argument("--wrong-keys", action="store_true", help="step 5 (MindSpore's venv)")
     args = parser.parse_args()
-    if args.mscore:
+    if args.find_wrong_keys:
+        find_wrong_keys()
+    elif args.wrong_keys:
+        mindspore_loads_with_wrong_keys()
+    elif args.mscore:
         mscore_encrypts()
     elif args.verify:
         mindspore_verifies()

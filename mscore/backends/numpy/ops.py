@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from mscore.plugin.rules import (check_window_fits, divide_toward_zero, erf_polynomial,
-                                 is_half_precision)
+                                 floor_divide_edges, is_half_precision)
 
 
 class ArrayModuleOps:
@@ -71,6 +71,18 @@ class ArrayModuleOps:
         q = self.xp.floor_divide(a, b)
         # Floor is one below truncation for an inexact negative quotient.
         return q + ((a - q * b != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+
+    def int_floor_divide(self, a, b):
+        """Integer floor division (the fused op): the library's ``floor_divide``, one call
+        when no divisor is 0 or -1; those get the contract's answers
+        (``rules.floor_divide_edges``)."""
+        xp = self.xp
+        info = np.iinfo(a.dtype)
+        with np.errstate(divide="ignore", over="ignore"):   # x // 0 and MIN // -1: patched
+            q = xp.floor_divide(a, b)
+            return floor_divide_edges(a, b, q, int_min=a.dtype.type(info.min),
+                                      int_max=a.dtype.type(info.max), where=xp.where,
+                                      negative=xp.negative, any_true=lambda m: bool(m.any()))
 
     def pow(self, a, b):
         return self.xp.power(a, b)

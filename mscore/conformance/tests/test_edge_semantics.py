@@ -7,6 +7,9 @@ dtype the backend declares:
   ``abs(MIN) == MIN``, ``-1 == MAX`` unsigned, and sums and matrix products wrap the same way;
 - integer division truncates toward zero, exactly over the whole range (int64/uint64 far
   above 2**53, large divisors, an unsigned MAX divisor), ``x / 0 == 0`` and ``MIN / -1 == MIN``;
+- integer floor division (``ops.floor_divide``), through the backend's ``int_floor_divide``
+  when it binds one and through the core's composite from ``div``, rounds toward -inf exactly,
+  gives MAX, MIN or 0 for ``x // 0`` by the sign of ``x`` and wraps ``MIN // -1`` to MIN;
 - NaN propagates through ``max``/``min``/``maximum``/``minimum``, and ``argmax``/``argmin``
   give the index of the first NaN (numpy's rule);
 - a float to integer cast truncates toward zero, saturates at the integer range (infinities
@@ -23,7 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from mscore import ops
 from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
 from mscore.conformance import harness
 
 LEVEL = "ops"
@@ -118,6 +123,46 @@ def _division(kit, dtype):
     want += [_toward_zero(a, b) for a, b in zip(x[len(want):], y[len(want):])]
     out = _run(kit, dtype, "div", lambda b, a, c: b.div(a, c), np.array(x, d), np.array(y, d))
     _expect(kit, dtype, "div (truncating, exact; x / 0 == 0; MIN / -1 == MIN)", out, want)
+
+
+def _floor_cases(dtype):
+    """``(x, y, want)`` triples of integer floor division stated outright: arrays of one
+    length, then 0-d divisors (broadcasting) of 0 and, for signed dtypes, -1."""
+    i = _info(dtype)
+    lo, hi = int(i.min), int(i.max)
+    big = hi // 2 + 1
+    x = [7, 9, 0, hi, hi, hi - 1, big, hi, hi - hi % 3 - 1]
+    y = [2, 0, 0, 1, 2, hi, 3, 3, 3]
+    if lo:
+        x += [-7, 7, -7, 5, -5, lo, lo, hi, lo + 1, -big, lo, -hi]
+        y += [2, -2, -2, 0, 0, -1, 1, -1, -3, 3, 7, -hi]
+
+    def floor(a, b):   # the contract, in Python's exact integers
+        if b == 0:
+            return hi if a > 0 else lo if a < 0 else 0
+        return (a // b - lo) % (hi - lo + 1) + lo   # wraps: MIN // -1 == MIN
+
+    divisors = [0, -1] if lo else [0]
+    return [(x, y, [floor(a, b) for a, b in zip(x, y)])] + \
+        [(x, b, [floor(a, b) for a in x]) for b in divisors]
+
+
+def _floor_division(kit, dtype):
+    d = _info(dtype).dtype.type
+    fused = kit.fused("int_floor_divide")
+    for x, y, want in _floor_cases(dtype):
+        xs, ys = np.array(x, d), np.array(y, d)
+        what = f"floor division by {'a 0-d ' + str(y) if np.ndim(y) == 0 else 'an array'} " \
+               f"(exact; x // 0 is MAX, MIN or 0 by the sign of x; MIN // -1 == MIN)"
+        if fused is not None:
+            out = _run(kit, dtype, f"int_floor_divide: {what}",
+                       lambda b, p, q: b.int_floor_divide(p, q), xs, ys)
+            _expect(kit, dtype, f"int_floor_divide: {what}", out, want)
+        with harness.without_fused(kit.backend, "int_floor_divide"):
+            out = _run(kit, dtype, f"the core's composite: {what}",
+                       lambda b, p, q: ops.floor_divide(Tensor._wrap(p), Tensor._wrap(q))._data,
+                       xs, ys)
+        _expect(kit, dtype, f"the core's composite: {what}", out, want)
 
 
 def _nan_reductions(kit, dtype):
@@ -240,6 +285,7 @@ def _unsigned_to_float_rounds(kit, dtype):
 
 CASES = [EdgeCase("int_overflow_wraps", harness.INT_DTYPES, _overflow_wraps),
          EdgeCase("int_division_by_zero_and_min", harness.INT_DTYPES, _division),
+         EdgeCase("int_floor_division", harness.INT_DTYPES, _floor_division),
          EdgeCase("int_narrowing_cast_wraps", ("int8", "int16", "int32", "uint8", "uint16",
                                                "uint32"), _int_narrowing_wraps),
          EdgeCase("signed_unsigned_cast_wraps", UNSIGNED, _sign_change_wraps),

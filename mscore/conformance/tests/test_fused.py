@@ -1,12 +1,11 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
-batch_norm, gelu, conv_bias, relu, the multi-tensor updates (momentum_update, adam_update,
-foreach_div, unscale_check), the reference autodiff's kernels (relu_backward,
-sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and cross entropy's
-class_label_check
-through ``mscore.ops`` (the kernels through their definitions in mscore.autodiff.kernels and
-mscore.ops.loss),
-once with the backend's fused op (when it provides one) and once with the core's composite
-from primitives, both against the numpy reference."""
+batch_norm, gelu, conv_bias, relu, int_floor_divide (integer dtypes), the multi-tensor
+updates (momentum_update, adam_update, foreach_div, unscale_check), the reference autodiff's
+kernels (relu_backward, sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and
+cross entropy's class_label_check through ``mscore.ops`` (the kernels through their
+definitions in mscore.autodiff.kernels and mscore.ops.loss), once with the backend's fused op
+(when it provides one) and once with the core's composite from primitives, both against the
+numpy reference."""
 from __future__ import annotations
 
 import contextlib
@@ -266,6 +265,26 @@ CASES += [
     FusedCase("sparse_xent_grad", "per_row", "sparse_xent_grad", _xent_grad_inputs((6, 1)),
               _xent_grad, factor=4.0),
 ]
+
+
+def _int_division_inputs(name):
+    """Operands of integer floor division in dtype ``name``, over the whole range, with its
+    edges: MIN, MAX and 0 dividends; divisors 0, -1 (signed), 1 and MAX broadcast over the
+    rows (the dtype is the inputs' own: the case has one dtype)."""
+    def make(kit):
+        d = mstype.get_dtype(name).np_dtype
+        info = np.iinfo(d)
+        x = kit.rng.integers(info.min, info.max, (3, 8), endpoint=True, dtype=d)
+        y = kit.rng.integers(info.min, info.max, (8,), endpoint=True, dtype=d)
+        x[0, :3] = [info.min, info.max, 0]
+        x[1, 1] = info.min
+        y[:4] = [0, -1 if info.min else 2, 1, info.max]
+        return [x, y]
+    return make
+
+
+CASES += [FusedCase("floor_divide", "int", "int_floor_divide", _int_division_inputs(d),
+                    ops.floor_divide, dtypes=(d,)) for d in harness.INT_DTYPES]
 
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
           for c in CASES for path in ("fused", "composite") for d in c.dtypes]

@@ -385,21 +385,38 @@ def _selector(specify, filtered, choice_func):
 
 
 def _decrypted(path, data, dec_key, dec_mode, crc_check):
-    """The plain bytes of a .ckpt file (decrypted with ``dec_key``), or a ValueError naming
-    the file: an encrypted file without a key, a plain file with one, a wrong key or mode,
-    a tampered or truncated file. With ``dec_key``, ``crc_check=True`` requires mscore's
-    integrity check (:mod:`._crypto`), which a file encrypted by MindSpore does not carry."""
+    """``(plain bytes, unchecked)`` of a .ckpt file (decrypted with ``dec_key``), or a
+    ValueError naming the file: an encrypted file without a key, a plain file with one, a
+    wrong key or mode, a tampered or truncated file. ``unchecked`` says why the plain bytes
+    are unauthenticated (a CBC file without mscore's integrity check, :mod:`._crypto`), else
+    None. With ``dec_key``, ``crc_check=True`` requires the integrity check, which a file
+    encrypted by MindSpore does not carry."""
     found = _crypto.cipher_mode(data)
     if dec_key is None:
         if found is not None:
             raise _bad_file(path, f"it is encrypted ({found}); pass dec_key (and "
                                   f"dec_mode={found!r})")
-        return data
+        return data, None
+    unchecked = []
+    plain = _crypto.decrypt(data, dec_key, dec_mode, lambda why: _bad_file(path, why),
+                            require_mac=crc_check, warn_unchecked=unchecked.append)
+    return plain, (unchecked[0] if unchecked else None)
 
-    def warn_unchecked(why):
-        warnings.warn(f"load_checkpoint: {path!r}: {why}", UserWarning, stacklevel=6)
-    return _crypto.decrypt(data, dec_key, dec_mode, lambda why: _bad_file(path, why),
-                           require_mac=crc_check, warn_unchecked=warn_unchecked)
+
+def _entries(path, reader, data, crc_check):
+    """The ``(name, value)`` entries ``reader`` finds in ``data``; a ValueError naming the file
+    for anything it cannot read or a file without entries."""
+    try:
+        entries = reader(path, data, crc_check)
+    except ValueError as exc:
+        if repr(path) in str(exc):
+            raise
+        raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
+    except (TypeError, KeyError, IndexError, OverflowError) as exc:
+        raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
+    if not entries:
+        raise _bad_file(path, "it holds no parameter entries")
+    return entries
 
 
 def _check_backend_dtype(path, name, dtype):
@@ -460,20 +477,20 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     if not data:
         raise _bad_file(path, "the file is empty")
     reader = _read_ckpt if fmt == "ckpt" else _read_safetensors
+    unchecked = None
     if fmt == "ckpt":
-        data = _decrypted(path, data, dec_key, dec_mode, crc_check)
+        data, unchecked = _decrypted(path, data, dec_key, dec_mode, crc_check)
         if dec_key is not None:  # the integrity check was the MAC, not a CRC footer
             crc_check = False
     try:
-        entries = reader(path, data, crc_check)
-    except ValueError as exc:
-        if repr(path) in str(exc):
+        entries = _entries(path, reader, data, crc_check)
+    except ValueError:
+        if unchecked is None:
             raise
-        raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
-    except (TypeError, KeyError, IndexError, OverflowError) as exc:
-        raise _bad_file(path, f"{type(exc).__name__}: {exc}") from None
-    if not entries:
-        raise _bad_file(path, "it holds no parameter entries")
+        # unauthenticated bytes that are no checkpoint: a wrong key whose padding looked valid
+        raise _bad_file(path, _crypto.WRONG_KEY) from None
+    if unchecked is not None:
+        warnings.warn(f"load_checkpoint: {path!r}: {unchecked}", UserWarning, stacklevel=2)
     result = OrderedDict()
     chosen = _selector(specify, prefixes, choice_func)
     for name, value in entries:

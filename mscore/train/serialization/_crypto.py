@@ -34,6 +34,11 @@ bit, a block spliced in from another checkpoint of the same key, blocks reordere
 are refused in every mode. Files without markers (written by MindSpore or an older mscore)
 still load: AES-GCM ones are authenticated block by block; CBC ones with a warning that they
 carry no integrity check, and ``crc_check=True`` refuses them.
+
+A wrong key is refused in every mode with :data:`WRONG_KEY`: AES-GCM by its tag; CBC by its
+padding, or, when the pseudo-random bytes a wrong key decrypts to end in valid-looking padding
+(about one block in 256), because its IVs are then unmarked and the bytes are no checkpoint
+(the loader refuses unauthenticated bytes that do not parse with the same message).
 """
 from __future__ import annotations
 
@@ -64,6 +69,11 @@ _TRAILER_FIELD = 4093
 _TRAILER_LABEL = b"mscore-hmac-sha256:"
 _MAC_LEN = 32
 
+
+#: why a file is refused when a block does not decrypt, or (CBC without integrity check) its
+#: plain bytes are not a checkpoint: a wrong key decrypts CBC to pseudo-random bytes whose
+#: PKCS#7 padding still looks valid about once in 256 blocks
+WRONG_KEY = "decryption failed: the dec_key is wrong or the file was tampered with"
 
 _TRAILER_HEAD = field_head(_TRAILER_FIELD, len(_TRAILER_LABEL) + _MAC_LEN) + _TRAILER_LABEL
 TRAILER_LEN = len(_TRAILER_HEAD) + _MAC_LEN
@@ -191,7 +201,10 @@ def decrypt(data, key, mode, bad, require_mac=False, warn_unchecked=warnings.war
     """The plain bytes of the encrypted ``data`` (without mscore's MAC trailer). ``bad(why)``
     builds the exception raised for a file that is not encrypted with ``mode``, is damaged or
     tampered with, or was encrypted with another key; ``require_mac`` refuses a file without
-    mscore's integrity check, ``warn_unchecked(why)`` is told of a CBC file without one."""
+    mscore's integrity check, ``warn_unchecked(why)`` is told of a CBC file without one: its
+    plain bytes are unauthenticated, and a wrong key yields valid-looking padding about once
+    in 256 blocks, so the caller must refuse them with :data:`WRONG_KEY` when they do not
+    parse."""
     padding, _, _, _, aesgcm = _backend()
     from cryptography.exceptions import InvalidTag
     view = memoryview(data)
@@ -234,8 +247,7 @@ def decrypt(data, key, mode, bad, require_mac=False, warn_unchecked=warnings.war
                 unpadder = padding.PKCS7(128).unpadder()
                 out += unpadder.update(padded) + unpadder.finalize()
         except (InvalidTag, ValueError):
-            raise bad("decryption failed: the dec_key is wrong or the file was tampered "
-                      "with") from None
+            raise bad(WRONG_KEY) from None
         pos = body_start + length
     return _verified(bytes(out), mac_key, mode, marks, require_mac, bad, warn_unchecked)
 
