@@ -95,20 +95,36 @@ def _back(native, dt):
     return _wrap(call("cast", native, dt) if dt.is_bool else native)
 
 
-def _int_floor_divide(ra, rb):
-    """Floor division of integer natives; ``x // 0`` saturates as MindSpore's (a float
-    quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN for ``x < 0``, 0 for 0."""
+def _saturated_by_zero(q, ra, rb):
+    """The integer quotient ``q`` of ``ra / rb`` with MindSpore's ``x / 0`` (its float
+    quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN for ``x < 0``, 0 for 0;
+    MindSpore's ``FloorDiv`` and ``TruncateDiv`` kernels both divide by zero this way."""
     dt = dispatch.dtype(ra)
-    q, r = _int_truncated(ra, rb)
-    step = _int_floor_step(r, rb, dt)
-    if step is not None:
-        q = call("sub", q, call("cast", step, dt))
     info = np.iinfo(dt.np_dtype)
     zero = call("full", (), 0, dt)
     by_zero = call("where", call("greater", ra, zero), call("full", (), int(info.max), dt),
                    call("where", call("less", ra, zero), call("full", (), int(info.min), dt),
                         zero))
     return call("where", call("equal", rb, zero), by_zero, q)
+
+
+def _int_floor_divide(ra, rb):
+    """Floor division of integer natives; ``x // 0`` saturates (:func:`_saturated_by_zero`)."""
+    dt = dispatch.dtype(ra)
+    q, r = _int_truncated(ra, rb)
+    step = _int_floor_step(r, rb, dt)
+    if step is not None:
+        q = call("sub", q, call("cast", step, dt))
+    return _saturated_by_zero(q, ra, rb)
+
+
+def int_truncate_divide(input, other):
+    """Division truncated toward zero of integer Tensors of one dtype, exact in it, with
+    ``x / 0`` saturated as MindSpore's ``TruncateDiv`` (:func:`_saturated_by_zero`;
+    ``div(rounding_mode='trunc')`` keeps the backend's ``x / 0 == 0``) and ``MIN / -1``
+    wrapping to MIN."""
+    ra, rb = _operands(input, other)
+    return _wrap(_saturated_by_zero(call("div", ra, rb), ra, rb))
 
 
 def _int_floor_remainder(ra, rb):
