@@ -76,11 +76,10 @@ def adjoint(self):
 def reshape(self, *shape, **kwargs):
     """Same values in a new shape (one -1 is inferred): ``reshape(2, 3)``,
     ``reshape((2, 3))`` or ``reshape(shape=(2, 3))``."""
+    if "shape" in kwargs and not shape:
+        shape = (kwargs.pop("shape"),)
     if kwargs:
-        if shape or set(kwargs) != {"shape"}:
-            raise TypeError(f"reshape() got an unexpected keyword argument "
-                            f"'{next(k for k in kwargs if k != 'shape' or shape)}'")
-        shape = (kwargs["shape"],)
+        raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
     return ops.reshape(self, checks.reshape_shape(shape))
 
 
