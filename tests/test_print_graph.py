@@ -12,7 +12,7 @@ import pytest
 
 import mscore as ms
 from mscore import nn, ops
-from mscore.common import printing
+from mscore.common import tensor_text
 from mscore.compile import graph
 from mscore.plugin.backend import OPTIONAL_METHODS
 
@@ -72,7 +72,7 @@ def _run(case, template=None):
 def test_graph_text_as_mindspore(case):
     """The text of every recorded case, from its host values."""
     record = ORACLE[case]
-    got = "".join(printing.graph_text(_args(case, run)) + "\n" for run in range(record["runs"]))
+    got = "".join(tensor_text.graph_text(_args(case, run)) + "\n" for run in range(record["runs"]))
     assert got == record["stdout"]
 
 

@@ -153,7 +153,7 @@ def test_mint_training_step_with_adamw(backend):
 @pytest.mark.parametrize("call,argument", [
     (lambda x: x.reshape(2.5, 2), "shape"),
     (lambda x: x.view(3, 2.0), "shape"),
-    (lambda x: x.reshape(2, 3).permute(1.0, 0), "dims"),
+    (lambda x: x.reshape(2, 3).permute(1.0, 0), "permute"),
     (lambda x: x.new_zeros((2.0, 3)), "size"),
     (lambda x: x.set_const_arg(1), "const_arg"),
 ])

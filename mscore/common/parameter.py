@@ -15,6 +15,7 @@ import numpy as np
 from mscore.common.cast_cache import drop_cast_copies
 from mscore.common.initializer import Initializer, initializer
 from mscore.common.tensor import Tensor, _is_native
+from mscore.common.tensor_text import parameter_text
 from mscore import dispatch
 from mscore._state import thread as _thread
 
@@ -150,8 +151,7 @@ class Parameter(Tensor):
         return new
 
     def __repr__(self):
-        return (f"Parameter(name={self.name}, shape={list(self.shape)}, dtype={self.dtype}, "
-                f"requires_grad={self.requires_grad})")
+        return parameter_text(self.name, self.shape, self.dtype, self.requires_grad)
 
     __str__ = __repr__
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from mscore.autodiff.tracer import Tracer, unwrap
 from mscore.common import dtype as mdt
+from mscore.common import tensor_text
 from mscore import dispatch
 from mscore._state import thread as _thread
 
@@ -187,12 +188,10 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
-        arr = self.asnumpy()
-        body = np.array2string(arr.astype(np.float32) if self.dtype is mdt.bfloat16 else arr,
-                               separator=", ")
-        return f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value=\n{body})"
+        return tensor_text.tensor_repr(self.asnumpy(), self.dtype)
 
-    __str__ = __repr__
+    def __str__(self):
+        return tensor_text.tensor_str(self.asnumpy(), self.dtype)
 
     # The methods that compute (operators, astype, reshape, sum, ...) are ops: the ops layer
     # attaches them (mscore/ops/tensor_methods.py).

@@ -12,7 +12,7 @@ from mscore._state import in_compiled
 from mscore._state import process as _process
 from mscore.autodiff.tracer import unwrap
 from mscore.common import dtype as mdt
-from mscore.common import printing
+from mscore.common import printing, tensor_text
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
@@ -63,7 +63,7 @@ class Print(Primitive):
     """``Print()(*inputs)``: print strings, numbers and Tensors (tuples and lists of them are
     flattened) to stdout, one per line; returns None. In PyNative mode a Tensor prints as its
     ``repr``; inside a compiled program (GRAPH_MODE, ``jit``) the values print each time the
-    program runs, in MindSpore's graph-mode text (:func:`mscore.common.printing.graph_text`).
+    program runs, in MindSpore's graph-mode text (:func:`mscore.common.tensor_text.graph_text`).
     With ``set_context(print_file_path=...)`` they go to that file instead, in MindSpore's
     print-file format (``parse_print`` reads it).
 
@@ -110,10 +110,11 @@ def _emit(template, graph, *host_arrays):
     if path:
         printing.append_print_record(path, values)
     elif graph:
-        print(printing.graph_text(values), flush=True)
+        print(tensor_text.graph_text(values), flush=True)
     else:
-        print(*[Tensor(v) if isinstance(v, np.ndarray) else v for v in values], sep="\n",
-              flush=True)
+        # PyNative's Print shows a Tensor as its repr
+        print(*[repr(Tensor(v)) if isinstance(v, np.ndarray) else v for v in values],
+              sep="\n", flush=True)
 
 
 class Cast(Primitive):

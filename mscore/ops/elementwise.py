@@ -97,11 +97,25 @@ def _back(native, dt):
     return _wrap(call("cast", native, dt) if dt.is_bool else native)
 
 
+def _saturated_by_zero(q, ra, rb):
+    """The integer quotient ``q`` of ``ra / rb`` with MindSpore's ``x / 0`` (its float
+    quotient's +-inf cast to the integer range, ``rules.floor_divide_by_zero``): MAX for
+    ``x > 0``, MIN for ``x < 0``, 0 for 0; MindSpore's ``FloorDiv`` and ``TruncateDiv``
+    kernels both divide by zero this way."""
+    dt = dispatch.dtype(ra)
+    info = np.iinfo(dt.np_dtype)
+    zero = call("full", (), 0, dt)
+    by_zero = floor_divide_by_zero(
+        ra, zero, call("full", (), int(info.min), dt), call("full", (), int(info.max), dt),
+        where=partial(call, "where"), greater=partial(call, "greater"),
+        less=partial(call, "less"))
+    return call("where", call("equal", rb, zero), by_zero, q)
+
+
 def _int_floor_divide(ra, rb):
-    """Floor division of integer natives of one dtype (not bool); ``x // 0`` saturates as
-    MindSpore's (a float quotient's +-inf cast to the integer range): MAX for ``x > 0``, MIN
-    for ``x < 0``, 0 for 0 (``rules.floor_divide_by_zero``). The backend's fused
-    ``int_floor_divide`` when it has one, else the composite from ``div``."""
+    """Floor division of integer natives of one dtype (not bool); ``x // 0`` saturates
+    (:func:`_saturated_by_zero`). The backend's fused ``int_floor_divide`` when it has one,
+    else the composite from ``div``."""
     fused = dispatch.fused("int_floor_divide")
     if fused is not None:
         return fused(ra, rb)
@@ -110,13 +124,16 @@ def _int_floor_divide(ra, rb):
     step = _int_floor_step(r, rb, dt)
     if step is not None:
         q = call("sub", q, call("cast", step, dt))
-    info = np.iinfo(dt.np_dtype)
-    zero = call("full", (), 0, dt)
-    by_zero = floor_divide_by_zero(
-        ra, zero, call("full", (), int(info.min), dt), call("full", (), int(info.max), dt),
-        where=partial(call, "where"), greater=partial(call, "greater"),
-        less=partial(call, "less"))
-    return call("where", call("equal", rb, zero), by_zero, q)
+    return _saturated_by_zero(q, ra, rb)
+
+
+def int_truncate_divide(input, other):
+    """Division truncated toward zero of integer Tensors of one dtype, exact in it, with
+    ``x / 0`` saturated as MindSpore's ``TruncateDiv`` (:func:`_saturated_by_zero`;
+    ``div(rounding_mode='trunc')`` keeps the backend's ``x / 0 == 0``) and ``MIN / -1``
+    wrapping to MIN."""
+    ra, rb = _operands(input, other)
+    return _wrap(_saturated_by_zero(call("div", ra, rb), ra, rb))
 
 
 def _int_floor_remainder(ra, rb):

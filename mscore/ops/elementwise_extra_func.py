@@ -11,7 +11,10 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops.elementwise import int_fmod
+from mscore.ops._args import _check_broadcast, _operands
+from mscore.ops.elementwise import int_fmod, int_truncate_divide
+from mscore.ops.primitive_base import _elementwise
+from mscore.plugin.rules import is_half_precision
 
 __all__ = [
     "tan", "sinh", "cosh", "log2", "log10", "exp2", "trunc", "frac", "round",
@@ -21,7 +24,8 @@ __all__ = [
     "mv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin",
     "is_floating_point", "is_complex", "atan", "arctan", "atan2", "arctan2", "asin",
     "arcsin", "acos", "arccos", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
-    "inv", "angle", "conj", "real", "imag",
+    "inv", "angle", "conj", "real", "imag", "truncate_div", "truncate_mod", "TruncateDiv",
+    "TruncateMod",
 ]
 
 
@@ -159,6 +163,51 @@ def fmod(input, other):
     if exact is not None:
         return exact
     return ops.sub(input, ops.mul(trunc(ops.div(input, other)), other))
+
+
+def _truncating_operands(x, y, name):
+    """``x`` and ``y`` as Tensors of their promoted dtype, checked as MindSpore's ``name``
+    (``TruncateDiv``/``TruncateMod``) checks them: one of them a Tensor, shapes that
+    broadcast, no bool."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        raise TypeError(f"For primitive[{name}], the input[0] should be a Tensor, but got "
+                        f"{type(x).__name__}.")
+    ra, rb = _operands(x, y)
+    _check_broadcast(name, ra, rb)
+    a, b = Tensor._wrap(ra), Tensor._wrap(rb)
+    if a.dtype.is_bool:
+        raise TypeError(f"For primitive[{name}], the input must be integer or floating "
+                        f"Tensors, but got Tensor[Bool].")
+    return a, b
+
+
+def truncate_div(x, y):
+    """``x / y`` rounded toward zero (MindSpore's ``TruncateDiv``): integers exact in their
+    dtype, ``x / 0`` saturated to MAX/MIN (0 for ``0 / 0``) and ``MIN / -1`` wrapping to MIN;
+    floats ``trunc(x / y)``. Bool operands are a TypeError."""
+    a, b = _truncating_operands(x, y, "TruncateDiv")
+    if a.dtype.is_floating:
+        return ops.div(a, b, rounding_mode="trunc")
+    return int_truncate_divide(a, b)
+
+
+def truncate_mod(x, y):
+    """The remainder of :func:`truncate_div` (the dividend's sign; MindSpore's
+    ``TruncateMod``): integers exact in their dtype and 0 where ``y`` is 0; floats as C's
+    ``fmod`` (``x`` for a finite ``x`` and an infinite ``y``; half precision computed in
+    float32 and rounded once). Bool operands are a TypeError."""
+    a, b = _truncating_operands(x, y, "TruncateMod")
+    if not a.dtype.is_floating:
+        return int_fmod(a, b, zero_by_zero=True)
+    wide = mdt.float32 if is_half_precision(a.dtype.itemsize) else a.dtype
+    a_wide, b_wide = ops.cast(a, wide), ops.cast(b, wide)
+    rem = ops.where(ops.logical_and(ops.isinf(b_wide), ops.isfinite(a_wide)), a_wide,
+                    fmod(a_wide, b_wide))
+    return ops.cast(rem, a.dtype)
+
+
+TruncateDiv = _elementwise("TruncateDiv", truncate_div, "``x / y`` rounded toward zero.")
+TruncateMod = _elementwise("TruncateMod", truncate_mod, "The remainder of ``TruncateDiv``.")
 
 
 def float_power(input, exponent):

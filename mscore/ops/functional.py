@@ -12,6 +12,8 @@ from mscore.ops.elementwise import (
     logical_xor, lt, maximum, minimum, mul, multiply, native_addcmul, ne, neg, negative,
     not_equal, pow, reciprocal, remainder, rsqrt, select, sign, sin, sqrt, square, sub,
     subtract, tanh, true_divide, where)
+from mscore.ops.elementwise_extra_func import (
+    truncate_div, truncate_mod)
 from mscore.ops.manipulation import (
     broadcast_to, cat, concat, dtype, expand_dims, flatten, flatten_dims, numel, permute, rank,
     reshape, shape, size, squeeze, stack, swapaxes, swapdims, t, tile, transpose, unsqueeze)
@@ -89,4 +91,5 @@ __all__ = [
     "relu6", "remainder", "reshape", "rsqrt", "scaled_dot_product_attention", "select",
     "setitem", "sigmoid", "sign", "silu", "sin", "softmax", "softplus", "split", "sqrt",
     "square", "squeeze", "stack", "standard_normal", "stop_gradient", "sub", "sum", "swapaxes",
-    "tanh", "tile", "transpose", "uniform", "var", "where", "zeros", "zeros_like"]
+    "tanh", "tile", "transpose", "truncate_div", "truncate_mod", "uniform", "var", "where",
+    "zeros", "zeros_like"]

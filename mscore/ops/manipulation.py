@@ -42,6 +42,13 @@ _checked_shapes = {}
 _MAX_CHECKED = 256
 
 
+def _size_mismatch(shape, size):
+    """MindSpore's ValueError for a ``shape`` (as asked, -1 included) that does not hold
+    ``size`` elements."""
+    return ValueError(f"proposed_shape '[const vector]{{{', '.join(map(str, shape))}}}' is "
+                      f"invalid for input of size {size}")
+
+
 def _checked_shape(shape, have):
     asked = shape
     if isinstance(shape, (int, np.integer)):
@@ -52,15 +59,16 @@ def _checked_shape(shape, have):
         shape = tuple(map(int, shape))
     size = math.prod(have)
     if shape and builtins.min(shape) < 0:
-        if shape.count(-1) > 1 or builtins.min(shape) < -1:
-            raise ValueError(f"shape: at most one -1 and no other negative sizes, got "
-                             f"{shape}")
+        if shape.count(-1) > 1:
+            raise ValueError("only one dimension can be inferred")
+        if builtins.min(shape) < -1:
+            raise ValueError("invalid proposed_shape dimension")
         known = -math.prod(shape)   # the product of the others
         if known == 0 or size % known:
-            raise ValueError(f"reshape: cannot reshape {have} into {shape}")
+            raise _size_mismatch(shape, size)
         shape = tuple(size // known if s == -1 else s for s in shape)
     elif math.prod(shape) != size:
-        raise ValueError(f"reshape: cannot reshape {have} ({size} elements) into {shape}")
+        raise _size_mismatch(shape, size)
     if isinstance(asked, tuple) and len(_checked_shapes) < _MAX_CHECKED and \
             not in_compiled() and all(type(s) is int for s in asked + have):
         _checked_shapes[(asked, have)] = shape
@@ -89,11 +97,19 @@ def transpose(input, dims):
 def _checked_perm(dims, ndim):
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"dims: expected a tuple of ints, got {type(dims).__name__}")
-    nd = builtins.max(ndim, 1)
-    perm = tuple(int(p) % nd for p in dims)
-    if sorted(perm) != list(range(ndim)):
-        raise ValueError(f"dims: expected a permutation of {ndim} axes, got "
-                         f"{tuple(dims)}")
+    if len(dims) != ndim:
+        raise ValueError(f"For 'Transpose', size of perm should equal to rank of x, but got "
+                         f"{len(dims)} and {ndim}!")
+    perm = []
+    for p in map(int, dims):
+        if not -ndim <= p < ndim:
+            raise ValueError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim}), but got {p})")
+        if p % ndim in perm:
+            raise ValueError(f"For 'Transpose' perms should all be unique dim, but"
+                             f"{p % ndim} is not unique!")
+        perm.append(p % ndim)
+    perm = tuple(perm)
     if isinstance(dims, tuple) and len(_checked_perms) < _MAX_CHECKED and \
             not in_compiled() and all(type(p) is int for p in dims):
         _checked_perms[(dims, ndim)] = perm

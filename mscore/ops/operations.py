@@ -25,6 +25,8 @@ from mscore.ops.linalg import (
     BatchMatMul, BiasAdd, CumSum, Dense, Ger, MatMul)
 from mscore.ops.random import (
     Dropout, StandardNormal, UniformReal)
+from mscore.ops.elementwise_extra_func import (
+    TruncateDiv, TruncateMod)
 from mscore.ops.activation import (
     CeLU, Elu, FastGeLU, GeLU, HSigmoid, HSwish, LogSoftmax, Mish, PReLU, ReLU, ReLU6, SeLU,
     Sigmoid, Softmax, Softplus, Softsign)
@@ -65,6 +67,7 @@ __all__ = [
     "SoftmaxCrossEntropyWithLogits", "Softplus", "Softsign",
     "SparseSoftmaxCrossEntropyWithLogits", "Split", "Sqrt", "Square", "SquaredDifference",
     "Squeeze", "Stack", "StandardNormal", "StopGradient", "StridedSlice", "Sub", "Tanh",
-    "TensorAdd", "Tile", "Transpose", "Tril", "Triu", "UniformReal", "Unpack", "Unstack",
+    "TensorAdd", "Tile", "Transpose", "Tril", "Triu", "TruncateDiv", "TruncateMod",
+    "UniformReal", "Unpack", "Unstack",
     "Zeros", "ZerosLike"]
 

@@ -9,6 +9,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.ops import tensor_api_args as checks
 from mscore.ops.tensor_api_helpers import sizes, store
 from mscore.ops.tensor_api_registry import MethodRegistry
 
@@ -82,14 +83,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
 # -- creation ------------------------------------------------------------------------------------
 @method
 def new_zeros(self, size, dtype=None):
-    """Zeros of ``size`` in this tensor's dtype (or ``dtype``)."""
-    return ops.zeros(sizes((size,), "size"), dtype or self.dtype)
+    """Zeros of ``size`` in this tensor's dtype (or ``dtype``, an mscore dtype)."""
+    return ops.zeros(checks.new_size("new_zeros", size, "Zeros"),
+                     checks.new_dtype("new_zeros", dtype, self.dtype))
 
 
 @method
 def new_ones(self, size, dtype=None):
-    """Ones of ``size`` in this tensor's dtype (or ``dtype``)."""
-    return ops.ones(sizes((size,), "size"), dtype or self.dtype)
+    """Ones of ``size`` in this tensor's dtype (or ``dtype``, an mscore dtype)."""
+    return ops.ones(checks.new_size("new_ones", size, "Ones"),
+                    checks.new_dtype("new_ones", dtype, self.dtype))
 
 
 @method

@@ -4,6 +4,7 @@ size, ``data``, ``has_init`` and ``set_const_arg``; attached by :mod:`mscore.ops
 """
 from __future__ import annotations
 
+from mscore.ops.tensor_api_args import check_const_arg
 from mscore.ops.tensor_api_registry import MethodRegistry
 
 METHODS = MethodRegistry()
@@ -57,8 +58,7 @@ def element_size(self):
 def set_const_arg(self, const_arg=True):
     """Marks the tensor as a constant argument of a compiled network (kept for MindSpore
     code; nothing else changes)."""
-    if not isinstance(const_arg, bool):
-        raise TypeError(f"const_arg: expected a bool, got {type(const_arg).__name__}")
+    check_const_arg(const_arg)
     return self
 
 

@@ -11,7 +11,6 @@ of :mod:`mscore.ops.tensor_api_helpers`) is importable from here too.
 """
 from __future__ import annotations
 
-import builtins
 import numbers
 
 import numpy as np
@@ -20,6 +19,7 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
 from mscore.ops import array_extra_func as arr
+from mscore.ops import tensor_api_args as checks
 from mscore.ops.tensor_api_helpers import sizes, store  # noqa: F401 (store: its former home)
 from mscore.ops.tensor_api_registry import MethodRegistry
 
@@ -31,8 +31,9 @@ method = METHODS.method
 # -- shapes ------------------------------------------------------------------------------------
 @method
 def permute(self, *dims):
-    """Axes reordered to ``dims`` (``x.permute(1, 0)`` or ``x.permute((1, 0))``)."""
-    return ops.permute(self, sizes(dims, "dims"))
+    """Axes reordered to ``dims`` (``x.permute(1, 0)`` or ``x.permute((1, 0))``; reversed
+    when none are given)."""
+    return ops.permute(self, checks.permute_dims(dims, self.ndim))
 
 
 @method
@@ -72,20 +73,24 @@ def adjoint(self):
 
 
 @method
-def reshape(self, *shape):
-    """Same values in a new shape (one -1 is inferred)."""
-    return ops.reshape(self, sizes(shape, "shape"))
+def reshape(self, *shape, **kwargs):
+    """Same values in a new shape (one -1 is inferred): ``reshape(2, 3)``,
+    ``reshape((2, 3))`` or ``reshape(shape=(2, 3))``."""
+    if "shape" in kwargs and not shape:
+        shape = (kwargs.pop("shape"),)
+    if kwargs:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return ops.reshape(self, checks.reshape_shape(shape))
 
 
 @method
 def view(self, *shape):
     """``view(*shape)``: :meth:`reshape`; ``view(dtype)``: the same bytes read as
-    ``dtype``."""
-    if len(shape) == 1 and isinstance(shape[0], (mdt.DType, str, builtins.type)) and \
-            not isinstance(shape[0], (tuple, list)):
-        target = mdt.as_dtype(shape[0])
+    ``dtype`` (an mscore dtype)."""
+    target = checks.view_target(shape)
+    if isinstance(target, mdt.DType):
         return Tensor(np.ascontiguousarray(self.asnumpy()).view(target.np_dtype))
-    return ops.reshape(self, sizes(shape, "shape"))
+    return ops.reshape(self, target)
 
 
 @method

@@ -60,3 +60,28 @@ def write(name, results, ms):
 def quiet():
     """MindSpore's warnings off (they would drown the recorder's output)."""
     warnings.filterwarnings("ignore")
+
+
+def in_child(fn):
+    """``fn()`` (returning a JSON-able record) run in a forked child process, for cases that
+    can kill MindSpore's process (its CPU kernels trap on ``MIN / -1``) or that leave it in a
+    bad state (after some failures MindSpore 2.10 repeats the last error's message for later,
+    valid calls). A child killed by a signal is recorded as ``{"kind": "crash", "signal"}``."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: run, send the record, leave without cleanup
+        os.close(read_end)
+        try:
+            out = fn()
+        except Exception as exc:  # recorded: the test expects the same failure
+            out = error(exc)
+        with os.fdopen(write_end, "w") as f:
+            json.dump(out, f)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as f:
+        text = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return {"kind": "crash", "signal": os.WTERMSIG(status)}
+    return json.loads(text)
