@@ -165,8 +165,9 @@ def _axis1(axis, ndim, name="axis"):
 
 
 def _float_input(x, name="input"):
-    x = _check_tensor(x, name)
-    if not x.dtype.is_floating:
+    if not isinstance(x, Tensor):   # _check_tensor and Tensor.dtype inlined: every op
+        raise _not_a_tensor(x, name)
+    if not dispatch.dtype(x._data).is_floating:
         raise TypeError(f"{name}: expected a floating-point Tensor, got {x.dtype}")
     return x
 

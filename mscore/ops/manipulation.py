@@ -21,7 +21,7 @@ _wrap = Tensor._wrap
 
 def reshape(input, shape):
     """Same values in ``shape`` (one entry may be -1)."""
-    x = _check_tensor(input, "input")
+    x = input if isinstance(input, Tensor) else _check_tensor(input, "input")
     xd = x._data
     have = _shape_of(xd)
     try:
@@ -82,7 +82,7 @@ _checked_perms = {}
 
 def transpose(input, dims):
     """Axes permuted by ``dims``."""
-    x = _check_tensor(input, "input")
+    x = input if isinstance(input, Tensor) else _check_tensor(input, "input")
     xd = x._data
     ndim = len(_shape_of(xd))
     try:

@@ -7,7 +7,6 @@ methods, write them as functions of ``self`` and pass a table to :func:`attach_m
 """
 from __future__ import annotations
 
-from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
 
@@ -19,26 +18,6 @@ def attach_methods(table, cls=Tensor):
 
 
 # -- conversion --------------------------------------------------------------------------------
-def astype(self, dtype):
-    """A copy converted to ``dtype`` (``ms.float16``, ``"float32"``, ...)."""
-    return F.cast(self, dtype)
-
-
-def to(self, dtype):
-    """Alias of :meth:`astype`."""
-    return F.cast(self, dtype)
-
-
-def to_float(self):
-    """Converted to float32."""
-    return F.cast(self, mdt.float32)
-
-
-def to_half(self):
-    """Converted to float16."""
-    return F.cast(self, mdt.float16)
-
-
 def set_dtype(self, dtype):
     """Convert in place to ``dtype`` (MindSpore's ``Tensor.set_dtype``)."""
     self._data = F.cast(self, dtype)._data
@@ -60,97 +39,6 @@ def setitem(self, index, value):
 def transposed(self):
     """The transpose (axes reversed)."""
     return F.transpose(self, tuple(reversed(range(self.ndim))))
-
-
-def reshape(self, *shape):
-    """Same values in a new shape (one -1 is inferred)."""
-    return F.reshape(self, shape[0] if len(shape) == 1 and
-                     isinstance(shape[0], (tuple, list)) else shape)
-
-
-def transpose(self, *axes):
-    """Axes permuted (reversed when none are given)."""
-    if not axes:
-        axes = tuple(reversed(range(self.ndim)))
-    elif len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-        axes = tuple(axes[0])
-    return F.transpose(self, axes)
-
-
-def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-    """Flattened to 1-d (or the axes start_dim..end_dim merged)."""
-    return F.flatten_dims(self, start_dim, end_dim)
-
-
-def squeeze(self, axis=None):
-    """Size-1 axes removed (all of them, or ``axis``)."""
-    return F.squeeze(self, axis)
-
-
-def expand_dims(self, axis):
-    """A size-1 axis inserted at ``axis``."""
-    return F.expand_dims(self, axis)
-
-
-def broadcast_to(self, shape):
-    """Broadcast to ``shape``."""
-    return F.broadcast_to(self, shape)
-
-
-# -- reductions and math -----------------------------------------------------------------------
-def reduce_sum(self, axis=None, keepdims=False, dtype=None):
-    """The sum over ``axis`` (all axes when None)."""
-    return F.sum(self, axis, keepdims, dtype=dtype)
-
-
-def reduce_mean(self, axis=None, keep_dims=False):
-    """The mean over ``axis`` (all axes when None)."""
-    return F.mean(self, axis, keep_dims)
-
-
-def reduce_max(self, axis=None, keepdims=False):
-    """The maximum over ``axis`` (all axes when None)."""
-    return F.amax(self, axis, keepdims)
-
-
-def reduce_min(self, axis=None, keepdims=False):
-    """The minimum over ``axis`` (all axes when None)."""
-    return F.amin(self, axis, keepdims)
-
-
-def argmax(self, axis=None):
-    """The index of the maximum (over the flattened tensor when ``axis`` is None)."""
-    return F.argmax(self, axis)
-
-
-def argmin(self, axis=None):
-    """The index of the minimum (over the flattened tensor when ``axis`` is None)."""
-    return F.argmin(self, axis)
-
-
-def reduce_all(self, axis=None, keep_dims=False):
-    """Whether every element over ``axis`` is true."""
-    return F.all(self, axis, keep_dims)
-
-
-def reduce_any(self, axis=None, keep_dims=False):
-    """Whether any element over ``axis`` is true."""
-    return F.any(self, axis, keep_dims)
-
-
-def clip(self, xmin, xmax):
-    """Values clipped to ``[xmin, xmax]``."""
-    return F.clip_by_value(self, xmin, xmax)
-
-
-def var(self, axis=None, ddof=0, keepdims=False):
-    """The variance over ``axis`` with ``ddof`` delta degrees of freedom."""
-    return F.var(self, axis, ddof, keepdims)
-
-
-def std(self, axis=None, ddof=0, keepdims=False):
-    """The standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
-    return F.sqrt(F.var(self, axis, ddof, keepdims))
 
 
 def _unary(op):
@@ -198,17 +86,9 @@ OPERATORS = {
     "__getitem__": getitem, "__setitem__": setitem,
 }
 
-METHODS = {
-    "astype": astype, "to": to, "float": to_float, "half": to_half, "set_dtype": set_dtype,
-    "T": property(transposed), "reshape": reshape, "view": reshape, "transpose": transpose,
-    "flatten": flatten, "squeeze": squeeze, "expand_dims": expand_dims,
-    "unsqueeze": expand_dims, "broadcast_to": broadcast_to,
-    "sum": reduce_sum, "mean": reduce_mean, "max": reduce_max, "min": reduce_min,
-    "argmax": argmax, "argmin": argmin, "all": reduce_all, "any": reduce_any,
-    "abs": _unary(F.abs), "exp": _unary(F.exp), "log": _unary(F.log),
-    "sqrt": _unary(F.sqrt), "square": _unary(F.square),
-    "clip": clip, "var": var, "std": std,
-}
+# The other methods (conversions, shapes, reductions, math) are the Tensor API modules'
+# (mscore.ops.tensor_api).
+METHODS = {"set_dtype": set_dtype, "T": property(transposed)}
 
 attach_methods(OPERATORS)
 attach_methods(METHODS)
