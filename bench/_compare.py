@@ -30,7 +30,9 @@ def common_arguments(parser, batch, levels="O0,O2,bf16"):
                              "scale), bf16 (O2 in bfloat16, no loss scale)")
     parser.add_argument("--batch", type=int, default=batch)
     parser.add_argument("--device", choices=("CPU", "GPU"), default="CPU")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="interleaved timing rounds (default: 5; with --clock cpu 101, "
+                             "as many short rounds cancel a shared machine's slow phases)")
     parser.add_argument("--steps", type=int, default=2, help="steps per variant per round")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per variant")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -50,6 +52,8 @@ def common_arguments(parser, batch, levels="O0,O2,bf16"):
 
 def check_arguments(parser, args):
     """Validate the common options."""
+    if args.rounds is None:
+        args.rounds = 101 if args.clock == "cpu" else 5
     for name in ("batch", "rounds", "steps"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: expected a positive int")

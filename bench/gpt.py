@@ -22,7 +22,8 @@ forward's matmul FLOPs, attention included), and the O2/O0 speedup of each side.
 
     python bench/gpt.py [--backend torch,jax] [--levels O0,O2,bf16] [--batch 32] [--seq 256]
                         [--width 256] [--layers 4] [--heads 4] [--vocab 1024]
-                        [--device CPU|GPU] [--rounds 5] [--steps 2] [--clock wall|cpu]
+                        [--device CPU|GPU] [--rounds 5 (cpu clock: 101)] [--steps 2]
+                        [--clock wall|cpu]
 """
 from __future__ import annotations
 

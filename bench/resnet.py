@@ -21,8 +21,8 @@ the per-round ratios), on GPU the achieved TFLOP/s (3x the forward FLOPs of the 
 and the classifier), and the O2/O0 speedup of each side.
 
     python bench/resnet.py [--backend torch,jax] [--levels O0,O2,bf16] [--batch 128]
-                           [--width 64] [--device CPU|GPU] [--rounds 5] [--steps 2]
-                           [--clock wall|cpu] [--threads 1]
+                           [--width 64] [--device CPU|GPU] [--rounds 5 (cpu clock: 101)]
+                           [--steps 2] [--clock wall|cpu] [--threads 1]
 """
 from __future__ import annotations
 
