@@ -64,3 +64,22 @@ def central_differences(f, x, eps=1e-6):
         minus[i] -= eps
         out[i] = (f(plus) - f(minus)) / (2 * eps)
     return out
+
+
+# Exact integer references (Python ints) for the division tests.
+def wrap_int(v, dtype):
+    """``v`` wrapped into ``dtype``'s range (two's complement)."""
+    info = np.iinfo(dtype)
+    return (v - int(info.min)) % 2 ** info.bits + int(info.min)
+
+
+def trunc_div(a, b):
+    """``a / b`` rounded toward zero, exactly."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def saturated_by_zero(a, dtype):
+    """MindSpore's integer ``a / 0``: MAX for ``a > 0``, MIN for ``a < 0``, 0 for 0."""
+    info = np.iinfo(dtype)
+    return int(info.max) if a > 0 else int(info.min) if a < 0 else 0

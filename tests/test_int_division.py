@@ -18,6 +18,7 @@ import mscore.numpy as mnp
 from mscore import mint, ops
 from mscore.plugin.registry import get_registry
 
+from _helpers import saturated_by_zero, trunc_div, wrap_int
 from _oracle import each_backend, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
@@ -28,29 +29,13 @@ EXPRESSIONS = dict(CASES)
 backend = each_backend(scope="module")
 
 
-def _wrap(v, dtype):
-    """``v`` wrapped into ``dtype``'s range (two's complement)."""
-    info = np.iinfo(dtype)
-    return (v - int(info.min)) % 2 ** info.bits + int(info.min)
-
-
-def _trunc(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _floor_by_zero(a, dtype):
-    info = np.iinfo(dtype)
-    return int(info.max) if a > 0 else int(info.min) if a < 0 else 0
-
-
 # Each function of the per-dtype cases in exact integer arithmetic: (x, y, dtype) -> result.
 def _floor_div(a, b, d):
-    return _floor_by_zero(a, d) if b == 0 else _wrap(a // b, d)
+    return saturated_by_zero(a, d) if b == 0 else wrap_int(a // b, d)
 
 
 def _trunc_div(a, b, d):
-    return 0 if b == 0 else _wrap(_trunc(a, b), d)
+    return 0 if b == 0 else wrap_int(trunc_div(a, b), d)
 
 
 def _remainder(a, b, d):
@@ -62,11 +47,11 @@ def _floor_mod(a, b, d):
 
 
 def _fmod(a, b, d):
-    return a if b == 0 else a - _trunc(a, b) * b
+    return a if b == 0 else a - trunc_div(a, b) * b
 
 
 def _numpy_fmod(a, b, d):
-    return 0 if b == 0 else a - _trunc(a, b) * b
+    return 0 if b == 0 else a - trunc_div(a, b) * b
 
 
 EXACT = {"floor_divide": _floor_div, "div_floor": _floor_div, "op_floordiv": _floor_div,
@@ -217,7 +202,8 @@ def _each(fn, xs, ys, dtype="int64"):
 
 
 DIFFERENCE_ANSWERS = {
-    "i64_u64_floor_divide": ("int64", _each(_floor_div, _I64, [_wrap(v, "int64") for v in _U64])),
+    "i64_u64_floor_divide": ("int64", _each(_floor_div, _I64,
+                                            [wrap_int(v, "int64") for v in _U64])),
     "i64_int_floordiv": ("int64", _each(_floor_div, _I64, [3] * 4)),
     "i64_neg_int_floordiv": ("int64", _each(_floor_div, _I64, [-3] * 4)),
     "i64_neg_int_mod": ("int64", _each(_floor_mod, _I64, [-3] * 4)),

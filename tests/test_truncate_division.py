@@ -17,7 +17,7 @@ import mscore as ms
 from mscore import ops
 from mscore.plugin.registry import get_registry
 
-from _helpers import central_differences
+from _helpers import central_differences, saturated_by_zero, trunc_div, wrap_int
 from _oracle import each_backend, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
@@ -32,25 +32,12 @@ backend = each_backend(scope="module")
 JAX_DTYPES = ("int64", "uint64")
 
 
-def _wrap(v, dtype):
-    info = np.iinfo(dtype)
-    return (v - int(info.min)) % 2 ** info.bits + int(info.min)
-
-
-def _trunc(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
 def _exact_div(a, b, dtype):
-    if b == 0:
-        info = np.iinfo(dtype)
-        return int(info.max) if a > 0 else int(info.min) if a < 0 else 0
-    return _wrap(_trunc(a, b), dtype)
+    return saturated_by_zero(a, dtype) if b == 0 else wrap_int(trunc_div(a, b), dtype)
 
 
 def _exact_mod(a, b, dtype):
-    return 0 if b == 0 else a - _trunc(a, b) * b
+    return 0 if b == 0 else a - trunc_div(a, b) * b
 
 
 EXACT = {"truncate_div": _exact_div, "truncate_mod": _exact_mod}
