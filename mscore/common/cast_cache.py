@@ -75,10 +75,16 @@ def cast_param(param, dtype):
     return out
 
 
+def recast_tensor(t, dtype):
+    """The Tensor ``t`` in the floating ``dtype``: itself when it is not floating or already
+    has that dtype, else its cast (made every time: amp's casts of inputs and outputs)."""
+    native = recast_float(t._data, dtype)
+    return t if native is None else Tensor._wrap(native)
+
+
 def _eager_copy(param, data, dtype):
     if in_compiled():
-        native = recast_float(data, dtype)
-        return param if native is None else Tensor._wrap(native)
+        return recast_tensor(param, dtype)
     copies = _process.cast_copies
     key = id(param)
     hit = copies.get(key)

@@ -18,7 +18,6 @@ from mscore.dispatch import recast_float
 from mscore.nn._hooks import HookMixin, run_hooked
 from mscore.nn._shard import shard_cell
 
-_wrap = Tensor._wrap
 _context_keys = context._context
 _GRAPH_MODE = context.GRAPH_MODE
 _DEFAULT_PARAM_NAME = "Parameter"
@@ -332,8 +331,7 @@ class Cell(HookMixin):
             return param
         if isinstance(param, Parameter):
             return cast_cache.cast_param(param, dtype)
-        native = recast_float(param._data, dtype)
-        return param if native is None else _wrap(native)
+        return cast_cache.recast_tensor(param, dtype)
 
     # -- calling --------------------------------------------------------------------------------
     def construct(self, *args, **kwargs):
@@ -411,8 +409,7 @@ class Cell(HookMixin):
 
 def _cast_input(a, dtype):
     if isinstance(a, Tensor):
-        native = recast_float(a._data, dtype)
-        return a if native is None else _wrap(native)
+        return cast_cache.recast_tensor(a, dtype)
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a

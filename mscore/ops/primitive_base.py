@@ -11,9 +11,9 @@ import inspect
 import numbers
 
 from mscore.common import dtype as mdt
+from mscore.common.cast_cache import recast_tensor
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.dispatch import recast_float
 from mscore.ops import _sharding
 
 _wrap = Tensor._wrap
@@ -183,8 +183,7 @@ def cast_floating(out, dtype):
     """``out`` (a Tensor or nested tuples/lists of them) with floating Tensors cast to
     ``dtype``; other values unchanged. Amp's output casts use it."""
     if isinstance(out, Tensor):
-        native = recast_float(out._data, dtype)
-        return out if native is None else _wrap(native)
+        return recast_tensor(out, dtype)
     if isinstance(out, (tuple, list)):
         return type(out)(cast_floating(o, dtype) for o in out)
     return out
