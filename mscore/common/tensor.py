@@ -41,6 +41,20 @@ def _infer_numpy(data, dtype):
     return arr
 
 
+def copier(backend):
+    """A function making an exact copy of a native array of ``backend`` in a buffer of its
+    own: the backend's ``copy``, else a select of the array against itself (a new array in
+    every library). Protects values from donation, and frees a large buffer whose views
+    would otherwise keep it alive."""
+    copy = getattr(backend, "copy", None)
+    if callable(copy):
+        return copy
+
+    def select_copy(a):
+        return backend.where(backend.full((), True, mdt.bool_), a, a)
+    return select_copy
+
+
 class Tensor:
     """An n-d array on the active backend.
 

@@ -36,9 +36,8 @@ from mscore import _state
 from mscore import context as _context
 from mscore._state import process as _process
 from mscore._state import thread as _thread
-from mscore.common import dtype as mdt
 from mscore.common.parameter import stateless_call
-from mscore.common.tensor import Tensor
+from mscore.common.tensor import Tensor, copier
 from mscore.nn.cell import Cell
 from mscore.ops import random as _random
 from mscore.ops.grad import _flatten
@@ -248,23 +247,11 @@ def _state_params(cell):
     return params, len(params) - 1
 
 
-def _copier(backend):
-    """An exact copy of a native array (a select of the array against itself when the
-    backend has no ``copy``), used to protect shared values from donation."""
-    copy = getattr(backend, "copy", None)
-    if callable(copy):
-        return copy
-
-    def select_copy(a):
-        return backend.where(backend.full((), True, mdt.bool_), a, a)
-    return select_copy
-
-
 def _build(cell, args, backend):
     params, rng_index = _state_params(cell)
     template = list(args)
     donate = "donation" in getattr(backend, "capabilities", ())
-    program = _Program(None, params, rng_index, donate, _copier(backend))
+    program = _Program(None, params, rng_index, donate, copier(backend))
     name = type(cell).__name__
 
     def pure(values, raw_args):
@@ -287,6 +274,9 @@ def _build(cell, args, backend):
             _thread.traced_random_stream = None
         # Parameters marked _side_output are written by the program but never read by it:
         # their values leave as extra outputs instead of being refused.
+        # Parameters marked _step_scratch live only inside one step (written before they
+        # are read, their values of no use after it): their writes are dropped.
+        others = [(p, v) for p, v in others if not getattr(p, "_step_scratch", False)]
         side = [(p, v) for p, v in others if getattr(p, "_side_output", False)]
         others = [(p, v) for p, v in others if not getattr(p, "_side_output", False)]
         program.side_params = tuple(p for p, _ in side)

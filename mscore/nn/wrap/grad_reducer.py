@@ -15,10 +15,10 @@ import numbers
 
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
-from mscore.common.tensor import Tensor
+from mscore.common.tensor import Tensor, copier
 from mscore.communication import management
 from mscore.communication.management import GlobalComm
-from mscore.dispatch import call
+from mscore.dispatch import backend, call
 from mscore.nn.cell import Cell
 from mscore.parallel import _context
 
@@ -196,11 +196,16 @@ def broadcast_parameters(parameters, root=0, group=GlobalComm.WORLD_COMM_GROUP,
     handle = management.group_handle(group)
     sizes = [_numel(p.shape) for p in params]
     dtypes = [p.dtype for p in params]
+    own = copier(backend())
     for bucket in plan_buckets(sizes, dtypes, int(bucket_cap_mb * 2 ** 20)):
         flat = _flatten([params[i]._data for i in bucket])
         value = coll.broadcast(flat, root, handle)
+        # each Parameter gets a buffer of its own: a view would keep the whole bucket alive
+        # for as long as any Parameter of it is not reassigned (a learning rate, a weight
+        # updated in place)
         for i, piece in zip(bucket, _unflatten(value, [params[i].shape for i in bucket])):
-            params[i]._assign(piece)
+            params[i]._assign(own(piece))
+        del flat, value
 
 
 def agree_overflow(overflow, group=GlobalComm.WORLD_COMM_GROUP):

@@ -19,6 +19,11 @@ A parameter stays whole (replicated, its state too) when it is smaller than
 ``layerwise_parallel``. The collectives are the backend's (:mod:`mscore.plugin.collectives`:
 ``reduce_scatter`` and ``all_gather``), eagerly and inside a compiled GRAPH_MODE step.
 
+The master shards are this rank's rows of the current weights for the length of a step
+(a view where the engine has views); between steps they hold no buffer and are not state:
+no Parameter a cell reaches, nothing saved. What a rank holds is the whole weights and
+``1/N`` of their optimizer state (``tests/sharded_memory_worker.py`` measures the storages).
+
 The user's optimizer object keeps its parameters (the full weights) and shares the sharded
 optimizer's states, learning rate and step counter, so checkpoints and callbacks see one
 optimizer. The full weights stay on every rank (the forward pass needs them):
@@ -191,7 +196,9 @@ class ParallelOptimizer(Cell):
         super().__init__(auto_prefix=False)
         self.plan = plan
         self.group = group
-        self.weights = tuple(optimizer.parameters)
+        # a ParameterTuple: the weights this cell assigns are reached through it (a compiled
+        # program holding this cell but not the network threads them)
+        self.weights = ParameterTuple(optimizer.parameters)
         shards, mapped = [], {}
         for i, p in enumerate(self.weights):
             if plan.sharded[i]:
@@ -207,13 +214,19 @@ class ParallelOptimizer(Cell):
                                "parameters in another order than the optimizer it replaces")
         for s in shards:   # the states took the weights' names; the shards get their own
             s.name = f"{SHARD_PREFIX}.{s.name}"
-        self.shards = ParameterTuple(shards)
+            s._step_scratch = True
+            _release(s)
+        # The shards are views of the weights for the length of a step, not state: a plain
+        # tuple keeps them out of the Parameters a cell reaches (checkpoints, compiled
+        # programs, the broadcast) and between steps they hold no buffer.
+        self.inner.parameters = tuple(self.inner.parameters)
+        self.shards = tuple(shards)
         _share_state(optimizer, self.inner)
 
     def construct(self, grads):
         plan = self.plan
         for i, (w, p) in enumerate(zip(self.weights, self.inner.parameters)):
-            if plan.sharded[i]:   # the master shard follows the weights (loaded, broadcast)
+            if plan.sharded[i]:   # the master shard: this rank's rows of the current weight
                 p._assign(plan.local_piece(i, w._data))
         self.inner(tuple(grads))
         coll = management.collectives()
@@ -230,6 +243,8 @@ class ParallelOptimizer(Cell):
                 columns = call("getitem", rows, (slice(None), slice(offset, offset + n)))
                 self.weights[i]._assign(plan.whole(i, columns))
                 offset += n
+        for shard in self.shards:
+            _release(shard)
         return True
 
     def state_bytes(self):
@@ -238,7 +253,7 @@ class ParallelOptimizer(Cell):
 
     def sliced_parameters(self):
         """``{name: (whole shape, number of slices)}`` of the Parameters this rank holds a
-        slice of (axis 0 cut in ``plan.size``): the master shards and their states."""
+        slice of (axis 0 cut in ``plan.size``): the optimizer states of sharded weights."""
         plan, params = self.plan, self.inner.parameters
         out = {}
         for name, tup in self.inner._param_tuples.items():
@@ -248,6 +263,12 @@ class ParallelOptimizer(Cell):
                 if plan.sharded[i] and tuple(p.shape) == plan.slice_shape(i):
                     out[p.name] = (plan.shapes[i], plan.size)
         return out
+
+
+def _release(shard):
+    """Let ``shard`` hold no buffer until the next step assigns it (an empty array of its
+    dtype)."""
+    shard._assign(call("full", (0,), 0, shard.dtype))
 
 
 def _share_state(user, inner):

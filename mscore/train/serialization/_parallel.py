@@ -216,7 +216,7 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
 
 def sliced_layouts(cell):
     """``{name: (whole shape, slices)}`` of the Parameters ``cell`` holds as this rank's
-    slice along axis 0 (the parallel optimizer's master shards and states)."""
+    slice along axis 0 (the parallel optimizer's states of sharded weights)."""
     out = {}
     for _, sub in cell.cells_and_names():
         if isinstance(sub, ParallelOptimizer):
