@@ -22,6 +22,11 @@ train cell in ``DIR/rank_R/net.ckpt`` and the job's strategy file ``DIR/strategy
 loads its own file into a new sharded train cell (the same number of ranks) and records the
 largest difference to the saved values.
 
+The ``acc_po`` and ``acc_po_shard`` runs with ``--checkpoint`` also save a checkpoint between
+two updates (``DIR/CFG/rank_R/net.ckpt``, the rank-local or sliced accumulated gradients in
+it) beside the single process's sums and weights at that point; and each rank checks that
+loading the other rank's file into its cell is refused.
+
 Each rank writes ``OUT/rank{R}.npz``.
 """
 from __future__ import annotations
@@ -36,6 +41,7 @@ BATCH = 64
 ACC = 4
 FEATURES, HIDDEN, CLASSES = 20, 32, 4
 OVERFLOW_STEP = 1
+MID_CALLS = 6   # a checkpoint between updates: one update, then two calls summed
 KINDS = ("all_reduce", "all_reduce_coalesced", "reduce_scatter", "all_gather")
 
 
@@ -194,6 +200,10 @@ def main():
             out[f"{cfg}/accu_bytes"] = np.array(sum(
                 int(np.prod(p.shape)) * p.dtype.itemsize for p in cell.micro_step.sums))
             out[f"{cfg}/counts"] = np.array([counter.counts[k] for k in KINDS])
+            if args.checkpoint and cfg != "acc":
+                ref_sums, ref_w = save_mid_accumulation(
+                    ms, nn, x, y, dp, options, os.path.join(args.checkpoint, cfg), rank, size)
+                record(cfg, "mid", ref_w, ref_sums)
         ms.reset_auto_parallel_context()
     np.savez(os.path.join(args.out, f"rank{rank}.npz"), **out)
     print(f"worker rank {rank} of {size} done", flush=True)
@@ -215,7 +225,49 @@ def save_and_reload(ms, nn, cell, directory, rank, opt_kind):
     saved = {p.name: p.asnumpy() for p in cell.get_parameters()}
     loaded = {p.name: p.asnumpy() for p in fresh.get_parameters()}
     assert sorted(saved) == sorted(loaded), (sorted(saved), sorted(loaded))
+    # the other rank's file is refused: its slices are not this rank's
+    from mscore.communication import comm_func
+    comm_func.barrier()
+    other = os.path.join(directory, f"rank_{1 - rank}", "net.ckpt")
+    try:
+        ms.load_param_into_net(fresh, ms.load_checkpoint(other))
+        raise AssertionError(f"rank {rank} loaded rank {1 - rank}'s slices")
+    except ValueError as exc:
+        assert other in str(exc) and f"rank {1 - rank} of 2" in str(exc), exc
     return max(float(np.max(np.abs(saved[k] - loaded[k]))) for k in saved)
+
+
+def save_mid_accumulation(ms, nn, x, y, dp, options, directory, rank, size):
+    """Train ``MID_CALLS`` calls of ``ACC``-step accumulation (an update, then two calls
+    summed) alone on whole micro-batches, then in the job on this rank's; the job saves
+    ``directory/rank_R/net.ckpt`` and the strategy file there. Returns the single process's
+    accumulated sums and weights."""
+    def calls(step, rows):
+        for c in range(MID_CALLS):
+            lo, hi = rows(c)
+            step(ms.Tensor(x[lo:hi]), ms.Tensor(y[lo:hi]))
+    micro = BATCH // ACC
+    ms.reset_auto_parallel_context()
+    ms.set_auto_parallel_context(grad_accumulation_step=ACC)
+    net = build(ms, nn, 1)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), make_optimizer(nn, net, "momentum"))
+    calls(step, lambda c: (c * micro, (c + 1) * micro))
+    ref_sums = {s.name: s.asnumpy() for s in step.micro_step.sums}
+    ref_w = {p.name: p.asnumpy() for p in net.trainable_params()}
+    ms.reset_auto_parallel_context()
+    ms.set_auto_parallel_context(**dp, grad_accumulation_step=ACC, **options,
+                                 strategy_ckpt_save_file=os.path.join(directory,
+                                                                      "strategy.ckpt"))
+    net = build(ms, nn, 1 + rank)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), make_optimizer(nn, net, "momentum"))
+    share = micro // size
+    calls(step, lambda c: (c * micro + rank * share, c * micro + (rank + 1) * share))
+    path = os.path.join(directory, f"rank_{rank}", "net.ckpt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    ms.save_checkpoint(step, path)
+    return ref_sums, ref_w
 
 
 def _state_bytes(opt):

@@ -21,6 +21,7 @@ import mscore as ms
 from mscore import nn
 from mscore.parallel import _context
 from mscore.nn.wrap.parallel_optimizer import ShardPlan
+from mscore.train.serialization._shard_identity import IDENTITY_KEY
 from _helpers import available_backends
 from conftest import subprocess_env
 from test_data_parallel import free_port, run_job
@@ -170,6 +171,9 @@ def test_two_ranks_with_the_parallel_optimizer_match_one_process(backend, config
         pytest.skip(f"backend {backend!r} is not usable here")
     ranks = _launch(tmp_path, backend, configs)
     _check_sharded_checkpoints(tmp_path / backend / "ckpt", ranks, tmp_path / "transformed")
+    _check_rank_files_are_checked(tmp_path / backend / "ckpt", tmp_path / "tampered")
+    _check_checkpoints_between_updates(tmp_path / backend / "ckpt", ranks[0],
+                                       tmp_path / "recut")
     report = {}
     for cfg in configs:
         rtol = FP16_RTOL if cfg.startswith("po_o2") else FP32_RTOL
@@ -290,8 +294,92 @@ def _check_sharded_checkpoints(directory, ranks, transformed):
         again = ms.load_checkpoint(str(transformed / "two" / f"rank_{r}" / f"net{r}.ckpt"))
         saved = ms.load_checkpoint(files[r])
         assert sorted(again) == sorted(saved)
+        # the re-cut files say who they are (a run of their own)
+        assert json.loads(again.pop(IDENTITY_KEY))["rank"] == r
+        assert json.loads(saved.pop(IDENTITY_KEY))["rank"] == r
         for name in saved:
             np.testing.assert_array_equal(again[name].asnumpy(), saved[name].asnumpy())
+
+
+def _check_rank_files_are_checked(directory, tampered):
+    """Each rank's file says who it is: files in another order, one rank's file twice, a
+    file of another run, a missing file, or rank folders swapped are refused by name."""
+    ms.set_context(backend="numpy")
+    files = [str(directory / f"rank_{r}" / "net.ckpt") for r in (0, 1)]
+    strategy = str(directory / "strategy.ckpt")
+
+    def load(given):
+        ms.load_distributed_checkpoint(_adam_cell(), given, train_strategy_filename=strategy)
+    with pytest.raises(ValueError, match="holds the slices of rank 1, but it is given as "
+                                         "rank 0's file") as info:
+        load([files[1], files[0]])
+    assert files[1] in str(info.value) and "rank order" in str(info.value)
+    with pytest.raises(ValueError, match="holds the slices of rank 0, but it is given as "
+                                         "rank 1's file"):
+        load([files[0], files[0]])
+    with pytest.raises(ValueError, match="2 ranks, but 1 files are given"):
+        load([files[0]])
+    # rank 1's file as another run of the job would have written it
+    entries = ms.load_checkpoint(files[1])
+    identity = json.loads(entries.pop(IDENTITY_KEY))
+    identity["run"] = "0" * 16
+    other = str(tampered / "other_run.ckpt")
+    tampered.mkdir()
+    ms.save_checkpoint(list(entries.values()), other,
+                       append_dict={IDENTITY_KEY: json.dumps(identity)})
+    with pytest.raises(ValueError, match="saved by another run") as info:
+        load([files[0], other])
+    assert other in str(info.value)
+    # the rank folders swapped
+    for r in (0, 1):
+        (tampered / "swapped" / f"rank_{1 - r}").mkdir(parents=True)
+        (tampered / "swapped" / f"rank_{1 - r}" / "net.ckpt").write_bytes(
+            Path(files[r]).read_bytes())
+    with pytest.raises(ValueError, match="belongs in 'rank_1'"):
+        ms.transform_checkpoints(str(tampered / "swapped"), str(tampered / "out"), "net",
+                                 src_strategy_file=strategy)
+    assert not (tampered / "out").exists()
+
+
+def _momentum_cell_accumulating():
+    """A stand-alone train cell of the worker's network and Momentum accumulating over 4
+    calls (its weights and sums replaced by what is loaded)."""
+    import scaleout_worker as worker
+    ms.set_auto_parallel_context(grad_accumulation_step=worker.ACC)
+    net = worker.build(ms, nn, 0)
+    return nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), worker.make_optimizer(nn, net, "momentum"))
+
+
+def _check_checkpoints_between_updates(directory, rank0, recut):
+    """A checkpoint saved between two updates of accumulation (level1: each rank's own sums;
+    level2: slices of the reduced sums) merges into one process with the sums one process
+    accumulating whole micro-batches holds, and re-cuts for 2 ranks and back unchanged."""
+    for cfg in ("acc_po", "acc_po_shard"):
+        src = directory / cfg
+        files = [str(src / f"rank_{r}" / "net.ckpt") for r in (0, 1)]
+        strategy = str(src / "strategy.ckpt")
+        cell = _momentum_cell_accumulating()
+        ms.load_distributed_checkpoint(cell, files, train_strategy_filename=strategy)
+        values = {p.name: p.asnumpy() for p in cell.get_parameters()}
+        checked = 0
+        for key in [k for k in rank0 if k.startswith(f"{cfg}/mid/")]:
+            name, ref = key.split("/", 3)[3], rank0[key]
+            np.testing.assert_allclose(values[name], ref, rtol=FP32_RTOL,
+                                       atol=FP32_RTOL * (np.abs(ref).max() + 1e-30),
+                                       err_msg=f"{cfg} {name}")
+            checked += 1
+        assert checked == 8 and np.abs(values["accu_grads.0.weight"]).max() > 0, cfg
+        ms.transform_checkpoints(str(src), str(recut / cfg), "net", src_strategy_file=strategy,
+                                 dst_strategy_file=strategy)
+        again = _momentum_cell_accumulating()
+        ms.load_distributed_checkpoint(again, [str(recut / cfg / f"rank_{r}" / f"net{r}.ckpt")
+                                               for r in (0, 1)],
+                                       train_strategy_filename=strategy)
+        for p in again.get_parameters():
+            np.testing.assert_allclose(p.asnumpy(), values[p.name], rtol=1e-6, atol=1e-7,
+                                       err_msg=f"{cfg} {p.name} after a re-cut")
+        ms.reset_auto_parallel_context()
 
 
 # -- two launchers as two nodes -------------------------------------------------------------------

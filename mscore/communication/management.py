@@ -160,6 +160,18 @@ def job_seed():
     return _state["seed"]
 
 
+def job_run_id():
+    """A name of this job that every rank gives alike and another job almost surely does
+    not: 16 hex digits from the seed rank 0 drew at ``init``, the master's address and port
+    and the job's size (``RuntimeError`` before ``init``). Sharded checkpoints record it, so
+    that slices of two runs are never merged."""
+    import hashlib
+    seed = job_seed()
+    env = _state["env"]
+    text = f"{seed}|{env.master_addr}|{env.master_port}|{env.world_size}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def rank_subdirectory(path):
     """``path/rank_R`` in a job of several processes, ``path`` otherwise: where checkpoints
     and summaries of this rank go, so that ranks never write the same file."""

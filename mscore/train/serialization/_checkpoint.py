@@ -40,6 +40,8 @@ from mscore.train.serialization._ckpt_format import (
     FORMATS, _bad_file, _Entry, _read_ckpt, _read_safetensors, _write_ckpt,
     _write_safetensors)
 from mscore.train.serialization._parallel import save_job_strategy
+from mscore.train.serialization._shard_identity import IDENTITY_KEY, ShardIdentity, \
+    identity_entries
 from mscore.nn.cell import Cell
 from mscore.plugin.registry import get_registry
 
@@ -324,6 +326,9 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
                              "together (an encrypted file always carries mscore's integrity "
                              "check instead)")
     entries = _entries_from(save_obj, choice_func) + _append_entries(append_dict)
+    if entries and not any(e.name == IDENTITY_KEY for e in entries):
+        # who this rank's file is, when it holds sliced or rank-local state of a job
+        entries += _append_entries(identity_entries(save_obj))
     if not entries:
         raise ValueError("save_obj: there is nothing to save (no parameters and no "
                          "append_dict entries)")
@@ -497,6 +502,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         if not chosen(name):
             continue
         if isinstance(value, str):
+            if name == IDENTITY_KEY:   # remembers its file for the checks of later loads
+                value = ShardIdentity(value)
+                value.source = path
             result[name] = value
             continue
         dtype = mdt.from_numpy_dtype(value.dtype)

@@ -10,7 +10,9 @@ silently wrong).
 """
 from __future__ import annotations
 
+import math
 import os
+import uuid
 
 import numpy as np
 
@@ -18,12 +20,16 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.serialization._checkpoint import load_checkpoint, load_param_into_net, \
     save_checkpoint
-from mscore.train.serialization._parallel import build_searched_strategy, device_count, \
-    merge_sliced_parameter, slice_parameter
+from mscore.train.serialization._parallel import checked_strategy, device_count, \
+    layout_fields, merge_sliced_parameter, slice_parameter
+from mscore.train.serialization._shard_identity import IDENTITY_KEY, check_layouts, \
+    check_rank_files, identity_value, split_identity
 from mscore.nn.cell import Cell
 from mscore.parallel import get_auto_parallel_context
 
 _FORMATS = ("ckpt", "safetensors")
+_LOAD = "load_distributed_checkpoint"
+_TRANSFORM = "transform_checkpoints"
 
 
 def _check_filenames(checkpoint_filenames):
@@ -59,10 +65,12 @@ def _check_unsupported(predict_strategy, dec_key, unified_safetensors_dir,
 
 
 def _strategy(train_strategy_filename):
+    """``(strategy, its file name)``; ``(None, None)`` without one."""
     if train_strategy_filename is None:
         train_strategy_filename = get_auto_parallel_context("strategy_ckpt_load_file") or None
-    return None if train_strategy_filename is None else \
-        build_searched_strategy(train_strategy_filename)
+    if train_strategy_filename is None:
+        return None, None
+    return checked_strategy(train_strategy_filename, _LOAD), train_strategy_filename
 
 
 def _replicated(name, values, files):
@@ -87,22 +95,63 @@ def _replicated(name, values, files):
     return first
 
 
-def merge_rank_checkpoints(dicts, files, strategy):
-    """One ``{name: Parameter}`` from the ranks' checkpoint dicts (see the module doc)."""
+def _combined(name, values, op, files):
+    """The rank-local sums of accumulation combined as the update reduces them."""
+    arrays = [v.asnumpy() for v in values]
+    for a, path in zip(arrays[1:], files[1:]):
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"For '{_LOAD}', the accumulated gradient {name!r} has shape "
+                             f"{a.shape} in {path!r} but {arrays[0].shape} in {files[0]!r}")
+    total = np.sum([a.astype(np.float64) for a in arrays], axis=0)
+    if op == "mean":
+        total = total / len(arrays)
+    return Parameter(Tensor(total.astype(arrays[0].dtype)), name=name,
+                     requires_grad=values[0].requires_grad)
+
+
+def _check_device_count(strategy, names, count, strategy_name, api):
+    for name in names:
+        devices = math.prod(layout_fields(strategy[name], name, "")[0])
+        if devices != count:
+            missing = "a rank's file is missing" if count < devices else "too many files"
+            raise ValueError(f"For '{api}', the strategy file {strategy_name!r} lays out "
+                             f"{name!r} over {devices} devices, but {count} rank files are "
+                             f"given: {missing}")
+
+
+def merge_rank_checkpoints(dicts, files, strategy, partial=None, strategy_name=None,
+                           api=_LOAD):
+    """One ``{name: Parameter}`` from the ranks' checkpoint dicts (see the module doc);
+    ``partial``: ``{name: "mean" | "sum"}`` of rank-local accumulation sums."""
+    partial = partial or {}
     names = list(dicts[0])
     for d, path in zip(dicts[1:], files[1:]):
         missing = [n for n in names if n not in d] + [n for n in d if n not in dicts[0]]
         if missing:
             raise ValueError(f"For 'load_distributed_checkpoint', {path!r} and {files[0]!r} "
                              f"hold different entries (e.g. {missing[0]!r})")
+    if strategy is not None:
+        _check_device_count(strategy, [n for n in names if n in strategy], len(dicts),
+                            strategy_name, api)
     merged = {}
     for name in names:
         values = [d[name] for d in dicts]
         if strategy is not None and name in strategy:
             merged[name] = merge_sliced_parameter(values, strategy)
+        elif name in partial and isinstance(values[0], Parameter):
+            merged[name] = _combined(name, values, partial[name], files)
         else:
             merged[name] = _replicated(name, values, files)
     return merged
+
+
+def read_rank_files(files, api, place, fmt="ckpt"):
+    """The ranks' checkpoints ``files`` (rank ``r``'s at position ``r``) checked to be one
+    job's: ``(dicts without the identity entries, identities)``."""
+    loaded = [split_identity(load_checkpoint(path, format=fmt), path) for path in files]
+    identities = [ident for _, ident in loaded]
+    check_rank_files(identities, files, api, place)
+    return [d for d, _ in loaded], identities
 
 
 def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_strategy=None,
@@ -139,9 +188,14 @@ def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_stra
     if not isinstance(return_param_dict, bool):
         raise TypeError(f"For 'load_distributed_checkpoint', 'return_param_dict' must be a "
                         f"bool, but got {type(return_param_dict).__name__}")
-    strategy = _strategy(train_strategy_filename)
-    dicts = [load_checkpoint(path, format=format) for path in files]
-    merged = merge_rank_checkpoints(dicts, files, strategy)
+    strategy, strategy_name = _strategy(train_strategy_filename)
+    dicts, identities = read_rank_files(
+        files, _LOAD, lambda r: f"'checkpoint_filenames' lists the files in rank order "
+                                f"(rank {r}'s at position {r}), as MindSpore maps them", format)
+    identity = identities[0]
+    check_layouts(identity, strategy, files[0], strategy_name, _LOAD)
+    merged = merge_rank_checkpoints(dicts, files, strategy,
+                                    identity["partial"] if identity else None, strategy_name)
     if name_map:
         merged = {name_map.get(k, k): v for k, v in merged.items()}
         for k, v in merged.items():
@@ -166,13 +220,26 @@ def _rank_file(directory, rank):
 
 def _optional_strategy(path, name):
     if path is None:
-        return None
+        return None, None
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if not isinstance(path, str):
         raise TypeError(f"For 'transform_checkpoints', '{name}' must be a str or None, but got "
                         f"{type(path).__name__}")
-    return build_searched_strategy(path)
+    return checked_strategy(path, _TRANSFORM), path
+
+
+def _recut(name, value, dst, rank, partial):
+    """Rank ``rank``'s entry ``name`` under ``dst``: its slice when ``dst`` lays it out; a
+    rank-local sum whose ranks sum at the update on rank 0 only (zeros elsewhere)."""
+    if dst is not None and name in dst:
+        return Parameter(Tensor(np.ascontiguousarray(slice_parameter(
+            value.asnumpy(), dst[name], rank, name))), name=name,
+            requires_grad=value.requires_grad)
+    if partial.get(name) == "sum" and rank != 0:
+        return Parameter(Tensor(np.zeros_like(value.asnumpy())), name=name,
+                         requires_grad=value.requires_grad)
+    return value
 
 
 def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
@@ -204,21 +271,37 @@ def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
     if output_format not in _FORMATS:
         raise ValueError(f"For 'transform_checkpoints', 'output_format' must be one of "
                          f"{_FORMATS}, but got {output_format!r}")
-    src = _optional_strategy(src_strategy_file, "src_strategy_file")
-    dst = _optional_strategy(dst_strategy_file, "dst_strategy_file")
-    files = [_rank_file(src_dir, r) for r in range(device_count(src))]
-    merged = merge_rank_checkpoints([load_checkpoint(f) for f in files], files, src)
-    for rank in range(device_count(dst)):
+    src, src_name = _optional_strategy(src_strategy_file, "src_strategy_file")
+    dst, _ = _optional_strategy(dst_strategy_file, "dst_strategy_file")
+    files = [_rank_file(src_dir, r) for r in range(_device_count(src, src_name))]
+    dicts, identities = read_rank_files(
+        files, _TRANSFORM, lambda r: f"rank {r}'s file belongs in 'rank_{r}' (the folder "
+                                     f"names the rank, as MindSpore maps them)")
+    identity = identities[0]
+    check_layouts(identity, src, files[0], src_name, _TRANSFORM)
+    partial = identity["partial"] if identity else {}
+    merged = merge_rank_checkpoints(dicts, files, src, partial, src_name, _TRANSFORM)
+    ranks = _device_count(dst, dst_strategy_file)
+    run = uuid.uuid4().hex[:16]
+    for rank in range(ranks):
         params, extra = [], {}
         for name, value in merged.items():
-            if not isinstance(value, Parameter):
+            if isinstance(value, Parameter):
+                params.append(_recut(name, value, dst, rank, partial))
+            else:
                 extra[name] = value
-                continue
-            if dst is not None and name in dst:
-                value = Parameter(Tensor(np.ascontiguousarray(slice_parameter(
-                    value.asnumpy(), dst[name], rank, name))), name=name,
-                    requires_grad=value.requires_grad)
-            params.append(value)
+        if ranks > 1:   # the new files say who they are, as a job's would
+            sliced = {n: dst[n] for n in merged if dst is not None and n in dst}
+            kept = {n: op for n, op in partial.items() if n in merged and n not in sliced}
+            extra[IDENTITY_KEY] = identity_value(rank, ranks, run, sliced, kept)
         path = os.path.join(dst_dir, f"rank_{rank}", f"{os.fspath(ckpt_prefix)}{rank}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         save_checkpoint(params, path, append_dict=extra or None, format=output_format)
+
+
+def _device_count(strategy, strategy_name):
+    try:
+        return device_count(strategy)
+    except ValueError as exc:
+        raise ValueError(f"For '{_TRANSFORM}', the strategy file {strategy_name!r}: "
+                         f"{exc}") from None

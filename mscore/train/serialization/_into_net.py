@@ -10,6 +10,7 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.train.serialization._args import _check_bool, _check_flag
 from mscore.nn.cell import Cell
+from mscore.train.serialization._shard_identity import check_into_net
 
 logger = logging.getLogger("mscore.serialization")
 
@@ -69,6 +70,7 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
         if not isinstance(value, (Tensor, str)):
             raise TypeError(f"parameter_dict[{key!r}]: expected a Parameter, got "
                             f"{type(value).__name__}")
+    check_into_net(net, parameter_dict)   # a rank's sliced checkpoint: its own rank's
     params = [p for _, p in net.parameters_and_names()]
     used, param_not_load = set(), []
     for param in params:

@@ -23,7 +23,8 @@ import numpy as np
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer
+from mscore.nn.wrap.accumulation import AccumulateGrads
+from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer, ShardedGradReducer
 from mscore.parallel import _context
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._reading import read_bounded
@@ -64,6 +65,13 @@ def build_searched_strategy(strategy_filename):
             if not isinstance(item.param_name, str):  # protobuf gives bytes if not UTF-8
                 raise ValueError("a param_name is not valid UTF-8 text")
             _check_tensor_map(item.param_name, item.parallel_layouts)
+            earlier = strategy.get(item.param_name)
+            if earlier is not None and earlier != item.parallel_layouts:
+                raise ValueError(f"the parameter {item.param_name!r} has two different "
+                                 f"layouts (dev_matrix {_dims(earlier.dev_matrix)} and "
+                                 f"{_dims(item.parallel_layouts.dev_matrix)}, tensor_map "
+                                 f"{_dims(earlier.tensor_map)} and "
+                                 f"{_dims(item.parallel_layouts.tensor_map)})")
             strategy[item.param_name] = item.parallel_layouts
     except (DecodeError, ValueError, TypeError, RuntimeError) as exc:
         raise ValueError(f"build_searched_strategy: {strategy_filename!r} is not a valid "
@@ -71,6 +79,23 @@ def build_searched_strategy(strategy_filename):
     if not strategy:
         raise ValueError(f"build_searched_strategy: the strategy file {strategy_filename!r} "
                          f"has no sliced parameter")
+    return strategy
+
+
+def _dims(repeated):
+    return [[int(d) for d in entry.dim] for entry in repeated]
+
+
+def checked_strategy(path, api):
+    """:func:`build_searched_strategy` of ``path`` with every layout complete (a dev_matrix,
+    a tensor_map, positive device counts): ``ValueError`` naming the file otherwise."""
+    strategy = build_searched_strategy(path)
+    for name, layout in strategy.items():
+        try:
+            layout_fields(layout, name, "")
+        except ValueError as exc:
+            raise ValueError(f"For '{api}', the strategy file {path!r} is not usable: "
+                             f"{exc}") from None
     return strategy
 
 
@@ -82,6 +107,15 @@ def _check_tensor_map(name, layout):
         if len(cut) != len(set(cut)):
             raise ValueError(f"the tensor_map {[int(d) for d in tensor_map.dim]} of {name!r} "
                              f"cuts two axes along one device axis")
+
+
+def layout_fields(layout, name, where):
+    """``(dev_matrix, tensor_map, param_split_shape, field)`` of a ``ParallelLayouts``
+    message as lists of ints; ``ValueError`` (prefixed by ``where``) when incomplete."""
+    try:
+        return _layout_fields(layout, name)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
 
 
 def _layout_fields(layout, name):
@@ -216,11 +250,27 @@ def merge_sliced_parameter(sliced_parameters, strategy=None):
 
 def sliced_layouts(cell):
     """``{name: (whole shape, slices)}`` of the Parameters ``cell`` holds as this rank's
-    slice along axis 0 (the parallel optimizer's states of sharded weights)."""
+    slice along axis 0: the parallel optimizer's states of sharded weights, and the
+    accumulated gradients when they are reduce-scattered every call (``optimizer_level``
+    'level2')."""
     out = {}
     for _, sub in cell.cells_and_names():
         if isinstance(sub, ParallelOptimizer):
             out.update(sub.sliced_parameters())
+        elif isinstance(sub, AccumulateGrads) and isinstance(sub.reducer, ShardedGradReducer):
+            plan = sub.reducer.plan
+            out.update({s.name: (plan.shapes[i], plan.size) for i, s in enumerate(sub.sums)
+                        if plan.sharded[i]})
+    return out
+
+
+def layouts_of_cell(cell):
+    """``{name: ParallelLayouts}`` of the slices ``cell`` holds (:func:`sliced_layouts`)."""
+    out = {}
+    for name, (shape, slices) in sliced_layouts(cell).items():
+        layout = node_strategy_pb2.ParallelLayouts()
+        axis0_layout(layout, len(shape), slices)
+        out[name] = layout
     return out
 
 
