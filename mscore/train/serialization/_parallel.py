@@ -94,8 +94,9 @@ def checked_strategy(path, api):
         try:
             layout_fields(layout, name, "")
         except ValueError as exc:
+            reason = str(exc).removeprefix("merge_sliced_parameter: ")
             raise ValueError(f"For '{api}', the strategy file {path!r} is not usable: "
-                             f"{exc}") from None
+                             f"{reason}") from None
     return strategy
 
 
@@ -119,6 +120,9 @@ def layout_fields(layout, name, where):
 
 
 def _layout_fields(layout, name):
+    for part in ("dev_matrix", "tensor_map"):
+        if not len(getattr(layout, part)):
+            raise ValueError(f"merge_sliced_parameter: the layout of {name!r} has no {part}")
     try:
         dev_matrix = [int(d) for d in layout.dev_matrix[0].dim]
         tensor_map = [int(d) for d in layout.tensor_map[0].dim]
@@ -184,12 +188,17 @@ def _merge_with_layout(arrays, name, layout, even):
             if arr.shape[0] != split_shape[flat]:
                 raise ValueError(f"merge_sliced_parameter: slice {flat} of {name!r} should "
                                  f"have {split_shape[flat]} rows, got {arr.shape[0]}")
-        blocks.setdefault(index, arr)
+        copy = blocks.setdefault(index, (rank, arr))
+        if copy[0] != rank and not (copy[1].shape == arr.shape and
+                                    np.array_equal(copy[1], arr, equal_nan=True)):
+            raise ValueError(f"merge_sliced_parameter: devices {copy[0]} and {rank} hold the "
+                             f"same slice of {name!r} under its layout, but their values "
+                             f"differ")
 
     def assemble(prefix):
         axis = len(prefix)
         if axis == ndim:
-            return blocks[prefix]
+            return blocks[prefix][1]
         parts = [assemble(prefix + (j,)) for j in range(splits[axis])]
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
 
