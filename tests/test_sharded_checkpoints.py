@@ -192,3 +192,4 @@ def test_a_missing_rank_and_copies_that_differ_are_refused(tmp_path):
     ms.save_checkpoint(params, files[2])
     with pytest.raises(ValueError, match="devices 0 and 2 hold the same slice of 'm'"):
         ms.load_distributed_checkpoint(Holder(), files, train_strategy_filename=four)
+

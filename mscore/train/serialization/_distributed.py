@@ -283,6 +283,7 @@ def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
     merged = merge_rank_checkpoints(dicts, files, src, partial, src_name, _TRANSFORM)
     ranks = _device_count(dst, dst_strategy_file)
     run = uuid.uuid4().hex[:16]
+    outputs = []   # every rank's file is cut before the first is written
     for rank in range(ranks):
         params, extra = [], {}
         for name, value in merged.items():
@@ -294,6 +295,8 @@ def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
             sliced = {n: dst[n] for n in merged if dst is not None and n in dst}
             kept = {n: op for n, op in partial.items() if n in merged and n not in sliced}
             extra[IDENTITY_KEY] = identity_value(rank, ranks, run, sliced, kept)
+        outputs.append((rank, params, extra))
+    for rank, params, extra in outputs:
         path = os.path.join(dst_dir, f"rank_{rank}", f"{os.fspath(ckpt_prefix)}{rank}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         save_checkpoint(params, path, append_dict=extra or None, format=output_format)
