@@ -28,11 +28,18 @@ def _check_plan(parameter_plan, owner):
     return plan
 
 
+def _tuples(strategy):
+    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) as tuples."""
+    if isinstance(strategy, list):
+        return tuple(tuple(e) if isinstance(e, list) else e for e in strategy)
+    return strategy
+
+
 def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     """Record the strategies on ``cell`` and, in SEMI_AUTO_PARALLEL mode, lay its planned
     parameters out now and its inputs on every call. Returns ``cell``."""
     owner = type(cell).__name__
-    in_strategy = _sharding.check_strategy(in_strategy, "in_strategy", owner)
+    in_strategy = _sharding.check_strategy(_tuples(in_strategy), "in_strategy", owner)
     if out_strategy is not None:
         out_strategy = _sharding.check_strategy(out_strategy, "out_strategy", owner)
     plan = _check_plan(parameter_plan, owner)

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import numbers
 
-from mscore import dispatch
+from mscore import _state, dispatch
 from mscore.common.tensor import Tensor
+from mscore.ops import _layout
 from mscore.parallel import _context
 
 _MODEL_PARALLEL_MODES = ("semi_auto_parallel",)
+# how many network entries (batch_entry) are open: only the outermost gathers the batch
+_entry = _state.section("semi_auto_batch_entry", {"depth": 0})
 
 
 def check_strategy(value, name, owner):
@@ -37,6 +40,12 @@ def check_strategy(value, name, owner):
                                 f"strategy must be int type, but got:{type(v)}")
         out.append(tuple(int(v) for v in element))
     return tuple(out)
+
+
+def across_processes():
+    """True when the strategies cut arrays over the processes of a job (more than one rank
+    joined): :mod:`mscore.ops._sharded_ops` runs the primitives then."""
+    return _layout.across_processes()
 
 
 def strategies_apply():
@@ -76,3 +85,29 @@ def lay_out_inputs(args, strategy, what):
     for i, parts in zip(tensors, strategy):
         out[i] = lay_out(args[i], parts, what)
     return tuple(out)
+
+
+class batch_entry:
+    """``with batch_entry(args) as whole:`` — at the entry of a network run in
+    SEMI_AUTO_PARALLEL mode across processes (``AutoParallel``, a top-level compiled call):
+    unless ``full_batch`` (or ``dataset_strategy='full_batch'``) says every rank reads the
+    whole batch, each rank's Tensor arguments are its rows of the global batch, so ``whole``
+    holds them all-gathered along axis 0 (MindSpore's ``dataset_strategy='data_parallel'``);
+    otherwise ``whole`` is ``args``. Nested entries pass their arguments through."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def __enter__(self):
+        args = self.args
+        if not _entry["depth"] and strategies_apply() and across_processes() \
+                and not _context.full_batch():
+            coll = _layout.job()[0]
+            args = tuple(Tensor._wrap(coll.all_gather(a._data, None))
+                         if isinstance(a, Tensor) else a for a in args)
+        _entry["depth"] += 1
+        return args
+
+    def __exit__(self, exc_type, exc, tb):
+        _entry["depth"] -= 1
+        return False

@@ -334,3 +334,27 @@ def effective_device_num():
         return _values["device_num"]
     job = _state.process.communication
     return 1 if job["collectives"] is None else job["env"].world_size
+
+
+class parallel_mode_scope:
+    """``with parallel_mode_scope(mode):`` runs with ``parallel_mode`` set to ``mode`` and
+    restores the previous mode after (``AutoParallel``'s network runs so)."""
+
+    def __init__(self, mode):
+        self.mode = _check_parallel_mode(mode)
+        self.saved = None
+
+    def __enter__(self):
+        self.saved = _values["parallel_mode"]
+        _values["parallel_mode"] = self.mode
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _values["parallel_mode"] = self.saved
+        return False
+
+
+def full_batch():
+    """True when every rank reads the whole batch (``full_batch=True`` or
+    ``dataset_strategy='full_batch'``), False when each reads its rows of it."""
+    return _values["full_batch"] or _values["dataset_strategy"] == "full_batch"
