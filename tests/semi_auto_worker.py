@@ -14,7 +14,9 @@ Configurations (``--configs``, comma-separated) ``STYLE:MODE:OPT``: STYLE ``func
 rank reads the whole batches), ``shards`` (the same, each rank reading its half of each
 batch: ``full_batch=False``, the global batch is both halves) or ``model`` (``Model.train``
 with ``set_auto_parallel_context(..., full_batch=True)``); MODE ``pynative|graph``;
-OPT ``momentum|adam``. Each rank writes ``OUT/rank{R}.npz``.
+OPT ``momentum|adam``. ``decoder:MODE:f64|f32`` trains bench/semi_auto_decoder.py's
+Megatron-style decoder (Adam) at a small size in that precision instead. Each rank writes
+``OUT/rank{R}.npz``.
 """
 from __future__ import annotations
 
@@ -105,6 +107,29 @@ def train(ms, nn, ops, style, opt_kind, semi, dtype):
     return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, opt
 
 
+# the suite's decoder: vocabulary, width, layers, heads, sequence; batch and steps
+DECODER = (32, 16, 2, 4, 8)
+DECODER_BATCH, DECODER_STEPS = 2, 3
+
+
+def train_decoder(ms, nn, ops, semi, dtype):
+    """bench/semi_auto_decoder.py's decoder at a small size: losses, and the Parameters'
+    values this rank holds."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "bench"))
+    from semi_auto_decoder import build_decoder, make_batches, mscore_step
+    from mscore.parallel.auto_parallel import AutoParallel
+    ms.reset_auto_parallel_context()
+    net = build_decoder(ms, nn, ops, *DECODER, dtype)
+    step = mscore_step(ms, nn, net, lr=1e-2)
+    if semi:
+        step = AutoParallel(step)
+    losses = [float(step(ms.Tensor(i), ms.Tensor(y)).asnumpy())
+              for i, y in make_batches(DECODER[0], DECODER[4], DECODER_BATCH, DECODER_STEPS)]
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--backend", required=True)
@@ -122,14 +147,19 @@ def main():
     for cfg in args.configs.split(","):
         style, mode, opt_kind = cfg.split(":")
         ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-        ref_losses, ref, _ = train(ms, nn, ops, style, opt_kind, False, dtype)
-        losses, mine, opt = train(ms, nn, ops, style, opt_kind, True, dtype)
+        if style == "decoder":
+            precision = np.float64 if opt_kind == "f64" else np.float32
+            ref_losses, ref, _ = train_decoder(ms, nn, ops, False, precision)
+            losses, mine, opt = train_decoder(ms, nn, ops, True, precision)
+        else:
+            ref_losses, ref, _ = train(ms, nn, ops, style, opt_kind, False, dtype)
+            losses, mine, opt = train(ms, nn, ops, style, opt_kind, True, dtype)
         out[f"{cfg}/ref_losses"] = np.array(ref_losses)
         out[f"{cfg}/losses"] = np.array(losses)
         for name, value in ref.items():
             out[f"{cfg}/ref/{name}"] = value
             out[f"{cfg}/mine/{name}"] = mine[name]
-        for s in opt.get_parameters():
+        for s in () if opt is None else opt.get_parameters():
             if s.name.startswith(("moment", "moments")):
                 out[f"{cfg}/state/{s.name}"] = s.asnumpy()
     np.savez(os.path.join(args.out, f"rank{get_rank()}.npz"), **out)

@@ -160,9 +160,11 @@ def test_reductions_and_vocabulary_parallel_gather_partitions():
 
 
 # -- two processes ----------------------------------------------------------------------------
-DEFAULT = {"torch": ("shards:pynative:adam",), "jax": ("func:graph:momentum",)}
+DEFAULT = {"torch": ("shards:pynative:adam", "decoder:pynative:f64"),
+           "jax": ("func:graph:momentum",)}
 THOROUGH = ("func:pynative:momentum", "func:graph:adam", "shards:pynative:adam",
-            "shards:graph:momentum", "model:pynative:adam", "model:graph:momentum")
+            "shards:graph:momentum", "model:pynative:adam", "model:graph:momentum",
+            "decoder:pynative:f64", "decoder:graph:f32")
 JOBS = [(b, THOROUGH if SLOW else DEFAULT[b]) for b in ("torch", "jax")]
 
 
@@ -178,6 +180,9 @@ def test_operator_parallel_network_on_two_ranks_matches_one_process(backend, con
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     ranks = [dict(np.load(tmp_path / f"rank{r}.npz")) for r in (0, 1)]
     for cfg in configs:
+        if cfg.startswith("decoder:"):
+            _check_decoder(ranks, cfg)
+            continue
         ref_losses = ranks[0][f"{cfg}/ref_losses"]
         assert len(ref_losses) == 3 and ref_losses[-1] < ref_losses[0] - 0.3, ref_losses
         for rank in ranks:
@@ -206,3 +211,28 @@ def _check_slices(ranks, cfg):
         for key in [k for k in ranks[0] if k.startswith(f"{cfg}/state/")
                     and k.endswith("." + name)]:
             assert ranks[0][key].shape == mine[0].shape, (cfg, key)
+
+
+def _check_decoder(ranks, cfg):
+    """The Megatron-style decoder: the losses of one process (float64: to 1e-10, float32:
+    1e-5), the cut weights each rank's half, the rest whole; a rank's Parameters are half the
+    cut ones' bytes plus the whole others'."""
+    tol = 1e-10 if cfg.endswith("f64") else FP32_RTOL
+    ref_losses = ranks[0][f"{cfg}/ref_losses"]
+    assert ref_losses[-1] < ref_losses[0], ref_losses
+    for rank in ranks:
+        np.testing.assert_allclose(rank[f"{cfg}/losses"], ref_losses, rtol=tol, err_msg=cfg)
+    cut = {"embedding": 0, "fc1": 1, "fc2": 0, "wq": 1, "wk": 1, "wv": 1, "wo": 1}
+    whole = held = expected = 0
+    for key in [k for k in ranks[0] if k.startswith(f"{cfg}/ref/")]:
+        name = key.split("/ref/")[1]
+        ref = ranks[0][key]
+        mine = [rank[f"{cfg}/mine/{name}"] for rank in ranks]
+        axis = cut.get(name.rsplit(".", 1)[-1])
+        got = mine[0] if axis is None else np.concatenate(mine, axis)
+        np.testing.assert_allclose(got, ref, rtol=tol * 10, atol=tol * 10 * np.abs(ref).max(),
+                                   err_msg=f"{cfg} {name}")
+        whole += ref.nbytes
+        held += mine[0].nbytes
+        expected += ref.nbytes if axis is None else ref.nbytes // 2
+    assert held == expected and held < 0.6 * whole, (held, expected, whole)

@@ -39,7 +39,7 @@ _ALONG_AXIS = frozenset(("Softmax", "LogSoftmax"))
 _REDUCTIONS = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max",
                "ReduceMin": "min"}
 SUPPORTED = sorted(_ELEMENTWISE | _ALONG_AXIS | set(_REDUCTIONS)
-                   | {"MatMul", "BatchMatMul", "Gather", "LayerNorm"})
+                   | {"MatMul", "BatchMatMul", "Gather", "LayerNorm", "Transpose"})
 
 
 class _Plan:
@@ -93,17 +93,22 @@ def _matmul(prim, shapes, strategy, world):
     if ska != skb:
         raise ValueError(f"{_what(prim)}: the contracted dimension is cut into {ska} pieces "
                          f"in the first input and {skb} in the second; they must be equal")
-    if tuple(sa[:batch]) != tuple(sb[:batch]):
-        raise ValueError(f"{_what(prim)}: the batch dimensions must be cut alike in both "
-                         f"inputs, got {tuple(sa[:batch])} and {tuple(sb[:batch])}")
-    dev = _device_matrix(prim, tuple(sa[:batch]) + (si, ska, sj), world)
+    cuts = []
+    for axis in range(batch):   # a batch axis of length 1 broadcasts (and is not cut)
+        pa, pb = (1 if a[axis] == 1 else sa[axis]), (1 if b[axis] == 1 else sb[axis])
+        if a[axis] != 1 and b[axis] != 1 and pa != pb:
+            raise ValueError(f"{_what(prim)}: the batch dimensions must be cut alike in "
+                             f"both inputs, got {tuple(sa[:batch])} and {tuple(sb[:batch])}")
+        cuts.append(max(pa, pb))
+    dev = _device_matrix(prim, tuple(cuts) + (si, ska, sj), world)
     bdims = tuple(range(1, batch + 1))
     i, k, j = batch + 1, batch + 2, batch + 3
-    map_a = bdims + ((k, i) if ta else (i, k))
-    map_b = bdims + ((j, k) if tb else (k, j))
+    map_a = tuple(-1 if a[x] == 1 else x + 1 for x in range(batch)) + ((k, i) if ta else (i, k))
+    map_b = tuple(-1 if b[x] == 1 else x + 1 for x in range(batch)) + ((j, k) if tb else (k, j))
     rows = a[-1] if ta else a[-2]
     cols = b[-2] if tb else b[-1]
-    out = TensorLayout(dev, bdims + (i, j), tuple(a[:batch]) + (rows, cols))
+    out = TensorLayout(dev, bdims + (i, j), tuple(max(a[x], b[x]) for x in range(batch))
+                       + (rows, cols))
     return _Plan(dev, [TensorLayout(dev, map_a, a), TensorLayout(dev, map_b, b)], out,
                  partial=ska > 1)
 
@@ -210,6 +215,16 @@ def _gather(prim, shapes, strategy, world, axis):
                  partial=rows > 1)
 
 
+def _transpose(prim, shapes, strategy, world, perm):
+    x, parts = shapes[0], strategy[0]
+    if sorted(perm) != list(range(len(x))):
+        raise ValueError(f"{_what(prim)}: {perm} is not a permutation of {len(x)} axes")
+    dev = _device_matrix(prim, parts, world)
+    x_map = tuple(range(1, len(x) + 1))
+    return _Plan(dev, [TensorLayout(dev, x_map, x)],
+                 TensorLayout(dev, tuple(x_map[p] for p in perm), tuple(x[p] for p in perm)))
+
+
 def plan(prim, shapes, strategy, extra, world):
     """The partition of ``prim`` called on Tensors of ``shapes`` (``extra``: its other
     arguments) under ``strategy`` over ``world`` ranks."""
@@ -229,6 +244,8 @@ def plan(prim, shapes, strategy, extra, world):
         return _layer_norm(prim, shapes, strategy, world)
     if name in _REDUCTIONS:
         return _reduction(prim, shapes, strategy, world, extra[0] if extra else ())
+    if name == "Transpose":
+        return _transpose(prim, shapes, strategy, world, tuple(extra[0]) if extra else ())
     if name in ("Gather", "GatherV2"):
         return _gather(prim, shapes, strategy, world, extra[0] if extra else 0)
     raise NotImplementedError(f"{_what(prim)}: shard strategies of {name!r} across "
