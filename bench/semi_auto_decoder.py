@@ -61,39 +61,41 @@ def build_decoder(ms, nn, ops, vocab, width, layers, heads, seq, dtype, tp=2, se
                                                                              f"l{i}.ln1.b")
             self.ln2_g, self.ln2_b = const(width, 1.0, f"l{i}.ln2.g"), const(width, 0.0,
                                                                              f"l{i}.ln2.b")
-            self.wq = weight((1, heads, width, d), f"l{i}.wq")
-            self.wk = weight((1, heads, width, d), f"l{i}.wk")
-            self.wv = weight((1, heads, width, d), f"l{i}.wv")
-            self.wo = weight((1, heads, d, width), f"l{i}.wo")
+            self.wq = weight((width, width), f"l{i}.wq")
+            self.wk = weight((width, width), f"l{i}.wk")
+            self.wv = weight((width, width), f"l{i}.wv")
+            self.wo = weight((width, width), f"l{i}.wo")
             self.fc1 = weight((width, 4 * width), f"l{i}.fc1")
             self.fc2 = weight((4 * width, width), f"l{i}.fc2")
             self.ln = ops.LayerNorm(begin_norm_axis=-1, begin_params_axis=-1, epsilon=1e-5)
             heads_cut = (1, tp, 1, 1)
-            self.project = ops.BatchMatMul().shard(((1, 1, 1, 1), heads_cut))   # by heads
+            self.column = ops.MatMul().shard(((1, 1), (1, tp)))     # q, k, v, MLP up
+            self.row = ops.MatMul().shard(((1, tp), (tp, 1)))       # attention out, MLP down
+            self.to_heads = ops.Transpose().shard(((1, 1, tp, 1),))
+            self.from_heads = ops.Transpose().shard((heads_cut,))
             self.scores = ops.BatchMatMul(transpose_b=True).shard((heads_cut, heads_cut))
             self.scale = ops.Mul().shard((heads_cut, ()))
             self.masked = ops.Add().shard((heads_cut, (1, 1)))
             self.softmax = ops.Softmax(-1).shard((heads_cut,))
             self.attend = ops.BatchMatMul().shard((heads_cut, heads_cut))
-            self.out = ops.BatchMatMul().shard((heads_cut, heads_cut))   # row-parallel
-            self.merge = ops.ReduceSum(keep_dims=False).shard((heads_cut,))
-            self.up = ops.MatMul().shard(((1, 1), (1, tp)))                # column-parallel
             self.gelu = ops.GeLU().shard(((1, tp),))
-            self.down = ops.MatMul().shard(((1, tp), (tp, 1)))             # row-parallel
             self.factor = ms.Tensor(np.array(1.0 / np.sqrt(d), dtype))
             self.mask = ms.Tensor(mask)
 
+        def heads(self, h, w, b):
+            """(B * S, width) -> (B, heads, S, d), cut by heads."""
+            return self.to_heads(self.column(h, w).reshape(b, seq, heads, d), (0, 2, 1, 3))
+
         def construct(self, x):
             b = x.shape[0]
-            h = self.ln(x, self.ln1_g, self.ln1_b)[0].reshape(b, 1, seq, width)
-            q = self.project(h, self.wq)
-            k = self.project(h, self.wk)
-            v = self.project(h, self.wv)
+            h = self.ln(x, self.ln1_g, self.ln1_b)[0].reshape(b * seq, width)
+            q, k, v = self.heads(h, self.wq, b), self.heads(h, self.wk, b), \
+                self.heads(h, self.wv, b)
             s = self.masked(self.scale(self.scores(q, k), self.factor), self.mask)
-            a = self.attend(self.softmax(s), v)
-            x = x + self.merge(self.out(a, self.wo), 1)
+            a = self.from_heads(self.attend(self.softmax(s), v), (0, 2, 1, 3))
+            x = x + self.row(a.reshape(b * seq, width), self.wo).reshape(b, seq, width)
             h = self.ln(x, self.ln2_g, self.ln2_b)[0].reshape(b * seq, width)
-            m = self.down(self.gelu(self.up(h, self.fc1)), self.fc2)
+            m = self.row(self.gelu(self.column(h, self.fc1)), self.fc2)
             return x + m.reshape(b, seq, width)
 
     class Decoder(nn.Cell):

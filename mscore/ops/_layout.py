@@ -276,3 +276,37 @@ def held_piece(tensor):
     if layout is not None:
         return tensor._data, layout
     return None
+
+
+def reshaped(layout, shape):
+    """The layout of a cut tensor reshaped to ``shape`` when each rank can reshape its piece
+    alone (every cut axis is the outermost of the axes it merges into or splits into, and
+    the outermost new axis divides by its pieces); None when not."""
+    old = layout.shape
+    out_map = [-1] * len(shape)
+    i = j = 0
+    while i < len(old) and j < len(shape):
+        group_in, group_out = [i], [j]
+        have, want = old[i], shape[j]
+        i, j = i + 1, j + 1
+        while have != want:
+            if have < want and i < len(old):
+                group_in.append(i)
+                have *= old[i]
+                i += 1
+            elif want < have and j < len(shape):
+                group_out.append(j)
+                want *= shape[j]
+                j += 1
+            else:
+                return None
+        cut = [a for a in group_in if layout.tensor_map[a] >= 0 and layout.parts[a] > 1]
+        if not cut:
+            continue
+        if cut != [group_in[0]] or shape[group_out[0]] % layout.parts[cut[0]]:
+            return None
+        out_map[group_out[0]] = layout.tensor_map[cut[0]]
+    rest_in = [a for a in range(i, len(old)) if layout.parts[a] > 1]
+    if rest_in:
+        return None
+    return TensorLayout(layout.dev_matrix, out_map, shape)

@@ -253,6 +253,21 @@ def plan(prim, shapes, strategy, extra, world):
                               f"{', '.join(SUPPORTED)})")
 
 
+def _cached_plan(prim, shapes, strategy, extra, world):
+    """:func:`plan`, remembered on the primitive per call signature (a network calls each
+    primitive with the same shapes every step)."""
+    try:
+        key = (tuple(shapes), strategy, tuple(extra), world)
+        hash(key)
+    except TypeError:
+        return plan(prim, shapes, strategy, extra, world)
+    plans = prim.__dict__.setdefault("_shard_plans", {})
+    found = plans.get(key)
+    if found is None:
+        found = plans[key] = plan(prim, shapes, strategy, extra, world)
+    return found
+
+
 # -- running ---------------------------------------------------------------------------------------
 def _input_piece(value, layout, repeat):
     """The piece of ``value`` (a Tensor) the operator computes with on this rank."""
@@ -281,7 +296,7 @@ def run(prim, strategy, args, kwargs):
     extra = [a for i, a in enumerate(args) if not isinstance(a, Tensor)]
     shapes = [full_shape(args[i]) for i in positions]
     world = _layout.job()[2]
-    p = plan(prim, shapes, strategy, extra, world)
+    p = _cached_plan(prim, shapes, strategy, extra, world)
     if p.dev_matrix[0] == world:     # nothing cut: every rank computes the whole
         return prim._compute_cast(args, kwargs)
     local = list(args)

@@ -1,5 +1,6 @@
 """Shard strategies of ``Primitive.shard`` and ``Cell.shard``: MindSpore's checks, and their
-effect in SEMI_AUTO_PARALLEL mode.
+effect in SEMI_AUTO_PARALLEL mode in one process (across the processes of a job, primitives
+run through :mod:`mscore.ops._sharded_ops`).
 
 A strategy gives, for each input, one int per axis: how many equal pieces the axis is cut
 into over the devices (``((1, 1), (1, 2))`` for ``MatMul``: ``a`` whole, ``b``'s columns
@@ -65,11 +66,12 @@ def lay_out(tensor, parts, what):
     backend = dispatch.backend()
     if backend.shard is None:
         raise NotImplementedError(
-            f"{what}: SEMI_AUTO_PARALLEL shard strategies need a backend that lays arrays out "
-            f"over devices; the {backend.name!r} backend does not (supported: jax, through "
-            f"GSPMD over this process's devices, e.g. XLA_FLAGS="
-            f"--xla_force_host_platform_device_count=2 on a CPU). DATA_PARALLEL with "
-            f"enable_parallel_optimizer runs on every backend with collectives")
+            f"{what}: SEMI_AUTO_PARALLEL shard strategies in one process need a backend "
+            f"that lays arrays out over devices; the {backend.name!r} backend does not "
+            f"(supported: jax, through GSPMD over this process's devices, e.g. XLA_FLAGS="
+            f"--xla_force_host_platform_device_count=2 on a CPU). Across the processes of a "
+            f"job (communication.init(), e.g. 'mscore run --worker_num=2'), the strategies "
+            f"of primitives run on every backend with collectives")
     if all(p == 1 for p in parts):
         return tensor
     return Tensor._wrap(backend.shard(tensor._data, tuple(parts)))
