@@ -12,8 +12,10 @@ on every rank. The script starts itself with ``mscore run`` (2 workers, gloo on 
 each worker times, in alternating rounds, ``mscore`` (the cut decoder, Adam, one
 ``value_and_grad`` step) and ``torch TP`` (the same decoder in plain torch with
 ``parallelize_module``: ``ColwiseParallel`` / ``RowwiseParallel`` on the same weights and
-``RowwiseParallel`` on the embedding), and prints the median step times, their ratio, and the
-bytes of Parameters a rank holds against one process.
+``RowwiseParallel`` on the embedding) — with ``--backend jax``, ``jax GSPMD`` (the same
+decoder in plain jax, its weights placed by ``NamedSharding`` over the job's global mesh in
+the same layout, one ``jax.jit`` step with optax's Adam) — and prints the median step times,
+their ratio, and the bytes of Parameters a rank holds against one process.
 
     OMP_NUM_THREADS=1 python bench/semi_auto_decoder.py [--width 512] [--layers 4] [--heads 8]
         [--vocab 1024] [--seq 64] [--batch 8] [--steps 5] [--repeats 5]
@@ -196,6 +198,75 @@ def torch_decoder(vocab, width, layers, heads, seq, tp_mesh):
     return net
 
 
+def jax_decoder(vocab, width, layers, heads, seq, batch, lr=1e-3):
+    """The same decoder in plain jax over the job's global mesh (GSPMD): its weights placed
+    with ``NamedSharding`` in the same layout, one ``jax.jit`` train step with optax's Adam;
+    returns ``run(ids, labels) -> loss`` (numpy in, a float out)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices()), ("tp",))
+    rng = np.random.default_rng(0)
+    d = width // heads
+
+    def place(value, *spec):
+        return jax.make_array_from_callback(value.shape, NamedSharding(mesh, P(*spec)),
+                                            lambda index: value[index])
+
+    def normal(*shape, sigma=0.05):
+        return (rng.standard_normal(shape) * sigma).astype(np.float32)
+
+    def norm_params():
+        return place(np.ones(width, np.float32)), place(np.zeros(width, np.float32))
+    params = {"table": place(normal(vocab, width, sigma=0.5), "tp", None),
+              "head": place(normal(width, vocab)), "lnf": norm_params(), "blocks": [
+                  {"ln1": norm_params(), "ln2": norm_params(),
+                   "wq": place(normal(width, width), None, "tp"),
+                   "wk": place(normal(width, width), None, "tp"),
+                   "wv": place(normal(width, width), None, "tp"),
+                   "wo": place(normal(width, width), "tp", None),
+                   "fc1": place(normal(width, 4 * width), None, "tp"),
+                   "fc2": place(normal(4 * width, width), "tp", None)}
+                  for _ in range(layers)]}
+    mask = jnp.triu(jnp.full((seq, seq), -1e9, jnp.float32), 1)
+
+    def layer_norm(x, gb):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / jnp.sqrt(var + 1e-5) * gb[0] + gb[1]
+
+    def loss_fn(p, ids, labels):
+        x = p["table"][ids]
+        for blk in p["blocks"]:
+            h = layer_norm(x, blk["ln1"])
+
+            def heads_of(w, h=h):
+                return (h @ w).reshape(batch, seq, heads, d).transpose(0, 2, 1, 3)
+            q, k, v = heads_of(blk["wq"]), heads_of(blk["wk"]), heads_of(blk["wv"])
+            s = q @ k.swapaxes(-1, -2) / np.sqrt(d) + mask
+            a = (jax.nn.softmax(s, -1) @ v).transpose(0, 2, 1, 3).reshape(batch, seq, width)
+            x = x + a @ blk["wo"]
+            x = x + jax.nn.gelu(layer_norm(x, blk["ln2"]) @ blk["fc1"],
+                                approximate=False) @ blk["fc2"]
+        logits = (layer_norm(x, p["lnf"]) @ p["head"]).reshape(-1, vocab)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+    opt = optax.adam(lr)
+    state = {"params": params, "opt": opt.init(params)}
+
+    @jax.jit
+    def step(params, opt_state, ids, labels):
+        loss, grads = jax.value_and_grad(loss_fn)(params, ids, labels)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    def run(ids, labels):
+        state["params"], state["opt"], loss = step(state["params"], state["opt"],
+                                                   place(ids), place(labels))
+        return float(loss.addressable_data(0))
+    return run
+
+
 def _clock(kind):
     return time.process_time if kind == "cpu" else time.perf_counter
 
@@ -204,10 +275,12 @@ def worker(args):
     import mscore as ms
     from mscore import nn, ops
     from mscore.communication import get_rank, init
+    from mscore.communication.comm_func import barrier
     from mscore.parallel.auto_parallel import AutoParallel
-    import torch
-    import torch.distributed as dist
-    from torch.distributed.device_mesh import init_device_mesh
+    if args.backend != "jax":
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
     ms.set_context(backend=args.backend, mode=ms.GRAPH_MODE if args.mode == "graph" else
                    ms.PYNATIVE_MODE)
     init()
@@ -217,36 +290,48 @@ def worker(args):
     net = build_decoder(ms, nn, ops, *shape, np.float32)
     whole = sum(p.asnumpy().nbytes for p in net.trainable_params())
     step = AutoParallel(mscore_step(ms, nn, net))
+    step.dataset_strategy("full_batch")   # every rank reads the batch, as torch TP's do
     tensors = [(ms.Tensor(i), ms.Tensor(y)) for i, y in batches]
     for ids, labels in tensors[:2]:
         step(ids, labels).asnumpy()   # the first step keeps the slices, then compiles
     mine = sum(p.asnumpy().nbytes for p in net.trainable_params())
 
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
-    tnet = torch_decoder(*shape, mesh)
-    topt = torch.optim.Adam(tnet.parameters(), lr=1e-3)
-    tbatches = [(torch.from_numpy(i).long(), torch.from_numpy(y).long()) for i, y in batches]
+    if args.backend == "jax":
+        native_name = "jax GSPMD"
+        run = jax_decoder(*shape, args.batch)
 
-    def torch_steps():
-        for ids, labels in tbatches:
-            loss = torch.nn.functional.cross_entropy(tnet(ids), labels)
-            topt.zero_grad()
-            loss.backward()
-            topt.step()
-        return float(loss)
+        def native_steps():
+            for ids, labels in batches:
+                loss = run(ids, labels)
+            return loss
+    else:
+        native_name = "torch TP"
+        if not dist.is_initialized():
+            dist.init_process_group("gloo")
+        mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+        tnet = torch_decoder(*shape, mesh)
+        topt = torch.optim.Adam(tnet.parameters(), lr=1e-3)
+        tbatches = [(torch.from_numpy(i).long(), torch.from_numpy(y).long())
+                    for i, y in batches]
+
+        def native_steps():
+            for ids, labels in tbatches:
+                loss = torch.nn.functional.cross_entropy(tnet(ids), labels)
+                topt.zero_grad()
+                loss.backward()
+                topt.step()
+            return float(loss.detach())
 
     def mscore_steps():
         for ids, labels in tensors:
             loss = step(ids, labels)
         return float(loss.asnumpy())
-    torch_steps()
+    native_steps()
     clock = _clock(args.clock)
-    times = {"mscore": [], "torch TP": []}
+    times = {"mscore": [], native_name: []}
     for _ in range(args.repeats):
-        for name, fn in (("mscore", mscore_steps), ("torch TP", torch_steps)):
-            dist.barrier()
+        for name, fn in (("mscore", mscore_steps), (native_name, native_steps)):
+            barrier()
             t = clock()
             fn()
             times[name].append((clock() - t) / args.steps)
@@ -287,12 +372,13 @@ def main(argv=None):
         with open(out) as f:
             result = json.load(f)
     t = result["times"]
+    native = [k for k in t if k != "mscore"][0]
     whole, mine = result["bytes"]
     print(f"decoder width {args.width}, {args.layers} layers, {args.heads} heads, vocab "
           f"{args.vocab}, seq {args.seq}, batch {args.batch}; 2 ranks over gloo, "
           f"backend {args.backend} {args.mode}, clock {args.clock}")
-    print(f"  step time: mscore {t['mscore'] * 1e3:.1f} ms, torch TP "
-          f"{t['torch TP'] * 1e3:.1f} ms, ratio {t['mscore'] / t['torch TP']:.3f}")
+    print(f"  step time: mscore {t['mscore'] * 1e3:.1f} ms, {native} "
+          f"{t[native] * 1e3:.1f} ms, ratio {t['mscore'] / t[native]:.3f}")
     print(f"  Parameter bytes per rank: {mine} of {whole} in one process "
           f"({mine / whole:.3f})")
 

@@ -382,10 +382,17 @@ def settle():
     entries = list(_pending.values())
     _pending.clear()
     states = {}
+    cut = {id(ref()) for ref, _ in entries}
     for ref in list(_optimizers.values()):
         opt = ref()
         for s in () if opt is None else opt.get_parameters():
             states.setdefault(s.name.split(".", 1)[-1], []).append(s)
+            if id(s) in cut and not getattr(opt, "updates_elementwise", True):
+                raise NotImplementedError(
+                    f"{type(opt).__name__} takes a norm over each whole Parameter; with "
+                    f"'{s.name}' cut over the ranks by a shard strategy each rank would see "
+                    f"its slice only: use an element-wise optimizer (SGD, Momentum, Adam, "
+                    f"AdamWeightDecay, ...)")
     for ref, layout in entries:
         param = ref()
         if param is None or param.__dict__.get("_shard_layout") is not None:

@@ -95,15 +95,18 @@ class batch_entry:
     unless ``full_batch`` (or ``dataset_strategy='full_batch'``) says every rank reads the
     whole batch, each rank's Tensor arguments are its rows of the global batch, so ``whole``
     holds them all-gathered along axis 0 (MindSpore's ``dataset_strategy='data_parallel'``);
-    otherwise ``whole`` is ``args``. Nested entries pass their arguments through."""
+    otherwise ``whole`` is ``args``. Nested entries pass their arguments through.
+    ``full_batch`` (True/False) overrides the context's setting (``AutoParallel``'s
+    ``dataset_strategy``)."""
 
-    def __init__(self, args):
+    def __init__(self, args, full_batch=None):
         self.args = args
+        self.full_batch = full_batch   # None: the auto-parallel context's setting
 
     def __enter__(self):
         args = self.args
-        if not _entry["depth"] and strategies_apply() and across_processes() \
-                and not _context.full_batch():
+        whole = _context.full_batch() if self.full_batch is None else self.full_batch
+        if not _entry["depth"] and strategies_apply() and across_processes() and not whole:
             coll = _layout.job()[0]
             args = tuple(Tensor._wrap(coll.all_gather(a._data, None))
                          if isinstance(a, Tensor) else a for a in args)

@@ -36,10 +36,25 @@ class AutoParallel(Cell):
         self.network = network
         self._function = None if isinstance(network, Cell) else network
         self._compiled = None if self._function is None else jit(network)
+        self._full_batch = None   # None: as set_auto_parallel_context says
+
+    def dataset_strategy(self, config):
+        """How each rank's inputs relate to the global batch: ``"data_parallel"`` (each
+        rank's rows of it, gathered on entry) or ``"full_batch"`` (every rank reads all of
+        it). Per-input strategies (tuples) are not implemented."""
+        if isinstance(config, tuple):
+            raise ValueError("AutoParallel.dataset_strategy: per-input shard strategies "
+                             "(tuples) are not implemented; use 'data_parallel' or "
+                             "'full_batch'")
+        if config not in ("data_parallel", "full_batch"):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', the argument 'config' "
+                             f"must be 'full_batch' or 'data_parallel', but got the value : "
+                             f"{config}.")
+        self._full_batch = config == "full_batch"
 
     def construct(self, *args, **kwargs):
         with _context.parallel_mode_scope(_context.ParallelMode.SEMI_AUTO_PARALLEL), \
-                _sharding.batch_entry(args) as args:
+                _sharding.batch_entry(args, self._full_batch) as args:
             if self._function is None:
                 return self.network(*args, **kwargs)
             if _ms_context.get_context("mode") == _ms_context.GRAPH_MODE:

@@ -169,6 +169,10 @@ class Optimizer(OptimizerArguments, MindSporeOptimizerAttributes, Cell):
         self._mindspore_attributes()
         _sharded_ops.register_optimizer(self)
 
+    # True when the update of each element depends on that element's values only, so that a
+    # rank holding a slice of a Parameter (SEMI_AUTO_PARALLEL) can update it alone.
+    updates_elementwise = True
+
     def __call__(self, *args, **kwargs):
         out = Cell.__call__(self, *args, **kwargs)
         if _sharded_ops.has_pending() and _sharded_ops.can_settle():
