@@ -20,7 +20,7 @@ import pytest
 
 import mscore as ms
 from mscore import nn, ops
-from mscore.ops._layout import TensorLayout
+from mscore.ops._layout import TensorLayout, reshaped
 from mscore.ops._sharded_ops import plan
 from mscore.parallel.auto_parallel import AutoParallel
 from _helpers import available_backends
@@ -128,6 +128,34 @@ def test_layouts_compare_by_the_pieces_ranks_hold():
     assert a.same_pieces(b) and a.same_pieces(c)
     assert not a.same_pieces(TensorLayout((1, 2), (1, -1), (4, 6)))
     assert a.sharers(0) == (0,) and TensorLayout((2, 1), (1, -1), (4, 6)).sharers(1) == (0, 1)
+
+
+def test_a_cut_tensor_reshapes_by_pieces_when_its_cut_axis_stays_outermost():
+    cut_columns = TensorLayout((1, 1, 2), (-1, 2), (64, 512))
+    heads = reshaped(cut_columns, (8, 8, 8, 64))          # (B * S, H * d) -> (B, S, H, d)
+    assert heads.parts == (1, 1, 2, 1) and heads.local_shape == (8, 8, 4, 64)
+    # each rank's piece reshaped alone is its piece of the reshaped whole
+    whole = np.arange(64 * 512).reshape(64, 512)
+    for rank in (0, 1):
+        piece = whole[cut_columns.slices(rank)].reshape(heads.local_shape)
+        np.testing.assert_array_equal(piece, whole.reshape(8, 8, 8, 64)[heads.slices(rank)])
+    back = reshaped(TensorLayout((1, 1, 1, 2, 1), (-1, -1, 3, -1), (8, 8, 8, 64)), (64, 512))
+    assert back.parts == (1, 2)
+    # the cut axis inside a merge (not outermost), or a split that does not divide: refused
+    assert reshaped(TensorLayout((1, 2), (-1, 1), (4, 6)), (8, 3)) is None
+    assert reshaped(TensorLayout((1, 2), (1, -1), (2, 6)), (12,)).parts == (2,)
+    assert reshaped(TensorLayout((1, 2), (-1, 1), (4, 6)), (4, 3, 2)) is None
+
+
+def test_auto_parallel_dataset_strategy_is_checked():
+    ms.set_context(backend="numpy")
+    net = AutoParallel(nn.Dense(2, 2))
+    net.dataset_strategy("full_batch")
+    net.dataset_strategy("data_parallel")
+    with pytest.raises(ValueError, match="must be 'full_batch' or 'data_parallel'"):
+        net.dataset_strategy("rows")
+    with pytest.raises(ValueError, match="not implemented"):
+        net.dataset_strategy(((2, 1),))
 
 
 @pytest.mark.parametrize("prim,shapes,strategy,extra,message", [
