@@ -147,6 +147,17 @@ def test_a_cut_tensor_reshapes_by_pieces_when_its_cut_axis_stays_outermost():
     assert reshaped(TensorLayout((1, 2), (-1, 1), (4, 6)), (4, 3, 2)) is None
 
 
+def test_no_init_parameters_gives_the_values_of_an_eager_initialisation():
+    from mscore.nn.utils import no_init_parameters
+    ms.set_context(backend="numpy")
+    ms.set_seed(4)
+    eager = nn.Dense(3, 2).weight.asnumpy()
+    ms.set_seed(4)
+    with no_init_parameters():
+        deferred = nn.Dense(3, 2)
+    np.testing.assert_array_equal(deferred.weight.asnumpy(), eager)
+
+
 def test_auto_parallel_dataset_strategy_is_checked():
     ms.set_context(backend="numpy")
     net = AutoParallel(nn.Dense(2, 2))
