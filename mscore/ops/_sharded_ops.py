@@ -358,7 +358,8 @@ def register_optimizer(optimizer):
 
 def _record(param, layout):
     key = id(param)
-    if key not in _pending:
+    found = _pending.get(key)
+    if found is None or found[0]() is not param:   # (an id a dead Parameter had is reused)
         _pending[key] = (weakref.ref(param), layout)
 
 
@@ -385,9 +386,11 @@ def settle():
     cut = {id(ref()) for ref, _ in entries}
     for ref in list(_optimizers.values()):
         opt = ref()
+        own = set() if opt is None else {id(q) for q in opt.parameters}
         for s in () if opt is None else opt.get_parameters():
-            states.setdefault(s.name.split(".", 1)[-1], []).append(s)
-            if id(s) in cut and not getattr(opt, "updates_elementwise", True):
+            if id(s) not in own:   # a state: "<state>.<parameter name>"
+                states.setdefault(s.name.split(".", 1)[-1], []).append(s)
+            elif id(s) in cut and not getattr(opt, "updates_elementwise", True):
                 raise NotImplementedError(
                     f"{type(opt).__name__} takes a norm over each whole Parameter; with "
                     f"'{s.name}' cut over the ranks by a shard strategy each rank would see "
