@@ -121,6 +121,25 @@ def test_column_and_row_parallel_matmul_partitions():
     assert [repeated.inputs[1].piece_index(r) for r in range(4)] == [(0, 0), (0, 1)] * 2
 
 
+def test_layouts_in_mindspore_strategy_file_terms_name_the_same_pieces():
+    """A cut as MindSpore's strategy file writes it (dev_matrix, tensor_map counted from
+    the right) gives, through the checkpoint code's slicing, each rank's piece."""
+    from mscore.train.proto import node_strategy_pb2
+    from mscore.train.serialization._parallel import slice_parameter
+    whole = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    for layout in (TensorLayout((1, 1, 1, 2), (2, 3), (8, 6)),     # MatMul's b, columns cut
+                   TensorLayout((1, 2, 1, 1), (2, 3), (8, 6)),     # rows cut by dev axis 1
+                   TensorLayout((2, 1, 1, 1), (1, 2), (8, 6))):    # whole, 2 repeats
+        dev_matrix, tensor_map = layout.mindspore_layout()
+        proto = node_strategy_pb2.ParallelLayouts()
+        proto.dev_matrix.add().dim.extend(dev_matrix)
+        proto.tensor_map.add().dim.extend(tensor_map)
+        proto.field, proto.opt_weight_shard_step, proto.opt_weight_shard_size = 0, 0, 0
+        for rank in (0, 1):
+            np.testing.assert_array_equal(slice_parameter(whole, proto, rank, "w"),
+                                          whole[layout.slices(rank)])
+
+
 def test_layouts_compare_by_the_pieces_ranks_hold():
     a = TensorLayout((1, 2), (-1, 1), (4, 6))
     b = TensorLayout((1, 1, 2), (1, 2), (4, 6))

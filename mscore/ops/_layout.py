@@ -82,6 +82,12 @@ class TensorLayout:
         return tuple(q for q in range(math.prod(self.dev_matrix))
                      if self.piece_index(q) == mine)
 
+    def mindspore_layout(self):
+        """``(dev_matrix, tensor_map)`` as MindSpore's strategy file writes them
+        (``ParallelLayouts``): the tensor map counts device-matrix axes from the right."""
+        last = len(self.dev_matrix) - 1
+        return list(self.dev_matrix), [-1 if m < 0 else last - m for m in self.tensor_map]
+
     def is_replicated(self):
         """True when every rank holds the whole tensor."""
         return self.piece_count == 1

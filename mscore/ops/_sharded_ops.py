@@ -363,6 +363,13 @@ def _record(param, layout):
         _pending[key] = (weakref.ref(param), layout)
 
 
+def cut_parameters(cell):
+    """``{name: TensorLayout}`` of the Parameters of ``cell`` that hold this rank's slice
+    (what a strategy file of the job records for them)."""
+    return {p.name: p.__dict__["_shard_layout"] for p in cell.get_parameters()
+            if p.__dict__.get("_shard_layout") is not None}
+
+
 def has_pending():
     """True when some Parameter waits to be replaced by its slice."""
     return bool(_pending)
