@@ -105,6 +105,8 @@ class Primitive:
             if _sharding.across_processes():
                 return _sharded_ops.run(self, strategy, args, kwargs)
             args = _sharding.lay_out_inputs(args, strategy, f"{self.name}.shard")
+        if self._compute_dtype is None:   # the common call: no frame in between
+            return self.compute(*args, **kwargs)
         return self._compute_cast(args, kwargs)
 
     def _compute_cast(self, args, kwargs):
