@@ -96,6 +96,23 @@ def test_auto_parallel_runs_its_network_in_semi_auto_mode_only():
     assert ms.get_auto_parallel_context("parallel_mode") == "stand_alone"
 
 
+def test_a_job_of_one_process_computes_the_strategies_whole(monkeypatch):
+    """``mscore run --worker_num=1``: nothing to cut over, the primitives compute whole (the
+    one-process run a 2-process job is compared with)."""
+    from types import SimpleNamespace
+    from mscore import _state
+    ms.set_context(backend="numpy")
+    monkeypatch.setitem(_state.process.communication, "collectives", object())
+    monkeypatch.setitem(_state.process.communication, "env",
+                        SimpleNamespace(rank=0, world_size=1))
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL)
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    b = np.ones((4, 6), np.float32)
+    out = ops.MatMul().shard(((1, 2), (2, 1)))(ms.Tensor(a), ms.Tensor(b))
+    assert type(out) is ms.Tensor
+    np.testing.assert_array_equal(out.asnumpy(), a @ b)
+
+
 # -- the partition of an operator (no job needed: a pure function of shapes and strategy) -----
 def _pieces(layout, world=2):
     return [layout.slices(r) for r in range(world)]

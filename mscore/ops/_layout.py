@@ -122,6 +122,11 @@ def job():
     return coll, env.rank, env.world_size
 
 
+def in_job():
+    """True when this process has joined a communication job (``init()``), of any size."""
+    return _state.process.communication["collectives"] is not None
+
+
 def across_processes():
     """True when a job of more than one process is joined."""
     return job()[2] > 1

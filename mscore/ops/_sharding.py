@@ -45,8 +45,14 @@ def check_strategy(value, name, owner):
 
 def across_processes():
     """True when the strategies cut arrays over the processes of a job (more than one rank
-    joined): :mod:`mscore.ops._sharded_ops` runs the primitives then."""
+    joined)."""
     return _layout.across_processes()
+
+
+def in_job():
+    """True when this process joined a job (``init()``): :mod:`mscore.ops._sharded_ops`
+    runs the primitives with strategies then (a job of one process computes them whole)."""
+    return _layout.in_job()
 
 
 def strategies_apply():

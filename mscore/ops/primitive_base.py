@@ -102,7 +102,7 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         strategy = self.attrs.get("in_strategy")
         if strategy is not None and _sharding.strategies_apply():
-            if _sharding.across_processes():
+            if _sharding.in_job():
                 return _sharded_ops.run(self, strategy, args, kwargs)
             args = _sharding.lay_out_inputs(args, strategy, f"{self.name}.shard")
         if self._compute_dtype is None:   # the common call: no frame in between
