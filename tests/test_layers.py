@@ -37,6 +37,7 @@ LAYERS = [
     ["mscore.amp"],
     ["mscore.train", "mscore.dataset", "mscore.compare", "mscore.conformance", "mscore.commands",
      "mscore.cli", "mscore.launch", "mscore.examples", "mscore.mint", "mscore.numpy",
+     "mscore.parallel.auto_parallel",
      "mscore.__main__"],
 ]
 # Modules that re-export names from higher floors under MindSpore's import paths; nothing

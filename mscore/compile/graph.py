@@ -39,6 +39,7 @@ from mscore._state import thread as _thread
 from mscore.common.parameter import stateless_call
 from mscore.common.tensor import Tensor, copier
 from mscore.nn.cell import Cell
+from mscore.ops import _sharded_ops, _sharding
 from mscore.ops import random as _random
 from mscore.ops.grad import _flatten
 
@@ -148,6 +149,13 @@ def compiled_call(cell, args, kwargs):
         raise TypeError(f"GRAPH_MODE: keyword arguments ({', '.join(sorted(kwargs))}) are not "
                         f"supported in a compiled call of {type(cell).__name__}; pass them "
                         f"positionally")
+    if _sharding.strategies_apply():
+        with _sharding.batch_entry(args) as whole:
+            return _compiled_call(cell, whole)
+    return _compiled_call(cell, args)
+
+
+def _compiled_call(cell, args):
     backend = _process.backend or _context.current_backend()
     # The program key, built flat: (backend, flags..., then per Tensor argument its shape
     # and dtype; other arguments go through _flatten_arg). This runs on every step.
@@ -221,6 +229,8 @@ def compiled_call(cell, args, kwargs):
         for p, v in zip(program.side_params, raw_leaves[n:]):
             p._assign(v)
         raw_leaves = raw_leaves[:n]
+    if _sharded_ops.has_pending() and _sharded_ops.can_settle():
+        _sharded_ops.settle()   # the first step of shard strategies: keep the slices now
     kinds = program.leaf_kinds
     if kinds is None:
         raise RuntimeError("GRAPH_MODE: the compiled program returned without being traced "

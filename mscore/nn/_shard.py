@@ -28,11 +28,27 @@ def _check_plan(parameter_plan, owner):
     return plan
 
 
+def _tuples(strategy):
+    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) as tuples."""
+    if isinstance(strategy, list):
+        return tuple(tuple(e) if isinstance(e, list) else e for e in strategy)
+    return strategy
+
+
+def _refuse_across_processes(owner):
+    if _sharding.across_processes():
+        raise NotImplementedError(
+            f"For '{owner}.shard': a Cell's strategy across the processes of a job needs "
+            f"MindSpore's strategy propagation to the operators inside, which mscore does not "
+            f"implement; put the strategies on the cell's primitives (ops.MatMul().shard(...), "
+            f"see docs/parallel.md)")
+
+
 def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     """Record the strategies on ``cell`` and, in SEMI_AUTO_PARALLEL mode, lay its planned
     parameters out now and its inputs on every call. Returns ``cell``."""
     owner = type(cell).__name__
-    in_strategy = _sharding.check_strategy(in_strategy, "in_strategy", owner)
+    in_strategy = _sharding.check_strategy(_tuples(in_strategy), "in_strategy", owner)
     if out_strategy is not None:
         out_strategy = _sharding.check_strategy(out_strategy, "out_strategy", owner)
     plan = _check_plan(parameter_plan, owner)
@@ -40,6 +56,7 @@ def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     cell.__dict__["_out_strategy"] = out_strategy
     if not _sharding.strategies_apply():
         return cell
+    _refuse_across_processes(owner)
     params = {}
     for path, p in cell.parameters_and_names():
         params[path] = params[p.name] = p
@@ -56,6 +73,7 @@ def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
 
     def lay_out_inputs(_, args):
         if _sharding.strategies_apply():
+            _refuse_across_processes(owner)
             return _sharding.lay_out_inputs(args, in_strategy, f"{owner}.shard")
         return None
     cell.__dict__["_shard_hook"] = cell.register_forward_pre_hook(lay_out_inputs)

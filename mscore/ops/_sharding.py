@@ -1,5 +1,6 @@
 """Shard strategies of ``Primitive.shard`` and ``Cell.shard``: MindSpore's checks, and their
-effect in SEMI_AUTO_PARALLEL mode.
+effect in SEMI_AUTO_PARALLEL mode in one process (across the processes of a job, primitives
+run through :mod:`mscore.ops._sharded_ops`).
 
 A strategy gives, for each input, one int per axis: how many equal pieces the axis is cut
 into over the devices (``((1, 1), (1, 2))`` for ``MatMul``: ``a`` whole, ``b``'s columns
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 import numbers
 
-from mscore import dispatch
+from mscore import _state, dispatch
 from mscore.common.tensor import Tensor
+from mscore.ops import _layout
 from mscore.parallel import _context
 
 _MODEL_PARALLEL_MODES = ("semi_auto_parallel",)
+# how many network entries (batch_entry) are open: only the outermost gathers the batch
+_entry = _state.section("semi_auto_batch_entry", {"depth": 0})
 
 
 def check_strategy(value, name, owner):
@@ -39,6 +43,18 @@ def check_strategy(value, name, owner):
     return tuple(out)
 
 
+def across_processes():
+    """True when the strategies cut arrays over the processes of a job (more than one rank
+    joined)."""
+    return _layout.across_processes()
+
+
+def in_job():
+    """True when this process joined a job (``init()``): :mod:`mscore.ops._sharded_ops`
+    runs the primitives with strategies then (a job of one process computes them whole)."""
+    return _layout.in_job()
+
+
 def strategies_apply():
     """True when shard strategies lay inputs out (SEMI_AUTO_PARALLEL mode)."""
     return _context.parallel_mode() in _MODEL_PARALLEL_MODES
@@ -56,11 +72,12 @@ def lay_out(tensor, parts, what):
     backend = dispatch.backend()
     if backend.shard is None:
         raise NotImplementedError(
-            f"{what}: SEMI_AUTO_PARALLEL shard strategies need a backend that lays arrays out "
-            f"over devices; the {backend.name!r} backend does not (supported: jax, through "
-            f"GSPMD over this process's devices, e.g. XLA_FLAGS="
-            f"--xla_force_host_platform_device_count=2 on a CPU). DATA_PARALLEL with "
-            f"enable_parallel_optimizer runs on every backend with collectives")
+            f"{what}: SEMI_AUTO_PARALLEL shard strategies in one process need a backend "
+            f"that lays arrays out over devices; the {backend.name!r} backend does not "
+            f"(supported: jax, through GSPMD over this process's devices, e.g. XLA_FLAGS="
+            f"--xla_force_host_platform_device_count=2 on a CPU). Across the processes of a "
+            f"job (communication.init(), e.g. 'mscore run --worker_num=2'), the strategies "
+            f"of primitives run on every backend with collectives")
     if all(p == 1 for p in parts):
         return tensor
     return Tensor._wrap(backend.shard(tensor._data, tuple(parts)))
@@ -76,3 +93,32 @@ def lay_out_inputs(args, strategy, what):
     for i, parts in zip(tensors, strategy):
         out[i] = lay_out(args[i], parts, what)
     return tuple(out)
+
+
+class batch_entry:
+    """``with batch_entry(args) as whole:`` — at the entry of a network run in
+    SEMI_AUTO_PARALLEL mode across processes (``AutoParallel``, a top-level compiled call):
+    unless ``full_batch`` (or ``dataset_strategy='full_batch'``) says every rank reads the
+    whole batch, each rank's Tensor arguments are its rows of the global batch, so ``whole``
+    holds them all-gathered along axis 0 (MindSpore's ``dataset_strategy='data_parallel'``);
+    otherwise ``whole`` is ``args``. Nested entries pass their arguments through.
+    ``full_batch`` (True/False) overrides the context's setting (``AutoParallel``'s
+    ``dataset_strategy``)."""
+
+    def __init__(self, args, full_batch=None):
+        self.args = args
+        self.full_batch = full_batch   # None: the auto-parallel context's setting
+
+    def __enter__(self):
+        args = self.args
+        whole = _context.full_batch() if self.full_batch is None else self.full_batch
+        if not _entry["depth"] and strategies_apply() and across_processes() and not whole:
+            coll = _layout.job()[0]
+            args = tuple(Tensor._wrap(coll.all_gather(a._data, None))
+                         if isinstance(a, Tensor) else a for a in args)
+        _entry["depth"] += 1
+        return args
+
+    def __exit__(self, exc_type, exc, tb):
+        _entry["depth"] -= 1
+        return False

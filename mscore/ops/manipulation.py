@@ -13,7 +13,9 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.dispatch import shape as _shape_of
+from mscore.ops import _layout
 from mscore.ops._args import _axes, _axis1, _check_tensor
+from mscore.ops._layout import ShardedTensor
 from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primitive
 
 _wrap = Tensor._wrap
@@ -22,6 +24,8 @@ _wrap = Tensor._wrap
 def reshape(input, shape):
     """Same values in ``shape`` (one entry may be -1)."""
     x = input if isinstance(input, Tensor) else _check_tensor(input, "input")
+    if type(x) is ShardedTensor:   # an operator's cut output keeps its pieces where it can
+        return _reshape_pieces(x, shape)
     xd = x._data
     have = _shape_of(xd)
     try:
@@ -33,6 +37,14 @@ def reshape(input, shape):
     if target == have:
         return x
     return _wrap(call("reshape", xd, target))
+
+
+def _reshape_pieces(x, shape):
+    target = _checked_shape(shape, tuple(x.shape))
+    layout = None if x._layout is None else _layout.reshaped(x._layout, target)
+    if layout is None:
+        return _wrap(call("reshape", x._data, target))
+    return _layout.make_sharded(call("reshape", x._piece, layout.local_shape), layout)
 
 
 # (shape asked, shape had) -> the shape to reshape to, for shapes given as tuples of ints: a

@@ -14,7 +14,7 @@ from mscore.common import dtype as mdt
 from mscore.common.cast_cache import recast_tensor
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.ops import _sharding
+from mscore.ops import _sharded_ops, _sharding
 
 _wrap = Tensor._wrap
 
@@ -102,7 +102,15 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         strategy = self.attrs.get("in_strategy")
         if strategy is not None and _sharding.strategies_apply():
+            if _sharding.in_job():
+                return _sharded_ops.run(self, strategy, args, kwargs)
             args = _sharding.lay_out_inputs(args, strategy, f"{self.name}.shard")
+        if self._compute_dtype is None:   # the common call: no frame in between
+            return self.compute(*args, **kwargs)
+        return self._compute_cast(args, kwargs)
+
+    def _compute_cast(self, args, kwargs):
+        """``compute`` with the amp casts of ``set_compute_dtype`` around it."""
         low = self._compute_dtype
         if low is None:
             return self.compute(*args, **kwargs)

@@ -5,8 +5,11 @@ errors.
 mscore does data parallelism (``DATA_PARALLEL``; ``HYBRID_PARALLEL`` reduces gradients the
 same way), with the optimizer-state sharding of ``enable_parallel_optimizer`` (configured by
 ``parallel_optimizer_config``) and gradient accumulation over ``grad_accumulation_step``
-calls. The model-parallel modes and options are refused with a ``ValueError`` that says so,
-rather than accepted and ignored. The context is process-wide, as MindSpore's is.
+calls, and operator-level model parallelism (``SEMI_AUTO_PARALLEL``: the ``shard``
+strategies of primitives; see docs/parallel.md). The options it does not implement
+(strategy search, pipeline stages, per-input dataset strategies) are refused with a
+``ValueError`` that says so, rather than accepted and ignored. The context is process-wide,
+as MindSpore's is.
 """
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ class ParallelMode:
     ``STAND_ALONE``: one process. ``DATA_PARALLEL``: every process holds the whole model and
     a shard of each batch; gradients are all-reduced. ``HYBRID_PARALLEL``: as data parallel
     for the gradients (the user places the model parallelism by hand).
-    ``SEMI_AUTO_PARALLEL``: the ``shard`` strategies of Primitives and Cells lay inputs and
-    parameters out over this process's devices and the compiler partitions the rest (jax:
-    GSPMD). ``AUTO_PARALLEL`` (MindSpore's strategy search) is not implemented.
+    ``SEMI_AUTO_PARALLEL``: the ``shard`` strategies of Primitives cut their operators and
+    parameters over the ranks of the job (``mscore.ops._sharded_ops``); in one process,
+    Primitives' and Cells' strategies lay arrays out over its devices (jax: GSPMD).
+    ``AUTO_PARALLEL`` (MindSpore's strategy search) is not implemented.
     """
 
     STAND_ALONE = "stand_alone"
@@ -128,9 +132,9 @@ def _check_global_rank(value):
 
 def _check_dataset_strategy(value):
     if isinstance(value, tuple):
-        raise ValueError("dataset_strategy: per-input shard strategies (tuples) belong to "
-                         "model parallelism, which mscore does not implement; use "
-                         "'data_parallel' or 'full_batch'")
+        raise ValueError("dataset_strategy: per-input shard strategies (tuples) are not "
+                         "implemented; use 'data_parallel' (each rank reads its rows of the "
+                         "batch) or 'full_batch'")
     _check_str("dataset_strategy", value)
     if value not in ("data_parallel", "full_batch"):
         raise ValueError(f"For 'set_auto_parallel_context', the argument 'dataset_strategy' "
@@ -267,9 +271,9 @@ def set_auto_parallel_context(**kwargs):
             raise ValueError(f"Set context keyword {key} is not recognized!")
         value = check(value)
         if key in _DEFAULT_ONLY and value != _DEFAULTS[key]:
-            raise ValueError(f"{key}: mscore supports only {_DEFAULTS[key]!r} (its value "
-                             f"belongs to model parallelism, which mscore does not "
-                             f"implement), got {value!r}")
+            raise ValueError(f"{key}: mscore supports only {_DEFAULTS[key]!r} (pipeline "
+                             f"stages and strategy searches are not implemented), got "
+                             f"{value!r}")
         checked[key] = value
     optimizer_config = checked.pop("parallel_optimizer_config", None)
     if optimizer_config is not None:
@@ -334,3 +338,27 @@ def effective_device_num():
         return _values["device_num"]
     job = _state.process.communication
     return 1 if job["collectives"] is None else job["env"].world_size
+
+
+class parallel_mode_scope:
+    """``with parallel_mode_scope(mode):`` runs with ``parallel_mode`` set to ``mode`` and
+    restores the previous mode after (``AutoParallel``'s network runs so)."""
+
+    def __init__(self, mode):
+        self.mode = _check_parallel_mode(mode)
+        self.saved = None
+
+    def __enter__(self):
+        self.saved = _values["parallel_mode"]
+        _values["parallel_mode"] = self.mode
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _values["parallel_mode"] = self.saved
+        return False
+
+
+def full_batch():
+    """True when every rank reads the whole batch (``full_batch=True`` or
+    ``dataset_strategy='full_batch'``), False when each reads its rows of it."""
+    return _values["full_batch"] or _values["dataset_strategy"] == "full_batch"

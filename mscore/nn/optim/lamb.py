@@ -18,6 +18,8 @@ class Lamb(Optimizer):
     no loss scale; states ``lamb_m`` and ``lamb_v``.
     """
 
+    updates_elementwise = False   # a norm over each whole Parameter
+
     _decay_in_grads = False
 
     def __init__(self, params, learning_rate, beta1=0.9, beta2=0.999, eps=1e-6,

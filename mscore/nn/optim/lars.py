@@ -27,6 +27,8 @@ class LARS(Optimizer):
     lars_filter=lambda x: 'LayerNorm' not in x.name and 'bias' not in x.name)``.
     """
 
+    updates_elementwise = False   # a norm over each whole Parameter
+
     def __init__(self, optimizer, epsilon=1e-05, coefficient=0.001, use_clip=False,
                  lars_filter=_default_lars_filter):
         fake = Parameter(Tensor(np.float32(0.0)), name="fake_param")

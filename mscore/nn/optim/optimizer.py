@@ -54,6 +54,7 @@ from mscore.nn.learning_rate_schedule import LearningRateSchedule
 from mscore.nn.optim.optimizer_arguments import (OptimizerArguments, centralization_flags,
                                                  default_decay_filter, recording_init)
 from mscore.nn.optim.optimizer_attributes import MindSporeOptimizerAttributes, settable_target
+from mscore.ops import _sharded_ops
 from mscore.ops.functional import native_addcmul
 from mscore.ops.multi_tensor import divide_all
 
@@ -166,6 +167,17 @@ class Optimizer(OptimizerArguments, MindSporeOptimizerAttributes, Cell):
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
         self._mindspore_attributes()
+        _sharded_ops.register_optimizer(self)
+
+    # True when the update of each element depends on that element's values only, so that a
+    # rank holding a slice of a Parameter (SEMI_AUTO_PARALLEL) can update it alone.
+    updates_elementwise = True
+
+    def __call__(self, *args, **kwargs):
+        out = Cell.__call__(self, *args, **kwargs)
+        if _sharded_ops.has_pending() and _sharded_ops.can_settle():
+            _sharded_ops.settle()   # the update done, parameters and states keep their slices
+        return out
 
     # -- what subclasses use -------------------------------------------------------------------
     def _state(self, prefix, init="zeros"):

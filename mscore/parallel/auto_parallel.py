@@ -1,0 +1,62 @@
+"""``mindspore.parallel.auto_parallel.AutoParallel``: a network (a Cell or a function, e.g.
+a whole train step) run in a parallel mode of its own, without the process-wide
+``set_auto_parallel_context``."""
+from __future__ import annotations
+
+from mscore import context as _ms_context
+from mscore.compile.api import jit
+from mscore.nn.cell import Cell
+from mscore.ops import _sharding
+from mscore.parallel import _context
+
+_MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
+
+
+class AutoParallel(Cell):
+    """``AutoParallel(network, parallel_mode="semi_auto")``: ``network`` (a Cell or a
+    function) runs in SEMI_AUTO_PARALLEL mode: the ``shard`` strategies of its primitives
+    and cells cut its operators over the ranks of the job (see ``docs/parallel.md``). In
+    GRAPH_MODE a function is compiled as ``jit`` compiles it. MindSpore's strategy searches
+    (``"sharding_propagation"``, ``"recursive_programming"``) are not implemented."""
+
+    jit_disabled = True   # the wrapped network compiles itself, inside the mode
+
+    def __init__(self, network, parallel_mode="semi_auto"):
+        super().__init__()
+        if not isinstance(network, Cell) and not callable(network):
+            raise TypeError(f"For 'AutoParallel', the argument 'network' must be a Cell or a "
+                            f"function, but got {type(network).__name__}")
+        if parallel_mode not in _MODES:
+            raise ValueError(f"the argument 'parallel_mode' must be one of {list(_MODES)}, "
+                             f"but got the value : {parallel_mode} .")
+        if parallel_mode != "semi_auto":
+            raise ValueError(f"AutoParallel: parallel_mode {parallel_mode!r} (MindSpore's "
+                             f"strategy search) is not supported; mscore implements "
+                             f"'semi_auto'")
+        self.network = network
+        self._function = None if isinstance(network, Cell) else network
+        self._compiled = None if self._function is None else jit(network)
+        self._full_batch = None   # None: as set_auto_parallel_context says
+
+    def dataset_strategy(self, config):
+        """How each rank's inputs relate to the global batch: ``"data_parallel"`` (each
+        rank's rows of it, gathered on entry) or ``"full_batch"`` (every rank reads all of
+        it). Per-input strategies (tuples) are not implemented."""
+        if isinstance(config, tuple):
+            raise ValueError("AutoParallel.dataset_strategy: per-input shard strategies "
+                             "(tuples) are not implemented; use 'data_parallel' or "
+                             "'full_batch'")
+        if config not in ("data_parallel", "full_batch"):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', the argument 'config' "
+                             f"must be 'full_batch' or 'data_parallel', but got the value : "
+                             f"{config}.")
+        self._full_batch = config == "full_batch"
+
+    def construct(self, *args, **kwargs):
+        with _context.parallel_mode_scope(_context.ParallelMode.SEMI_AUTO_PARALLEL), \
+                _sharding.batch_entry(args, self._full_batch) as args:
+            if self._function is None:
+                return self.network(*args, **kwargs)
+            if _ms_context.get_context("mode") == _ms_context.GRAPH_MODE:
+                return self._compiled(*args, **kwargs)
+            return self._function(*args, **kwargs)

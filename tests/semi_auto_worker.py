@@ -1,0 +1,169 @@
+"""Worker of tests/test_semi_auto.py (started by ``mscore run`` with 2 workers; not a test
+module).
+
+An operator-parallel network in the manner of MindSpore's tutorial: its weights are
+Parameters of the network, ``MatMul`` primitives carry the strategies (the first
+column-parallel ``((1, 1), (1, 2))``, the second row-parallel ``((1, 2), (2, 1))``), the
+``ReLU`` between them is cut as the columns, the last ``MatMul`` has none. Each configuration
+trains it twice in this process, alone (stand-alone mode: the strategies do nothing) and in
+SEMI_AUTO_PARALLEL mode over the job, on the same batches of a dataset, and records the
+losses, the weights each rank holds and the whole weights of the stand-alone run.
+
+Configurations (``--configs``, comma-separated) ``STYLE:MODE:OPT``: STYLE ``func`` (a
+``value_and_grad`` function and ``optimizer(grads)``, wrapped in ``AutoParallel``; every
+rank reads the whole batches), ``shards`` (the same, each rank reading its half of each
+batch: ``full_batch=False``, the global batch is both halves) or ``model`` (``Model.train``
+with ``set_auto_parallel_context(..., full_batch=True)``); MODE ``pynative|graph``;
+OPT ``momentum|adam``. ``decoder:MODE:f64|f32`` trains bench/semi_auto_decoder.py's
+Megatron-style decoder (Adam) at a small size in that precision instead. Each rank writes
+``OUT/rank{R}.npz``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+IN, HIDDEN, OUT = 12, 16, 4
+BATCH, STEPS = 8, 3
+
+
+def make_data(dtype):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((BATCH * STEPS, 3, IN // 3)).astype(dtype)
+    y = rng.integers(0, OUT, BATCH * STEPS).astype(np.int32)
+    return x, y
+
+
+def build(ms, nn, ops, dtype):
+    from mscore.common.initializer import Normal, initializer
+
+    class Network(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.flatten = ops.Flatten()
+            self.w1 = ms.Parameter(initializer(Normal(0.5), [IN, HIDDEN], dtype), name="w1")
+            self.w2 = ms.Parameter(initializer(Normal(0.5), [HIDDEN, HIDDEN], dtype), name="w2")
+            self.w3 = ms.Parameter(initializer(Normal(0.5), [HIDDEN, OUT], dtype), name="w3")
+            self.matmul1 = ops.MatMul().shard(((1, 1), (1, 2)))
+            self.relu1 = ops.ReLU().shard(((1, 2),))
+            self.matmul2 = ops.MatMul().shard(((1, 2), (2, 1)))
+            self.relu2 = ops.ReLU()
+            self.matmul3 = ops.MatMul()
+
+        def construct(self, x):
+            x = self.flatten(x)
+            x = self.relu1(self.matmul1(x, self.w1))
+            x = self.relu2(self.matmul2(x, self.w2))
+            return self.matmul3(x, self.w3)
+    ms.set_seed(11)
+    return Network()
+
+
+def optimizer(nn, net, kind):
+    if kind == "adam":
+        return nn.Adam(net.trainable_params(), learning_rate=0.01)
+    return nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+
+
+def train(ms, nn, ops, style, opt_kind, semi, dtype):
+    from mscore.dataset import NumpySlicesDataset
+    from mscore.parallel.auto_parallel import AutoParallel
+    ms.reset_auto_parallel_context()
+    if semi and style == "model":
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
+                                     full_batch=True)
+    x, y = make_data(dtype)
+    if semi and style == "shards":   # each rank reads its rows: half of each batch
+        from mscore.communication import get_rank
+        data = NumpySlicesDataset({"x": x, "y": y}, shuffle=False, num_shards=2,
+                                  shard_id=get_rank()).batch(BATCH // 2)
+    else:
+        data = NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(BATCH)
+    net = build(ms, nn, ops, dtype)
+    opt = optimizer(nn, net, opt_kind)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    losses = []
+    if style == "model":
+        model = ms.Model(net, loss_fn, opt)
+
+        class Losses(ms.train.Callback):
+            def on_train_step_end(self, run_context):
+                losses.append(float(run_context.original_args().net_outputs.asnumpy()))
+        model.train(1, data, callbacks=[Losses()], dataset_sink_mode=False)
+    else:
+        def forward(inputs, labels):
+            return loss_fn(net(inputs), labels)
+        grad_fn = ms.value_and_grad(forward, None, opt.parameters)
+
+        def train_step(inputs, labels):
+            loss, grads = grad_fn(inputs, labels)
+            opt(grads)
+            return loss
+        step = AutoParallel(train_step, parallel_mode="semi_auto") if semi else train_step
+        for inputs, labels in data.create_tuple_iterator():
+            losses.append(float(step(inputs, labels).asnumpy()))
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, opt
+
+
+# the suite's decoder: vocabulary, width, layers, heads, sequence; batch and steps
+DECODER = (32, 16, 2, 4, 8)
+DECODER_BATCH, DECODER_STEPS = 2, 3
+
+
+def train_decoder(ms, nn, ops, semi, dtype):
+    """bench/semi_auto_decoder.py's decoder at a small size: losses, and the Parameters'
+    values this rank holds."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "bench"))
+    from semi_auto_decoder import build_decoder, make_batches, mscore_step
+    from mscore.parallel.auto_parallel import AutoParallel
+    ms.reset_auto_parallel_context()
+    net = build_decoder(ms, nn, ops, *DECODER, dtype)
+    step = mscore_step(ms, nn, net, lr=1e-2)
+    if semi:
+        step = AutoParallel(step)
+    losses = [float(step(ms.Tensor(i), ms.Tensor(y)).asnumpy())
+              for i, y in make_batches(DECODER[0], DECODER[4], DECODER_BATCH, DECODER_STEPS)]
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--backend", required=True)
+    p.add_argument("--configs", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--float64", action="store_true")
+    args = p.parse_args()
+    import mscore as ms
+    from mscore import nn, ops
+    from mscore.communication import get_rank, init
+    ms.set_context(backend=args.backend)
+    init()
+    dtype = np.float64 if args.float64 else np.float32
+    out = {}
+    for cfg in args.configs.split(","):
+        style, mode, opt_kind = cfg.split(":")
+        ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+        if style == "decoder":
+            precision = np.float64 if opt_kind == "f64" else np.float32
+            ref_losses, ref, _ = train_decoder(ms, nn, ops, False, precision)
+            losses, mine, opt = train_decoder(ms, nn, ops, True, precision)
+        else:
+            ref_losses, ref, _ = train(ms, nn, ops, style, opt_kind, False, dtype)
+            losses, mine, opt = train(ms, nn, ops, style, opt_kind, True, dtype)
+        out[f"{cfg}/ref_losses"] = np.array(ref_losses)
+        out[f"{cfg}/losses"] = np.array(losses)
+        for name, value in ref.items():
+            out[f"{cfg}/ref/{name}"] = value
+            out[f"{cfg}/mine/{name}"] = mine[name]
+        for s in () if opt is None else opt.get_parameters():
+            if s.name.startswith(("moment", "moments")):
+                out[f"{cfg}/state/{s.name}"] = s.asnumpy()
+    np.savez(os.path.join(args.out, f"rank{get_rank()}.npz"), **out)
+
+
+if __name__ == "__main__":
+    main()
