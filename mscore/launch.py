@@ -84,8 +84,9 @@ def build_parser():
                    help="ranks whose output is shown with --join=True, e.g. 0 or 0,1 "
                         "(default -1: all)")
     p.add_argument("task_script", help="the script each worker runs (or python/pytest)")
-    p.add_argument("task_script_args", nargs=argparse.REMAINDER,
-                   help="arguments passed on to the script")
+    script_args = p.add_argument("task_script_args", nargs=argparse.REMAINDER,
+                                 help="arguments passed on to the script")
+    script_args.required = False       # argparse counts a REMAINDER as required
     return p
 
 

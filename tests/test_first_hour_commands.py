@@ -327,6 +327,39 @@ def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path,
     assert failed.value.filename == str(tmp_path / "a_file" / "model.ckpt")
 
 
+def test_bare_arrays_given_to_model_train_and_fit_are_named():
+    import numpy as np
+    from mscore import nn
+    from mscore.train import Model
+    net = nn.Dense(3, 2)
+    model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), metrics={"mse"})
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    expected = (r"train_dataset: expected a Dataset, got a numpy array of shape \(4, 3\); "
+                r".*NumpySlicesDataset\(\(x, y\)")
+    # MindSpore: AttributeError ('numpy.ndarray' object has no attribute 'get_dataset_size')
+    with pytest.raises(AttributeError, match=expected):
+        model.train(1, x)
+    with pytest.raises(AttributeError, match=expected):
+        model.fit(1, x, y)
+    with pytest.raises(TypeError, match=r"valid_dataset: expected a Dataset, got a Tensor of "
+                                        r"shape \(4, 2\)"):
+        model.eval(ms.Tensor(y))
+
+
+def test_errors_of_two_types_are_shown_by_mindspores_type():
+    """A traceback names them as MindSpore's type; they still pickle as themselves (dataset
+    workers send errors between processes)."""
+    import pickle
+    import traceback
+    from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
+    for cls, shown in ((TypeAttributeError, "AttributeError"),
+                       (ValueZeroDivisionError, "ZeroDivisionError")):
+        error = cls("the message")
+        assert traceback.format_exception_only(error) == [f"{shown}: the message\n"]
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is cls and again.args == ("the message",)
+
+
 def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them():
     import numpy as np
     from mscore import nn
@@ -343,6 +376,7 @@ def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them()
                                        r"'accuracy'\?\); supported: F1, acc, accuracy, auc"):
         Model(net, nn.MSELoss(), metrics={"acuracy"})
     # a numpy array is refused, as MindSpore refuses it (its words: test_numpy_arguments.py)
-    with pytest.raises(TypeError, match=r"For 'Dense', the input argument must be Tensor, but "
-                                        r"got <class 'numpy.ndarray'>"):
+    with pytest.raises(TypeError, match=r"^For 'Dense', the input argument must be Tensor, but "
+                                        r"got <class 'numpy.ndarray'>\.\nHint: wrap the numpy "
+                                        r"array with ms\.Tensor\(x\)\.$"):
         net(x)

@@ -240,3 +240,10 @@ def test_the_port_of_a_failed_job_is_free_right_after_it(tmp_path):
     args = launch.build_parser().parse_args([f"--master_port={port}", str(script)])
     launch.check_master_port(args)                           # no error
     _failfast.check_master_port_free("127.0.0.1", port, 0)   # no error
+
+
+def test_run_without_a_script_asks_for_the_script_only(capsys):
+    assert launch.main([]) == 2
+    err = capsys.readouterr().err
+    assert err == ("mscore run: error: the following arguments are required: task_script "
+                   "(see 'mscore run --help')\n")
