@@ -125,7 +125,7 @@ def main(argv=None):
                 "accuracy"])
             print(f"reloaded from the {size} ranks' checkpoints: test accuracy "
                   f"{reloaded:.4f}", flush=True)
-        comm_func.barrier()                  # rank 0 read the files before they go
+        comm_func.barrier()                  # the job ends together, after the reload
     if args.min_accuracy is not None and accuracy < args.min_accuracy:
         print(f"FAILED: accuracy {accuracy:.4f} < {args.min_accuracy}", file=sys.stderr)
         return 1
