@@ -8,8 +8,10 @@
 # GRAPH_MODE rows for torch, then prints a summary table (ratios mscore/native, GRAPH_MODE
 # speed-ups over native eager, O2-over-O0 speed-ups of both sides, first-call times).
 #
-# Everything goes to $OUT (default ./gpu-out): env.txt, run.log (this script's output), one
-# log and one JSON per section, summary.md and summary.json. Every section is bounded by
+# Everything goes to $OUT (default bench/results/gpu-<UTC time>, or bench/results/dry-run-<UTC
+# time> with --dry-run; git ignores bench/results/): env.txt, run.log (this script's output),
+# one log and one JSON per section, summary.md and summary.json. docs/gpu-results.md reports
+# a pass's figures. Every section is bounded by
 # `timeout` and by the pass's deadline (GPU_RUN_BUDGET seconds from the start, default 470);
 # a section that fails or runs out of time is recorded and the pass goes on.
 #
@@ -25,7 +27,7 @@ for a in "$@"; do
 done
 SECTIONS=" ${ARGS[*]:-install kit micro models graph jax} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
-OUT=${OUT:-gpu-out}
+OUT=${OUT:-bench/results/$([ -n "$DRY" ] && echo dry-run || echo gpu)-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
 export PYTHONUNBUFFERED=1

@@ -13,7 +13,10 @@ What it shows, in MindSpore's API: ``communication.init()``, ``get_rank()``,
 gradients_mean=True)``, a dataset that shards itself from the communication context,
 ``Model`` with amp O2 and loss scaling (an overflow on any worker makes every worker skip the
 step), ``LossMonitor`` lines that name the rank, ``ModelCheckpoint`` writing one folder per
-rank, and ``load_distributed_checkpoint`` reading the ranks' files back into one network.
+rank (a rerun in the same folder may rename the prefix of some ranks only, as MindSpore
+does: each rank's own file name is gathered, and printed), and
+``load_distributed_checkpoint`` reading the ranks' files back into one network, evaluated at
+the same amp level.
 """
 from __future__ import annotations
 
@@ -41,10 +44,27 @@ def _parser():
     return p
 
 
+def gather_paths(path, limit=4096):
+    """Every rank's ``path`` (a str of at most ``limit`` UTF-8 bytes), in rank order, on
+    every rank: an all-gather of the bytes as a row of int32 codes (0 pads)."""
+    import numpy as np
+    import mscore as ms
+    from mscore.communication import comm_func
+
+    data = path.encode("utf-8")
+    if len(data) > limit:
+        raise ValueError(f"checkpoint path longer than {limit} bytes: {path[:80]!r}...")
+    row = np.zeros((1, limit), np.int32)
+    row[0, :len(data)] = np.frombuffer(data, np.uint8)
+    gathered, _ = comm_func.all_gather_into_tensor(ms.Tensor(row))
+    return [bytes(codes[codes > 0].astype(np.uint8)).decode("utf-8")
+            for codes in gathered.asnumpy()]
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     import mscore as ms
-    from mscore import nn
+    from mscore import amp, nn
     from mscore.amp import FixedLossScaleManager
     from mscore.communication import comm_func, get_group_size, get_rank, init
     from mscore.train import CheckpointConfig, LossMonitor, ModelCheckpoint
@@ -83,26 +103,29 @@ def main(argv=None):
         checkpoint = ModelCheckpoint("digits", ckpt_dir, CheckpointConfig(
             save_checkpoint_steps=steps, keep_checkpoint_max=1))
         if rank == 0:
+            epochs = f"{args.epochs} epoch{'s' if args.epochs != 1 else ''}"
             print(f"mscore {ms.__version__} | backend {ms.get_context('backend')} | {size} "
-                  f"workers | {args.epochs} epochs of {steps} steps, "
-                  f"{args.batch_size // size} rows per worker and step", flush=True)
+                  f"workers | {epochs} of {steps} steps, {args.batch_size // size} rows per "
+                  f"worker and step | checkpoints: {os.path.abspath(ckpt_dir)}", flush=True)
         model.train(args.epochs, train, callbacks=[LossMonitor(steps), checkpoint])
         accuracy = float(model.eval(test)["accuracy"])
         print(f"test accuracy: {accuracy:.4f} (rank {rank})", flush=True)
 
-        comm_func.barrier()                  # every rank's checkpoint is on disk now
+        # Every rank's own file: a rerun in the same folder renames the prefix per rank
+        # folder (digits_1, digits_2, ... as MindSpore does), so no rank can guess another's.
+        files = gather_paths(checkpoint.latest_ckpt_file_name)
         if rank == 0:
-            files = [os.path.join(os.path.dirname(checkpoint.latest_ckpt_file_name),
-                                  os.pardir, f"rank_{r}",
-                                  os.path.basename(checkpoint.latest_ckpt_file_name))
-                     for r in range(size)]
+            print("saved:\n" + "\n".join(f"  rank {r}: {f}" for r, f in enumerate(files)),
+                  flush=True)
             fresh = build_network()
             ms.load_distributed_checkpoint(fresh, files)
+            # Evaluated at O2, as the trained network was, so the two accuracies compare.
+            fresh = amp.auto_mixed_precision(fresh, "O2")
             reloaded = float(ms.Model(fresh, loss_fn, metrics={"accuracy"}).eval(test)[
                 "accuracy"])
             print(f"reloaded from the {size} ranks' checkpoints: test accuracy "
                   f"{reloaded:.4f}", flush=True)
-        comm_func.barrier()                  # rank 0 read the files before they go
+        comm_func.barrier()                  # the job ends together, after the reload
     if args.min_accuracy is not None and accuracy < args.min_accuracy:
         print(f"FAILED: accuracy {accuracy:.4f} < {args.min_accuracy}", file=sys.stderr)
         return 1

@@ -25,7 +25,8 @@ SIGKILL after a grace period), and ``mscore run`` exits with the status of the w
 left the job first, naming its rank and printing its last lines. Workers and their children
 also die with the launcher, even when it is SIGKILLed (Linux; :mod:`mscore.supervisor`), so
 none is left behind. Before any worker starts, the script must exist and, on rank 0's
-machine, the master port must be free; more workers than CPU cores is warned about.
+machine, nothing may listen on the master port (connections of a job that just
+ended, in TIME_WAIT, do not count); more workers than CPU cores is warned about.
 ``--join=False`` starts the workers with their output in log files and returns at once, as
 msrun does.
 """
@@ -41,7 +42,7 @@ import sys
 import tempfile
 
 from mscore.commands import ArgumentParser, CommandError, command
-from mscore.communication._failfast import EVENTS_ENV
+from mscore.communication._failfast import EVENTS_ENV, port_listener_error
 from mscore.supervisor import PREFIX as _PREFIX, start_workers, supervise
 
 _LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
@@ -83,8 +84,9 @@ def build_parser():
                    help="ranks whose output is shown with --join=True, e.g. 0 or 0,1 "
                         "(default -1: all)")
     p.add_argument("task_script", help="the script each worker runs (or python/pytest)")
-    p.add_argument("task_script_args", nargs=argparse.REMAINDER,
-                   help="arguments passed on to the script")
+    script_args = p.add_argument("task_script_args", nargs=argparse.REMAINDER,
+                                 help="arguments passed on to the script")
+    script_args.required = False       # argparse counts a REMAINDER as required
     return p
 
 
@@ -184,15 +186,11 @@ def check_master_port(args):
     rank 0's engine listens there (jax.distributed's coordinator may crash otherwise)."""
     if max(args.node_rank, 0) != 0 or args.master_addr not in _LOCAL_ADDRESSES:
         return
-    family = socket.AF_INET6 if ":" in args.master_addr else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((args.master_addr, args.master_port))
-        except OSError as exc:
-            raise LaunchError(f"--master_port {args.master_port} on {args.master_addr} is in "
-                              f"use ({exc.strerror}); another job or program holds it: pick "
-                              f"a free port with --master_port; no worker was started") \
-                from None
+    exc = port_listener_error(args.master_addr, args.master_port)
+    if exc is not None:
+        raise LaunchError(f"--master_port {args.master_port} on {args.master_addr} is in "
+                          f"use ({exc.strerror}); another job or program listens there: "
+                          f"pick a free port with --master_port; no worker was started")
 
 
 def warn_oversubscription(local_workers, cores=None):

@@ -343,3 +343,28 @@ def test_example_trains_on_two_workers(tmp_path):
                               tmp_path / "ckpt"), timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "[rank 0] test accuracy" in proc.stdout and "[rank 1] test accuracy" in proc.stdout
+
+
+def test_example_reruns_in_a_folder_an_earlier_job_wrote_to(tmp_path):
+    """A rerun with another worker count: the folder of rank 0 holds an earlier run's
+    checkpoint, the new rank 1's folder none, so ``ModelCheckpoint`` (MindSpore's rule)
+    renames rank 0's prefix only; every rank's own file is reloaded, at the level the
+    network was trained at (the same accuracy), and the job says where it saved."""
+    _require("torch")                       # numpy's collectives ride on torch's gloo
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "rank_0").mkdir(parents=True)
+    (ckpt / "rank_0" / "digits-1_22.ckpt").write_bytes(b"an earlier run's file")
+    proc = run_job(mscore_run(ROOT / "examples" / "data_parallel.py", "--backend", "numpy",
+                              "--epochs", "1", "--ckpt-dir", ckpt), timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "| 1 epoch of " in out and f"checkpoints: {ckpt}" in out
+    saved = {int(line.split("rank ")[-1].split(":")[0]): line.split(": ", 1)[1].strip()
+             for line in out.splitlines() if "]   rank " in line}
+    assert saved == {0: str(ckpt / "rank_0" / "digits_1-1_23.ckpt"),
+                     1: str(ckpt / "rank_1" / "digits-1_23.ckpt")}
+    assert all(os.path.getsize(path) > 100_000 for path in saved.values())
+    trained = {line.split("test accuracy: ")[1].split()[0] for line in out.splitlines()
+               if "] test accuracy: " in line}
+    reloaded = out.split("checkpoints: test accuracy ")[1].split()[0]
+    assert len(trained) == 1 and reloaded == trained.pop()

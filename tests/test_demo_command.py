@@ -139,6 +139,21 @@ def test_demo_arguments_are_one_line_errors(capsys, monkeypatch):
     assert "did you mean 'torch'?" in err
 
 
+def test_demo_folders_that_cannot_be_made_are_one_line_errors(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("MSCORE_BACKEND", raising=False)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    for option in ("--output-dir", "--ckpt-dir", "--data-dir"):
+        err = _error_line(capsys, [option, "/proc/no_such_folder"])
+        assert err.startswith(f"mscore demo: error: {option}: cannot create the folder "
+                              f"'/proc/no_such_folder': "), err
+        err = _error_line(capsys, [option, str(a_file)])
+        assert f"{option}: {str(a_file)!r} is a file, not a folder" in err
+        err = _error_line(capsys, [option, str(a_file / "below")])
+        assert f"{option}: cannot create the folder {str(a_file / 'below')!r}: " in err
+    assert os.listdir(tmp_path) == ["a_file"]
+
+
 def test_demo_names_the_environment_variable(capsys, monkeypatch):
     monkeypatch.setenv("MSCORE_BACKEND", "nosuch")
     err = _error_line(capsys, [])

@@ -122,7 +122,10 @@ def test_demo_writes_only_where_it_is_told(capsys, monkeypatch, tmp_path):
     status, out = _fast_demo(capsys, "--no-summary", "--ckpt-dir", str(ckpt))
     assert status == 0, out
     assert os.listdir(cwd) == [] and sorted(os.listdir(ckpt)) == ["digits-1_3.ckpt"]
-    assert "| 1 epoch of 3 steps |" in out and "epochs" not in out.splitlines()[0]
+    assert "| 1 epoch of 3 steps\n" in out and "epochs" not in out
+    # the header: short lines, the run's folder on its own
+    header = out.splitlines()[:3]
+    assert all(len(line) <= 100 for line in header[:2]) and header[2] == f"run: {ckpt}", out
     # the default: one run folder, named by backend, amp level, mode and time
     status, out = _fast_demo(capsys)
     assert status == 0, out
@@ -134,6 +137,13 @@ def test_demo_writes_only_where_it_is_told(capsys, monkeypatch, tmp_path):
     printed = float(re.search(r"test accuracy: ([\d.]+)", out).group(1))
     ((step, _, value),) = load_summaries(str(run))["scalar"]["eval/accuracy"]
     assert step == 3 and value == pytest.approx(printed, abs=0.5e-4)
+    # ... in the training's own event file, after its steps: TensorBoard reads the files of
+    # a run in name order and reports a step that goes back
+    loader = pytest.importorskip("tensorboard.backend.event_processing.event_file_loader")
+    (events,) = [p for p in run.iterdir() if ".tfevents." in p.name]
+    steps = [event.step for event in loader.EventFileLoader(str(events)).Load()
+             if event.HasField("summary")]
+    assert steps == sorted(steps) and steps[-1] == 3 and len(steps) >= 2, steps
     # TensorBoard's own reader finds the network's graph: the cells as scopes, the dense
     # layers reading the flattened input
     event_accumulator = pytest.importorskip(
@@ -146,6 +156,27 @@ def test_demo_writes_only_where_it_is_told(capsys, monkeypatch, tmp_path):
     assert [name.rsplit("/", 1)[0] for name in dense] == [
         f"Network/dense_relu_sequential/{i}" for i in (0, 2, 4)]
     assert {"input_0", "output_0", "Network/dense_relu_sequential/0/weight"} <= set(nodes)
+
+
+def test_demo_wall_time_counts_from_the_process_start(tmp_path):
+    """The wall time includes what the process did before the demo's code ran (here a
+    sleep of 3 s standing for the interpreter's start and the imports)."""
+    code = ("import time, sys; started = time.monotonic(); time.sleep(3)\n"
+            "from mscore.examples import amp_digits\n"
+            "status = amp_digits.main(['--backend', 'numpy', '--epochs', '1', "
+            "'--batch-size', '512', '--per-print', '0', '--no-summary', '--ckpt-dir', "
+            f"{str(tmp_path)!r}])\n"
+            "print('measured', time.monotonic() - started)\n"
+            "sys.exit(status)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=subprocess_env())
+    assert proc.returncode == 0, proc.stderr
+    if not os.path.exists("/proc/self/stat"):
+        assert "s since the command started (imports not counted)" in proc.stdout
+        return
+    wall = float(re.search(r"wall time: ([\d.]+) s since the process started", proc.stdout)[1])
+    measured = float(proc.stdout.split("measured ")[1])
+    assert 3.0 <= measured - 0.2 <= wall <= measured + 0.2 + 1.0, proc.stdout
 
 
 def test_graph_mode_on_a_backend_that_cannot_compile_says_it_runs_eagerly(capsys, tmp_path):
@@ -296,6 +327,39 @@ def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path,
     assert failed.value.filename == str(tmp_path / "a_file" / "model.ckpt")
 
 
+def test_bare_arrays_given_to_model_train_and_fit_are_named():
+    import numpy as np
+    from mscore import nn
+    from mscore.train import Model
+    net = nn.Dense(3, 2)
+    model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), metrics={"mse"})
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    expected = (r"train_dataset: expected a Dataset, got a numpy array of shape \(4, 3\); "
+                r".*NumpySlicesDataset\(\(x, y\)")
+    # MindSpore: AttributeError ('numpy.ndarray' object has no attribute 'get_dataset_size')
+    with pytest.raises(AttributeError, match=expected):
+        model.train(1, x)
+    with pytest.raises(AttributeError, match=expected):
+        model.fit(1, x, y)
+    with pytest.raises(TypeError, match=r"valid_dataset: expected a Dataset, got a Tensor of "
+                                        r"shape \(4, 2\)"):
+        model.eval(ms.Tensor(y))
+
+
+def test_errors_of_two_types_are_shown_by_mindspores_type():
+    """A traceback names them as MindSpore's type; they still pickle as themselves (dataset
+    workers send errors between processes)."""
+    import pickle
+    import traceback
+    from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
+    for cls, shown in ((TypeAttributeError, "AttributeError"),
+                       (ValueZeroDivisionError, "ZeroDivisionError")):
+        error = cls("the message")
+        assert traceback.format_exception_only(error) == [f"{shown}: the message\n"]
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is cls and again.args == ("the message",)
+
+
 def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them():
     import numpy as np
     from mscore import nn
@@ -312,6 +376,7 @@ def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them()
                                        r"'accuracy'\?\); supported: F1, acc, accuracy, auc"):
         Model(net, nn.MSELoss(), metrics={"acuracy"})
     # a numpy array is refused, as MindSpore refuses it (its words: test_numpy_arguments.py)
-    with pytest.raises(TypeError, match=r"For 'Dense', the input argument must be Tensor, but "
-                                        r"got <class 'numpy.ndarray'>"):
+    with pytest.raises(TypeError, match=r"^For 'Dense', the input argument must be Tensor, but "
+                                        r"got <class 'numpy.ndarray'>\.\nHint: wrap the numpy "
+                                        r"array with ms\.Tensor\(x\)\.$"):
         net(x)

@@ -280,7 +280,8 @@ def test_predict_is_the_network_in_inference_mode():
     assert out.shape == (5, 3) and net.training is False
     # a numpy array is refused with MindSpore's words (test_numpy_arguments.py)
     with pytest.raises(TypeError, match=r"The types of input data must be in the Union\(Tensor, "
-                                        r".*but got type ndarray\.$"):
+                                        r".*but got type ndarray\.\nHint: wrap the numpy array "
+                                        r"with ms\.Tensor\(x\)\.$"):
         model.predict(x)
     with pytest.raises(TypeError, match="predict_data"):   # MindSpore's type
         model.predict()

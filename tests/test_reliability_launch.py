@@ -178,3 +178,72 @@ def test_first_to_leave_weighs_notes_exits_and_kills():
     # but a note well before the kill's report stays first
     assert first_to_leave(r2, workers, {r2: (10.0, -9)},
                           {0: (10.0 - 3 * KILLED_SLACK_SECONDS, "exit")}) is r0
+
+
+def _port_in_time_wait():
+    """A port of 127.0.0.1 whose server closed a connection first, as a job's rank 0 does
+    when it stops: the server side's socket lingers in TIME_WAIT (about a minute) while
+    nothing listens there. The server sets SO_REUSEADDR as torch's store and jax's
+    coordinator do. Checked: binding it without SO_REUSEADDR still fails."""
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        accepted.close()            # the server side closes first: its socket goes TIME_WAIT
+        client.recv(1)              # the FIN arrives
+        client.close()
+    with socket.socket() as plain:
+        with pytest.raises(OSError):
+            plain.bind(("127.0.0.1", port))
+    return port
+
+
+def test_a_port_in_time_wait_is_free_for_the_next_job(tmp_path):
+    from mscore.communication import _failfast
+    port = _port_in_time_wait()
+    _failfast.check_master_port_free("127.0.0.1", port, 0)      # no error: nothing listens
+    script = tmp_path / "w.py"
+    script.write_text("print('worker ran', flush=True)\n")
+    proc = _run(["--worker_num=1", "--local_worker_num=1", f"--master_port={port}",
+                 str(script)])
+    assert proc.returncode == 0, proc.stderr
+    assert "worker ran" in proc.stdout
+
+
+JOB_THAT_FAILS = """
+import os
+import mscore as ms
+from mscore.communication import init
+from mscore.communication.comm_func import barrier
+ms.set_context(backend="numpy")
+init()
+barrier()
+if os.environ["RANK"] == "0":
+    raise SystemExit(3)
+barrier()                        # rank 1 waits for rank 0 until the launcher stops it
+"""
+
+
+def test_the_port_of_a_failed_job_is_free_right_after_it(tmp_path):
+    """Its rank 0 served the rendezvous there; the next job's launcher and rank 0 take it."""
+    pytest.importorskip("torch")     # the numpy backend's collectives ride on torch's gloo
+    from mscore.communication import _failfast
+    script = tmp_path / "job.py"
+    script.write_text(JOB_THAT_FAILS)
+    port = _free_port()
+    failed = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={port}",
+                   str(script)])
+    assert failed.returncode == 3, failed.stderr[-2000:]
+    args = launch.build_parser().parse_args([f"--master_port={port}", str(script)])
+    launch.check_master_port(args)                           # no error
+    _failfast.check_master_port_free("127.0.0.1", port, 0)   # no error
+
+
+def test_run_without_a_script_asks_for_the_script_only(capsys):
+    assert launch.main([]) == 2
+    err = capsys.readouterr().err
+    assert err == ("mscore run: error: the following arguments are required: task_script "
+                   "(see 'mscore run --help')\n")

@@ -478,3 +478,32 @@ def test_collector_with_model_fit_records_eval_metrics(tmp_path):
     # evaluation in the middle did not stop the operators being recorded in train mode
     assert [s for s, _, _ in got["tensor"]["logits"]] == [1, 2, 4, 6]
     assert [s for s, _, _ in got["scalar"]["loss/auto"]] == [1, 2, 4, 6]
+
+
+def test_a_with_block_keeps_one_event_file_across_model_train(tmp_path):
+    """Model.train enters its callbacks again (a nested block): the user's outer block keeps
+    the files open, so two runs and a value added after them share one event file, in
+    step order."""
+    from mscore.dataset import NumpySlicesDataset
+    from mscore.train import Model
+    from mscore.train.summary.reader import load_summaries
+    ms.set_context(backend="numpy")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    y = x[:, :3].argmax(1).astype(np.int32)
+    net = nn.Dense(4, 3)
+    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                  nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    data = NumpySlicesDataset((x, y), ["x", "y"], shuffle=False).batch(2)
+    collector = SummaryCollector(str(tmp_path), collect_freq=1)
+    with collector:
+        model.train(1, data, callbacks=[collector])
+        assert collector.summary_record is not None          # still open after the run
+        collector.summary_record.add_value("scalar", "eval/accuracy",
+                                           ms.Tensor(0.5, ms.float32))
+        collector.summary_record.record(4)
+    assert collector.summary_record is None                  # closed by the outer block
+    (events,) = [name for name in os.listdir(tmp_path) if ".tfevents." in name]
+    scalars = load_summaries(str(tmp_path))["scalar"]
+    assert [step for step, _, _ in scalars["loss/auto"]] == [1, 2, 3, 4]
+    assert [(step, value) for step, _, value in scalars["eval/accuracy"]] == [(4, 0.5)]

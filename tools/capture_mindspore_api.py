@@ -289,8 +289,9 @@ def main():
         "kind_codes": {v: k for k, v in KIND_CODES.items()},
         "mindspore_version": mindspore.__version__,
         "python": sys.version.split()[0],
-        "made_by": "/tmp/ms/bin/python tools/capture_mindspore_api.py "
-                   "(oracle venv: pip install mindspore==2.10.0 'numpy<2', CPU)",
+        "made_by": "python tools/capture_mindspore_api.py",
+        "made_in": "a virtual environment made with pip install mindspore==2.10.0 'numpy<2' "
+                   "(CPU)",
         "modules": {},
     }
     for name in MODULES:

@@ -102,19 +102,33 @@ def uninstall():
     _installed.update(previous=None, skip=None, rank=None)
 
 
-def check_master_port_free(addr, port, rank):
-    """``RuntimeError`` naming the port when rank 0 cannot listen on ``addr:port``."""
+def port_listener_error(addr, port):
+    """The ``OSError`` of listening on ``addr:port`` here, or None when a server could
+    listen there now.
+
+    Only a listening socket holds a port: the probe sets ``SO_REUSEADDR`` (as torch's
+    store and jax's coordinator do), so the connections of a job that just ended, which
+    linger in ``TIME_WAIT`` for a minute, do not count."""
     family = socket.AF_INET6 if ":" in addr else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((addr.strip("[]"), port))
+            probe.listen(1)
         except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                return  # not an address of this machine: the engine will say so
-            raise RuntimeError(f"For 'init', rank {rank} serves the job's rendezvous on "
-                               f"{addr}:{port}, but that port is in use ({exc.strerror}): "
-                               f"another job or program holds it; choose another master "
-                               f"port (mscore run --master_port, MASTER_PORT)") from None
+            return exc
+    return None
+
+
+def check_master_port_free(addr, port, rank):
+    """``RuntimeError`` naming the port when rank 0 cannot listen on ``addr:port``."""
+    exc = port_listener_error(addr, port)
+    if exc is None or exc.errno != errno.EADDRINUSE:
+        return  # free, or not an address of this machine: the engine will say so
+    raise RuntimeError(f"For 'init', rank {rank} serves the job's rendezvous on "
+                       f"{addr}:{port}, but that port is in use ({exc.strerror}): "
+                       f"another job or program listens there; choose another master "
+                       f"port (mscore run --master_port, MASTER_PORT)")
 
 
 _watch = {"deadline": None, "what": None, "thread": None}

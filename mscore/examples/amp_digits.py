@@ -37,7 +37,6 @@ from mscore.commands import ArgumentParser, CommandError, backend_choice, comman
     select_backend
 from mscore.common.dtype import float32
 from mscore.common.tensor import Tensor
-from mscore.train.summary.record import SummaryRecord
 from mscore.dataset import write_idx
 from mscore.dataset import MnistDataset, transforms, vision
 from mscore import nn
@@ -169,6 +168,17 @@ def _check(args):
         raise CommandError(f"--per-print: expected 0 (never) or more, got {args.per_print}")
 
 
+def _check_folders(args):
+    """The folders given on the command line, made before the data are written: a bad one
+    is one line (the output folder only when something goes there)."""
+    if args.data_dir is not None:
+        make_folder(args.data_dir, "--data-dir")
+    if args.ckpt_dir is not None:
+        make_folder(args.ckpt_dir, "--ckpt-dir")
+    if not args.no_summary or args.ckpt_dir is None:
+        make_folder(args.output_dir, "--output-dir")
+
+
 def _declared_devices(backend):
     """The device targets a backend's plugin declares ("CPU", "GPU"); empty if unknown."""
     try:
@@ -192,12 +202,27 @@ def limit_host_threads(threads):
         yield
 
 
+def make_folder(path, option):
+    """Create the folder ``path`` (and its parents) if it is missing; one line naming
+    ``option`` (a :class:`CommandError`) when that fails or nothing can be written there."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CommandError(f"{option}: {path!r} is a file, not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"{option}: cannot create the folder {path!r}: "
+                           f"{exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CommandError(f"{option}: cannot write into the folder {path!r}")
+    return path
+
+
 def new_run_dir(output_dir, backend, amp_level, mode):
     """Create and return ``output_dir/<backend>-<amp_level>-<mode>-<YYYYmmdd-HHMMSS>`` (with
     ``-2``, ``-3``, ... when a run of the same second exists)."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
     stem = os.path.join(output_dir, f"{backend}-{amp_level}-{mode}-{stamp}")
-    os.makedirs(output_dir, exist_ok=True)
+    make_folder(output_dir, "--output-dir")
     for n in range(1, 1000):
         path = stem if n == 1 else f"{stem}-{n}"
         try:
@@ -205,6 +230,9 @@ def new_run_dir(output_dir, backend, amp_level, mode):
             return path
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise CommandError(f"--output-dir: cannot create the folder {path!r}: "
+                               f"{exc.strerror or exc}") from None
     raise CommandError(f"--output-dir: cannot make a new run folder in {output_dir!r}")
 
 
@@ -257,7 +285,7 @@ def _run(args):
 
 
 def _train_and_report(args, backend, mode, start):
-
+    _check_folders(args)
     ms.set_seed(args.seed)
     with tempfile.TemporaryDirectory(prefix="mscore-digits-") as tmp:
         data_dir = args.data_dir or os.path.join(tmp, "digits_idx")
@@ -283,38 +311,65 @@ def _train_and_report(args, backend, mode, start):
         callbacks = [LossMonitor(args.per_print), checkpoint]
         if args.progress is not None:
             callbacks.append(ProgressBar(show=args.progress))
-        if not args.no_summary:
-            callbacks.append(SummaryCollector(run_dir, collect_freq=5))
+        # Kept open after training (a context), so the test accuracy goes into the same
+        # event file, after the training steps (TensorBoard reads one run in order).
+        summary = None if args.no_summary else SummaryCollector(run_dir, collect_freq=5)
+        if summary is not None:
+            callbacks.append(summary)
         threads = args.threads or "library default"
         print(f"mscore {ms.__version__} | backend {backend} | mode {mode} | amp "
-              f"{args.amp_level} | digits: {n_train} train / {n_test} test images | "
-              f"{_plural(args.epochs, 'epoch')} of {_plural(steps, 'step')} | host threads: "
-              f"{threads} | run: {run_dir or ckpt_dir}", flush=True)
-        t_train = time.perf_counter()
-        trainer.train(args.epochs, train_dataset, callbacks=callbacks,
-                      dataset_sink_mode=args.sink)
-        train_s = time.perf_counter() - t_train
-        accuracy = trainer.eval(test_dataset)["accuracy"]
+              f"{args.amp_level} | host threads: {threads}\n"
+              f"digits: {n_train} train / {n_test} test images | "
+              f"{_plural(args.epochs, 'epoch')} of {_plural(steps, 'step')}\n"
+              f"run: {run_dir or ckpt_dir}", flush=True)
+        with summary if summary is not None else contextlib.nullcontext():
+            t_train = time.perf_counter()
+            trainer.train(args.epochs, train_dataset, callbacks=callbacks,
+                          dataset_sink_mode=args.sink)
+            train_s = time.perf_counter() - t_train
+            accuracy = trainer.eval(test_dataset)["accuracy"]
+            if summary is not None:
+                _record_test_accuracy(summary.summary_record, accuracy, args.epochs * steps)
     print(f"checkpoint: {checkpoint.latest_ckpt_file_name}")
     print(f"test accuracy: {accuracy:.4f} ({round(accuracy * n_test)}/{n_test})", flush=True)
     if not args.no_summary:
-        _record_test_accuracy(run_dir, accuracy, args.epochs * steps)
         print(f"summary: {run_dir} (tensorboard --logdir {args.output_dir})")
         print(_plot_runs(args.output_dir))
-    wall = time.perf_counter() - start
-    print(f"wall time: {wall:.1f} s (training {train_s:.1f} s) on backend {backend}")
+    wall, since = _elapsed(start)
+    print(f"wall time: {wall:.1f} s since {since} (training {train_s:.1f} s) on backend "
+          f"{backend}")
     if args.min_accuracy is not None and accuracy < args.min_accuracy:
         print(f"FAILED: accuracy {accuracy:.4f} < {args.min_accuracy}", file=sys.stderr)
         return 1
     return 0
 
 
-def _record_test_accuracy(run_dir, accuracy, step):
-    """The test accuracy as the scalar ``eval/accuracy`` at the last train step, beside the
-    training summary (TensorBoard shows it in the same run)."""
-    with SummaryRecord(run_dir, file_prefix="eval") as record:
-        record.add_value("scalar", "eval/accuracy", Tensor(accuracy, float32))
-        record.record(step)
+def _record_test_accuracy(record, accuracy, step):
+    """The test accuracy as the scalar ``eval/accuracy`` at the last train step, in the
+    training summary's own event file (``record``: its open ``SummaryRecord``)."""
+    record.add_value("scalar", "eval/accuracy", Tensor(accuracy, float32))
+    record.record(step)
+
+
+def seconds_since_process_start():
+    """Wall seconds since this process started (Linux: its start time in ``/proc``, which
+    counts the interpreter's start and every import), or None where that is unknown."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")   # field 22: since boot
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _elapsed(start):
+    """``(seconds, what they count from)``: since the process started where known, else
+    since ``start`` (a ``perf_counter`` reading when the command started)."""
+    since_process = seconds_since_process_start()
+    if since_process is not None:
+        return since_process, "the process started"
+    return time.perf_counter() - start, "the command started (imports not counted)"
 
 
 if __name__ == "__main__":

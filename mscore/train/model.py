@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
+from mscore.common._errors import NUMPY_ARRAY_HINT, TypeAttributeError, ValueZeroDivisionError
 from mscore.common.tensor import Tensor
 from mscore.dataset.engine import as_dataset
 from mscore.dataset.engine.map_workers import release_workers
@@ -56,8 +56,15 @@ def _check_sink_size(sink_size):
 
 def _dataset(obj, arg_name):
     """``obj`` as a Dataset (see ``as_dataset``). Arrays given as Keras' ``fit(x, y)`` takes
-    them, ``(x, y)``, are refused with how to make a Dataset of them (MindSpore raises an
-    AttributeError there, so this is both a TypeError and an AttributeError)."""
+    them, ``(x, y)`` or a bare array, are refused with how to make a Dataset of them
+    (MindSpore raises an AttributeError there, so this is both a TypeError and an
+    AttributeError)."""
+    if isinstance(obj, (np.ndarray, Tensor)):
+        raise TypeAttributeError(
+            f"{arg_name}: expected a Dataset, got a {_array_kind(obj)} of shape "
+            f"{tuple(obj.shape)}; Model batches a Dataset, it does not take arrays "
+            f"themselves: wrap the data and the labels with mscore.dataset."
+            f"NumpySlicesDataset((x, y), column_names=['data', 'label']).batch(32)")
     if isinstance(obj, (tuple, list)) and 0 < len(obj) <= 3 and all(
             isinstance(item, (np.ndarray, Tensor)) for item in obj):
         raise TypeAttributeError(
@@ -66,6 +73,10 @@ def _dataset(obj, arg_name):
             f"themselves: wrap them with mscore.dataset.NumpySlicesDataset((x, y), "
             f"column_names=['data', 'label']).batch(32)")
     return as_dataset(obj, arg_name)
+
+
+def _array_kind(obj):
+    return "Tensor" if isinstance(obj, Tensor) else "numpy array"
 
 
 def _as_tuple(outputs):
@@ -456,6 +467,7 @@ class Model:
         if valid_dataset is not None and not self._metric_fns:
             raise ValueError("metrics: Model.fit with valid_dataset needs 'metrics'; set them "
                              "when building the Model")
+        train_dataset = _dataset(train_dataset, "train_dataset")   # first, as MindSpore
         valid_infos = None if valid_dataset is None else (
             _dataset(valid_dataset, "valid_dataset"), valid_frequency,
             valid_dataset_sink_mode)
@@ -499,7 +511,8 @@ class Model:
                 raise TypeError(f"The types of input data must be in the Union(Tensor, None, "
                                 f"int, float, str, tuple[Tensor, None, int, float, str], "
                                 f"list[Tensor, None, int, float, str], dict[Tensor, None, int, "
-                                f"float, str]), but got type {type(x).__name__}.")
+                                f"float, str]), but got type {type(x).__name__}."
+                                + (NUMPY_ARRAY_HINT if isinstance(x, np.ndarray) else ""))
             inputs.append(x)
         self._set_mode(self._predict_network, False)
         return self._predict_network(*inputs)

@@ -65,14 +65,13 @@ class ProgressBar(Callback):
                          dynamic_ncols=True)
 
     def _write_stdout_above_the_bar(self):
-        """Route prints to a terminal stdout through ``tqdm.write`` while bars are open, so
-        they do not break the bar line (only when both streams are terminals)."""
+        """Route prints to a terminal stdout above the bar while bars are open, so they do
+        not land at the end of the bar's line (only when both streams are terminals)."""
         if self._stdout is not None or not (_is_terminal(sys.stdout) and
                                             _is_terminal(self._stream())):
             return
-        from tqdm.contrib import DummyTqdmFile
         self._stdout = sys.stdout
-        sys.stdout = DummyTqdmFile(self._stdout)
+        sys.stdout = _LinesAboveBar(self._stdout, self)
 
     def _close(self):
         if self._bar is not None:
@@ -81,7 +80,8 @@ class ProgressBar(Callback):
 
     def _restore_stdout(self):
         if self._stdout is not None:
-            if isinstance(sys.stdout, _dummy_file_type()):
+            if isinstance(sys.stdout, _LinesAboveBar) and sys.stdout.progress is self:
+                sys.stdout.write_pending()
                 sys.stdout = self._stdout
             self._stdout = None
 
@@ -95,12 +95,12 @@ class ProgressBar(Callback):
         """Advance the bar; show the loss."""
         if self._bar is None:
             return
-        self._bar.update(1)
         cb = run_context.original_args()
         if cb.cur_step_num % self.update_every == 0:
             value = loss_value(cb.get("net_outputs"))
-            if value is not None:
+            if value is not None:   # before the update, which draws: this step's loss
                 self._bar.set_postfix(loss=f"{value:.4f}", refresh=False)
+        self._bar.update(1)
 
     def on_train_epoch_end(self, run_context):
         """Close the epoch's bar, with the evaluation metrics of ``fit`` if any."""
@@ -141,9 +141,44 @@ def _is_terminal(stream):
         return False
 
 
-def _dummy_file_type():
-    from tqdm.contrib import DummyTqdmFile
-    return DummyTqdmFile
+class _LinesAboveBar:
+    """``sys.stdout`` while a :class:`ProgressBar` draws on the same terminal through
+    another stream (stderr): each complete line clears the bar, is written and flushed, and
+    the bar is drawn again below it. (``tqdm.write`` clears only bars on the stream it
+    writes to.) A partial line waits for its end."""
+
+    def __init__(self, stream, progress):
+        self._stream = stream
+        self.progress = progress
+        self._pending = ""
+
+    def write(self, text):
+        """Buffer ``text``; write its complete lines above the bar."""
+        self._pending += text
+        if "\n" in self._pending:
+            lines, self._pending = self._pending.rsplit("\n", 1)
+            bar = self.progress._bar
+            if bar is not None:
+                bar.clear()
+            self._stream.write(lines + "\n")
+            self._stream.flush()
+            if bar is not None:
+                bar.refresh()
+        return len(text)
+
+    def write_pending(self):
+        """Write a partial line still waiting (when the bars are done)."""
+        if self._pending:
+            self._stream.write(self._pending)
+            self._pending = ""
+        self._stream.flush()
+
+    def flush(self):
+        """Flush the stream (a partial line waits for its end)."""
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _tqdm_installed():

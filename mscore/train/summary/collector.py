@@ -108,7 +108,10 @@ class SummaryCollector(Callback):
     (``eval/<metric>/auto``, at the step their epoch ended), and whatever the
     summary operators recorded. Lineage (train/eval settings, metrics, custom data) goes to a
     JSON-lines file beside the event files. Only one SummaryCollector may be in a callback
-    list. Raises TypeError/ValueError for arguments of the wrong type/value.
+    list. Inside ``with collector:`` its files stay open across ``Model.train`` calls (the
+    runs go into the same event file) until the block ends, and ``collector.summary_record``
+    takes more values after training. Raises TypeError/ValueError for arguments of the
+    wrong type/value.
     """
 
     _DEFAULT_LANDSCAPE = {"landscape_size": 40, "unit": "step", "num_samples": 2048,
@@ -145,7 +148,7 @@ class SummaryCollector(Callback):
         _check_landscape(self._collect_specified_data.get("collect_landscape"))
         self._custom_lineage_data = self._check_custom_lineage_data(custom_lineage_data)
         self._record = None
-        self._entered = False
+        self._entered = 0          # open ``with`` blocks: Model.train's nests in a user's
         self._reset_run_state()
 
     def _reset_run_state(self):
@@ -222,11 +225,13 @@ class SummaryCollector(Callback):
 
     def __enter__(self):
         self._open()
-        self._entered = True
+        self._entered += 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self._entered = False
+        self._entered -= 1
+        if self._entered:
+            return              # an inner block (Model.train's): the outer one closes
         if exc_type is None:
             self._close()
             return

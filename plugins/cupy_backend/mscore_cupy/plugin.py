@@ -64,6 +64,21 @@ def declared_dtypes(cupy_version, numpy_version):
     return tuple(dtypes)
 
 
+def undeclared_dtypes(cupy_version, numpy_version):
+    """``{dtype name: why it is left out}`` for a CuPy/NumPy version pair (bfloat16 only)."""
+    if bfloat16_supported(cupy_version, numpy_version):
+        return {}
+    if cupy_version is None:
+        why = "CuPy is not installed (CuPy 14 or newer with NumPy 2.1.2 or newer has it)"
+    elif _version_tuple(cupy_version) < (14, 0, 0):
+        why = (f"CuPy {cupy_version} has no bfloat16 arrays (CuPy 14 or newer has them, with "
+               f"NumPy 2.1.2 or newer)")
+    else:
+        why = (f"CuPy handles bfloat16 arrays only with NumPy 2.1.2 or newer, not "
+               f"{numpy_version}")
+    return {"bfloat16": why}
+
+
 def check():
     """``""`` when CuPy and a CUDA driver library are installed, else the reason, in a few
     words (CuPy is not imported; :func:`probe` asks the driver for devices)."""
@@ -113,6 +128,7 @@ def make_spec():
     return BackendSpec(
         name="cupy", version=version, factory=_build, devices=("GPU",),
         dtypes=declared_dtypes(cupy_version, np.__version__),
+        undeclared_dtypes=undeclared_dtypes(cupy_version, np.__version__),
         capabilities=frozenset({"collectives"}),
         probe=probe, check=check,
         description=(f"CuPy on CUDA devices (mscore-cupy {__version__}, "
