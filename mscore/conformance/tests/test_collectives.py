@@ -39,7 +39,13 @@ def _dtypes(kit):
 
 
 def _launch(kit, plugins):
-    out = tempfile.mkdtemp(prefix="mscore-kit-collectives-")
+    """Both ranks' results of the 2-process job, or why it failed; the job's folder is
+    removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="mscore-kit-collectives-") as out:
+        return _launch_into(kit, plugins, out)
+
+
+def _launch_into(kit, plugins, out):
     cmd = [sys.executable, "-m", "mscore.launch", f"--worker_num={WORLD}",
            f"--local_worker_num={WORLD}", f"--master_port={_free_port()}",
            f"--cluster_time_out={JOB_TIMEOUT}", "python", "-m",

@@ -148,35 +148,6 @@ def test_device_hooks(kit):
     assert isinstance(stats, dict), f"memory_stats returned {type(stats).__name__}"
 
 
-def test_host_callback(kit):
-    """The optional ``host_callback(fn, arrays)`` calls ``fn`` with numpy copies of the
-    arrays: at once on concrete arrays, and inside a ``compile``d program each time the
-    program runs, with that run's values (``ops.Print`` in GRAPH_MODE relies on it)."""
-    b = kit.backend
-    hook = getattr(b, "host_callback", None)
-    if hook is None:
-        pytest.skip(f"{kit.name} has no host_callback (Print reads values with to_numpy)")
-    kit.require_dtype("float32", "int32")
-    seen = []
-
-    def record(*values):
-        seen.append([(type(v), v.dtype.name, v.tolist()) for v in values])
-    hook(record, [kit.native(np.array([1.5, -2.0], np.float32)),
-                  kit.native(np.array(3, np.int32))])
-    assert seen == [[(np.ndarray, "float32", [1.5, -2.0]), (np.ndarray, "int32", 3)]], (
-        f"host_callback called its function with {seen}")
-    if not callable(b.compile):
-        return
-    seen.clear()
-    step = b.compile(lambda a: (hook(record, [a]), b.add(a, a))[1])
-    for k in (1.0, 2.0):
-        out = step(kit.native(np.array([k, -k], np.float32)))
-        np.testing.assert_array_equal(kit.numpy(out), [2 * k, -2 * k])
-    b.synchronize()
-    assert [values[0][2] for values in seen] == [[1.0, -1.0], [2.0, -2.0]], (
-        f"inside a compiled program host_callback saw {seen} over two runs")
-
-
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_stop_gradient(kit, dtype):
     """stop_gradient keeps the values."""
