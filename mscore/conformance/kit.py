@@ -132,8 +132,11 @@ class Kit:
 
     Attributes: ``name`` (backend name), ``device`` ("CPU", "GPU:0"), ``spec`` (its
     BackendSpec), ``backend`` (the built Backend), ``ref`` (the numpy reference Backend),
-    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend).
+    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend),
+    ``quick`` (True in a ``--quick`` run: a test with many programs may check a sample).
     """
+
+    quick = False
 
     def __init__(self, target, case_key, record):
         self.target = target

@@ -399,6 +399,7 @@ def kit(request):
     case = info.get("case") or _case_key(request.node, target)
     try:
         k = Kit(target, case, record)
+        k.quick = bool(request.config.getoption("mscore_quick"))
         state.call_logs[target.id] = k.calls
         k.activate()
         ms.set_context(mode=ms.PYNATIVE_MODE)
