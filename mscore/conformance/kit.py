@@ -154,9 +154,13 @@ class Kit:
     # -- capabilities ------------------------------------------------------------------------
     @property
     def declarer(self):
-        """Who declares what the test checks ("torch", or "torch on GPU" when the device
-        has its own entry): failure messages start with it."""
-        return self.target.declarer
+        """Who declares what the test checks, with the device unless it is the CPU
+        ("torch", "torch on GPU" when the device has its own entry, else "torch on
+        GPU:0"): failure messages start with it, so a failure on one device names it."""
+        declarer = self.target.declarer
+        if declarer == self.name and self.target.device_target != "CPU":
+            return f"{self.name} on {self.device}"
+        return declarer
 
     def has_dtype(self, dtype):
         """True when the backend declares ``dtype`` on the kit's device."""

@@ -27,7 +27,9 @@ def test_spec(kit):
     bad = [d for d in spec.devices if d.split(":")[0].upper() not in ("CPU", "GPU", "CUDA",
                                                                       "ASCEND")]
     assert not bad, f"BackendSpec.devices has unknown device targets {bad}"
-    assert set(spec.capabilities) <= KNOWN_CAPABILITIES
+    unknown = sorted(set(spec.capabilities) - KNOWN_CAPABILITIES)
+    assert not unknown, (f"BackendSpec.capabilities has unknown names {unknown}; known: "
+                         f"{sorted(KNOWN_CAPABILITIES)}")
     assert kit.backend.name == spec.name, (
         f"the built backend is named {kit.backend.name!r}, its spec {spec.name!r}")
 
@@ -44,10 +46,11 @@ def test_optional_hooks_match_capabilities(kit):
     """Declared native autodiff / compile come with the callables; fused ops are callables."""
     b = kit.backend
     if kit.has("native_autodiff"):
-        assert callable(b.value_and_grad), (
-            f"{kit.name} declares 'native_autodiff' but value_and_grad is {b.value_and_grad!r}")
+        assert callable(b.value_and_grad), (f"{kit.declarer} declares 'native_autodiff' but "
+                                            f"value_and_grad is {b.value_and_grad!r}")
     if kit.has("compile"):
-        assert callable(b.compile), f"{kit.name} declares 'compile' but compile is {b.compile!r}"
+        assert callable(b.compile), (f"{kit.declarer} declares 'compile' but compile is "
+                                     f"{b.compile!r}")
     for name in FUSED_OPS:
         op = getattr(b, name, None)
         assert op is None or callable(op), f"fused op {name} is neither None nor callable"
@@ -143,7 +146,8 @@ def test_random_streams(kit, dtype):
 def test_device_hooks(kit):
     """synchronize() returns, memory_stats() is a dict."""
     b = kit.backend
-    assert b.synchronize() is None
+    result = b.synchronize()
+    assert result is None, f"synchronize() returned {result!r}, expected None"
     stats = b.memory_stats()
     assert isinstance(stats, dict), f"memory_stats returned {type(stats).__name__}"
 

@@ -355,6 +355,7 @@ def test_float_caster_equals_cast(kit, src, dst):
         fast, composite = kit.run(
             lambda x: (Tensor._wrap(backend.float_caster(dtype)(x._data)),
                        Tensor._wrap(call("cast", x._data, dtype))), values, dtype=src)
-    assert fast.dtype == composite.dtype
+    assert fast.dtype == composite.dtype, (
+        f"float_caster {src} -> {dst} gave {fast.dtype}, cast gave {composite.dtype}")
     np.testing.assert_array_equal(harness.bit_pattern(fast), harness.bit_pattern(composite),
                                   err_msg=f"float_caster {src} -> {dst}")
