@@ -184,3 +184,15 @@ def test_the_kit_leaves_no_collectives_folder_behind(run_py, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "passed" in proc.stdout
     assert [p.name for p in tmp.iterdir() if p.name.startswith("mscore-kit-")] == []
+
+
+def test_every_optional_method_has_its_row_in_the_guide():
+    doc = (ROOT / "docs" / "backend-authors.md").read_text()
+    start = doc.index("### Every optional method, in one place")
+    table = doc[start:doc.index("\n\n", doc.index("| method | contract", start))]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    for name in calls.OPTIONAL:
+        assert any(f"`{name}(" in row.split(" | ")[0] or f"`{name}`" in row.split(" | ")[0]
+                   for row in rows), f"optional method {name} has no row"
+    assert "parameter names are part of the contract" in doc
+    assert "compute in\nfloat32 and round its result once" in doc
