@@ -196,3 +196,32 @@ def test_every_optional_method_has_its_row_in_the_guide():
                    for row in rows), f"optional method {name} has no row"
     assert "parameter names are part of the contract" in doc
     assert "compute in\nfloat32 and round its result once" in doc
+
+
+def test_failure_messages_name_a_device_other_than_the_cpu():
+    from types import SimpleNamespace
+
+    from mscore.conformance.kit import Kit
+    spec = BackendSpec("dev", "1", lambda: None, devices=("CPU", "GPU"),
+                       device_dtypes={"GPU": ("float32",)})
+    plain = BackendSpec("dev", "1", lambda: None, devices=("CPU", "GPU"))
+
+    def declarer(s, device):
+        return Kit.declarer.fget(SimpleNamespace(target=Target("dev", device, s), name="dev",
+                                                 device=device))
+    assert declarer(plain, "CPU") == "dev"
+    assert declarer(plain, "GPU:1") == "dev on GPU:1"
+    assert declarer(spec, "GPU:0") == "dev on GPU"     # its own entry: declared for GPU
+
+
+def test_a_bare_assertion_is_summarised_by_its_source_line(tmp_path):
+    from types import SimpleNamespace
+
+    from mscore.conformance.pytest_plugin import _failure_message
+    source = tmp_path / "test_x.py"
+    source.write_text("def test():\n    assert 1 == 2\n")
+    crash = SimpleNamespace(path=str(source), lineno=2, message="AssertionError")
+    report = SimpleNamespace(longrepr=SimpleNamespace(reprcrash=crash))
+    assert _failure_message(report) == "AssertionError: assert 1 == 2 (test_x.py:2)"
+    crash.message = "AssertionError: shapes differ"
+    assert _failure_message(report) == "AssertionError: shapes differ"
