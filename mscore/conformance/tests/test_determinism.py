@@ -28,16 +28,17 @@ from mscore.common import dtype as mdt
 from mscore.conformance import harness
 from mscore.conformance.tests import test_fused, test_ops
 from mscore.conformance.tests.test_training import CNN, MLP, _batches
-from mscore.plugin.backend import FUSED_OPS
+from mscore.plugin.backend import FUSED_OPS, OPTIONAL_METHODS
 
 LEVEL = "capabilities"
 CAPABILITY = "deterministic"
 STEPS = 3
 QUICK_SHARE = 4     # a --quick run keeps one op program in this many per dtype
 LARGE = (256, 512)  # 131072 elements: past every library's single-block reduction
-# Transfer, metadata, device hooks and the optional hooks compute nothing of their own.
+# Transfer, metadata, device hooks, the optional methods beyond the fused ops and the
+# layout compute nothing of their own (float_caster is a cast; test_optional proves each).
 NOT_COMPUTING = frozenset({"from_numpy", "to_numpy", "shape", "dtype", "synchronize",
-                           "memory_stats", "value_and_grad", "compile", "host_callback"})
+                           "memory_stats", "shard", *OPTIONAL_METHODS})
 
 
 def _in_dtype(kit, cases, key, dtype):

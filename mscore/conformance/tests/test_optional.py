@@ -364,3 +364,39 @@ def test_shard(kit, dtype):
             kit.assert_close(kit.numpy(step(kit.native(x))), x.astype(np.float64) * 2, dtype,
                              f"shard of a {shape} array inside a compiled program",
                              tol=harness.EXACT)
+
+
+# -- batch norm layers: the in-place statistics at the layer level -----------------------------
+BN_LAYERS = [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (4, 3, 2, 2)),
+             ("BatchNorm3d", (2, 3, 2, 2, 2))]
+
+
+def _bn_layer_steps(layer):
+    def run(x):
+        ms.set_seed(0)
+        net = getattr(nn, layer)(x.shape[1])
+        for p in net.get_parameters():
+            p.set_data(p.astype(x.dtype))
+        net.set_train(True)
+        outs = [net(x), net(x * 2.0)]
+        return {"outputs": outs, "statistics": {p.name: p for p in net.get_parameters()
+                                                if not p.requires_grad}}
+    return run
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("layer,shape", BN_LAYERS,
+                         ids=[f"{name}_{len(s)}d" for name, s in BN_LAYERS])
+def test_batch_norm_layers_in_training(kit, layer, shape, dtype):
+    """``nn.BatchNorm1d/2d/3d`` training eagerly on (N, C), (N, C, L), (N, C, H, W) and
+    (N, C, D, H, W) inputs: outputs and moving statistics after two steps match the
+    reference; a backend with ``batch_norm_inplace`` is reached through the layers."""
+    kit.require_dtype(dtype)
+    x = kit.normal(shape, 2.0)
+    with kit.declaring(dtype, f"{layer} training on {len(shape)}-d inputs"), \
+            kit.calls.recording() as called:
+        kit.check(_bn_layer_steps(layer), x, dtype=dtype, what=layer, factor=4.0)
+    if callable(getattr(kit.backend, "batch_norm_inplace", None)) and \
+            "batch_norm_inplace" not in called:
+        raise _failure(kit, "batch_norm_inplace", f"{layer} training eagerly on "
+                       f"{len(shape)}-d inputs never called it")
