@@ -11,10 +11,16 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
+from mscore.plugin.backend import FUSED_OPS, OPTIONAL_METHODS, PRIMITIVE_OPS
 
-OPTIONAL_HOOKS = ("value_and_grad", "compile", "host_callback")
-TRACKED = PRIMITIVE_OPS + FUSED_OPS + OPTIONAL_HOOKS
+# Optional attributes the core looks up by name beyond FUSED_OPS and OPTIONAL_METHODS (see
+# the comments of mscore.plugin.backend.Backend): the in-place training batch norm, the
+# model-parallel layout, and the reference autodiff's kernels.
+LOOKED_UP_BY_NAME = ("batch_norm_inplace", "shard", "relu_backward", "sparse_nll_rows",
+                     "sparse_xent_grad", "class_label_check")
+# Every optional method a backend may provide: the kit must reach each one it provides.
+OPTIONAL = FUSED_OPS + LOOKED_UP_BY_NAME + OPTIONAL_METHODS
+TRACKED = PRIMITIVE_OPS + OPTIONAL
 _LOG_ATTR = "_mscore_conformance_calls"
 
 
@@ -57,6 +63,10 @@ class CallLog:
     def never_called(self):
         """The provided methods no recorded call reached, in contract order."""
         return [n for n in self.provided if n not in self.called]
+
+    def optional_provided(self):
+        """The optional methods (:data:`OPTIONAL`) the backend provides, in contract order."""
+        return [n for n in OPTIONAL if n in self.provided]
 
 
 def _counting(log, name, method):

@@ -11,11 +11,16 @@ capabilities it does not declare are ``not declared`` (their tests were skipped,
 reason). A test counts for a dtype through its ``dtype`` parameter and for a capability
 through its ``@pytest.mark.mscore_needs(...)`` marker.
 
+Every optional method a backend provides (a fused op, ``batch_norm_inplace``,
+``float_caster``, ``host_callback``, ... :data:`mscore.conformance.calls.OPTIONAL`) is
+``tested`` when a test called it and ``not tested`` otherwise: providing a method declares
+it as much as a capability does.
+
 Verdict: a run passes when nothing failed, every target could run (an unavailable backend,
 a backend name claimed twice, a device the backend does not declare, or a target whose every
 test was skipped is *not run*: exit status 2), and, in a full run of the kit (no ``-k``, no
-``--mscore-quick``, no test selected by name), every declaration was tested (exit status 1
-otherwise).
+``--mscore-quick``, no test selected by name), every declaration was tested and every method
+the backend provides was called by some test (exit status 1 otherwise).
 """
 from __future__ import annotations
 
@@ -35,11 +40,15 @@ def _status(outcomes):
     return NOT_TESTED
 
 
+# The order the counts of a coverage row are listed in, whatever order the tests ran in.
+OUTCOME_ORDER = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
+
+
 def _counts(outcomes):
-    out = {}
+    out = {o: 0 for o in OUTCOME_ORDER}
     for o in outcomes:
         out[o] = out.get(o, 0) + 1
-    return out
+    return {o: n for o, n in out.items() if n}
 
 
 # The backend method a declared capability stands on: its tests certify it only when they
@@ -49,11 +58,12 @@ CAPABILITY_METHODS = {"native_autodiff": "value_and_grad", "compile": "compile",
 
 
 def target_coverage(target, entries, known_capabilities, calls=None):
-    """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}, "never_called": [...]}``
-    for one target's test entries (each with ``dtype``, ``needs`` and ``outcome``): what the
-    backend declares on the target's device. ``calls`` (a
+    """``{"dtypes": {name: {...}}, "capabilities": {name: {...}}, "optional": {name: {...}},
+    "never_called": [...]}`` for one target's test entries (each with ``dtype``, ``needs``
+    and ``outcome``): what the backend declares on the target's device. ``calls`` (a
     :class:`mscore.conformance.calls.CallLog`, optional) says which backend methods the
-    tests called: a capability whose method no test called is not tested, and
+    tests called: a capability whose method no test called is not tested, ``optional`` has
+    one row per optional method the backend provides (tested when a test called it), and
     ``never_called`` lists the provided methods no test reached."""
     dtypes = {}
     for d in target.dtypes:
@@ -71,7 +81,13 @@ def target_coverage(target, entries, known_capabilities, calls=None):
             row["why"] = f"no test called Backend.{method}"
         capabilities[cap] = row
     never = calls.never_called() if calls is not None else []
-    return {"dtypes": dtypes, "capabilities": capabilities, "never_called": never}
+    optional = {}
+    for name in (calls.optional_provided() if calls is not None else ()):
+        optional[name] = {"status": NOT_TESTED if name in never else TESTED}
+        if name in never:
+            optional[name]["why"] = f"no test called Backend.{name}"
+    return {"dtypes": dtypes, "capabilities": capabilities, "optional": optional,
+            "never_called": never}
 
 
 @dataclass
@@ -141,4 +157,10 @@ def _untested(target, table):
                 why = f" ({row['why']})" if "why" in row else ""
                 out.append(f"{target.name} on {target.device} declares {what} {name!r}, but no "
                            f"test of the kit exercised it{why}")
+    optional = table.get("optional", {})
+    for name in table.get("never_called", ()):
+        kind = "optional method" if name in optional else "method"
+        out.append(f"{target.name} on {target.device} provides {kind} {name!r}, but no test "
+                   f"of the kit called it: the kit cannot vouch for it (a failure of the "
+                   f"kit, not a pass)")
     return out

@@ -132,8 +132,11 @@ class Kit:
 
     Attributes: ``name`` (backend name), ``device`` ("CPU", "GPU:0"), ``spec`` (its
     BackendSpec), ``backend`` (the built Backend), ``ref`` (the numpy reference Backend),
-    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend).
+    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend),
+    ``quick`` (True in a ``--quick`` run: a test with many programs may check a sample).
     """
+
+    quick = False
 
     def __init__(self, target, case_key, record):
         self.target = target
@@ -151,9 +154,13 @@ class Kit:
     # -- capabilities ------------------------------------------------------------------------
     @property
     def declarer(self):
-        """Who declares what the test checks ("torch", or "torch on GPU" when the device
-        has its own entry): failure messages start with it."""
-        return self.target.declarer
+        """Who declares what the test checks, with the device unless it is the CPU
+        ("torch", "torch on GPU" when the device has its own entry, else "torch on
+        GPU:0"): failure messages start with it, so a failure on one device names it."""
+        declarer = self.target.declarer
+        if declarer == self.name and self.target.device_target != "CPU":
+            return f"{self.name} on {self.device}"
+        return declarer
 
     def has_dtype(self, dtype):
         """True when the backend declares ``dtype`` on the kit's device."""

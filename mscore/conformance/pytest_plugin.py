@@ -399,6 +399,7 @@ def kit(request):
     case = info.get("case") or _case_key(request.node, target)
     try:
         k = Kit(target, case, record)
+        k.quick = bool(request.config.getoption("mscore_quick"))
         state.call_logs[target.id] = k.calls
         k.activate()
         ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -492,9 +493,20 @@ def _failure_message(report):
     lr = report.longrepr
     crash = getattr(lr, "reprcrash", None)
     if crash is not None and crash.message:
+        if crash.message.rstrip(": ") == "AssertionError":
+            return _bare_assertion(crash)
         return crash.message
     text = str(lr).strip().splitlines()
     return text[-1] if text else "failed"
+
+
+def _bare_assertion(crash):
+    """A bare ``assert`` (no message; the kit's modules are not assertion-rewritten) named by
+    the check it made: "AssertionError: assert x == y (test_fused.py:358)"."""
+    import linecache
+    source = linecache.getline(str(crash.path), int(crash.lineno)).strip()
+    where = f"{Path(str(crash.path)).name}:{crash.lineno}"
+    return f"AssertionError: {source} ({where})" if source else f"AssertionError at {where}"
 
 
 def repro_command(item, info):

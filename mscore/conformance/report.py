@@ -16,7 +16,7 @@ from mscore.plugin.registry import get_registry
 from mscore.plugin.backend import KNOWN_CAPABILITIES
 import mscore
 
-LEVEL_ORDER = ("contract", "capabilities", "ops", "errors", "grad", "layers", "amp",
+LEVEL_ORDER = ("contract", "capabilities", "optional", "ops", "errors", "grad", "layers", "amp",
                "training", "checkpoint")
 REPORT_FORMAT = "mscore-conformance-report/3"
 _SYMBOL = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "--",
@@ -125,7 +125,7 @@ def print_matrix(tr, backend, entries):
     for e in entries:
         if e["outcome"] == "skipped":
             reasons[e["message"]] = reasons.get(e["message"], 0) + 1
-    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+    for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
         tr.write_line(f"skipped {n}: {reason}")
 
 
@@ -137,11 +137,13 @@ def print_coverage(tr, target, table):
                       f"{', '.join(target.dtypes)}; capabilities "
                       f"{', '.join(sorted(target.capabilities)) or '-'}")
     rows = [("dtype", name, row) for name, row in table["dtypes"].items()] + \
-        [("capability", name, row) for name, row in table["capabilities"].items()]
+        [("capability", name, row) for name, row in table["capabilities"].items()] + \
+        [("optional", name, row) for name, row in table.get("optional", {}).items()]
     width = max([len(name) for _, name, _ in rows] + [8])
     for kind, name, row in rows:
-        counts = ", ".join(f"{k} {v}" for k, v in row.items() if k != "status")
-        tr.write_line(f"{kind:<10} {name:<{width}}  {row['status']:<12} {counts}")
+        counts = ", ".join(f"{k} {v}" for k, v in row.items() if k not in ("status", "why"))
+        why = f" ({row['why']})" if "why" in row else ""
+        tr.write_line(f"{kind:<10} {name:<{width}}  {row['status']:<12} {counts}{why}")
     if table.get("never_called"):
         tr.write_line(f"backend methods no test called: {', '.join(table['never_called'])}")
 

@@ -85,8 +85,9 @@ def test_amp_level_dtypes_and_outputs(kit, case, dtype):
     x = kit.normal((2, 1, 4, 4)).astype(np.float32)
     kit.activate()
     seen, out_dtype, out = _run_level(case, dtype, x)
-    assert seen == expected_dtypes(case, dtype), f"{kit.name}: {seen}"
-    assert out_dtype == "float32"
+    assert seen == expected_dtypes(case, dtype), (
+        f"{kit.declarer}: the cells computed in {seen}, expected {expected_dtypes(case, dtype)}")
+    assert out_dtype == "float32", f"the network's output is {out_dtype}, expected float32"
     with kit.on_reference():
         _, _, ref = _run_level(case, dtype, x)
     # Half-precision layers ahead of a LayerNorm: a few ulps of the low dtype, relative to 1.
@@ -138,9 +139,10 @@ def test_loss_scaling_skips_injected_overflow(kit, case, dtype):
     for ov in pattern:
         expected.append(manager.get_loss_scale())
         manager.update_loss_scale(ov)
-    assert flags == pattern
-    assert moved == [not p for p in pattern]
-    assert scales == expected
+    assert flags == pattern, f"overflow flags {flags}, expected {pattern}"
+    assert moved == [not p for p in pattern], (
+        f"steps that updated the weights {moved}, expected {[not p for p in pattern]}")
+    assert scales == expected, f"loss scales {scales}, expected {expected}"
 
 
 @pytest.mark.parametrize("dtype", LOW)

@@ -39,7 +39,13 @@ def _dtypes(kit):
 
 
 def _launch(kit, plugins):
-    out = tempfile.mkdtemp(prefix="mscore-kit-collectives-")
+    """Both ranks' results of the 2-process job, or why it failed; the job's folder is
+    removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="mscore-kit-collectives-") as out:
+        return _launch_into(kit, plugins, out)
+
+
+def _launch_into(kit, plugins, out):
     cmd = [sys.executable, "-m", "mscore.launch", f"--worker_num={WORLD}",
            f"--local_worker_num={WORLD}", f"--master_port={_free_port()}",
            f"--cluster_time_out={JOB_TIMEOUT}", "python", "-m",
@@ -113,7 +119,9 @@ def test_all_reduce(kit, job, case, dtype):
     xs = _inputs(dtype)
     expected = {"sum": xs[0] + xs[1], "max": np.maximum(*xs), "min": np.minimum(*xs),
                 "avg": (xs[0] + xs[1]) / 2}[case]
-    assert job[0]["size"] == job[1]["size"] == WORLD and job[1]["rank"] == 1
+    sizes, ranks = [j["size"] for j in job], [j["rank"] for j in job]
+    assert sizes == [WORLD, WORLD] and ranks == [0, 1], (
+        f"the 2-process job saw group sizes {sizes} and ranks {ranks}")
     _check(kit, job, f"all_reduce/{case}/{dtype}", expected, dtype)
 
 
@@ -155,13 +163,15 @@ def test_all_reduce_coalesced(kit, job):
     for rank, res in enumerate(job):
         first, second = res["all_reduce_coalesced"]
         for got, want in ((first, xs[0] + xs[1]), (second, xs[0][0] + xs[1][0])):
-            assert tuple(got["shape"]) == want.shape
+            assert tuple(got["shape"]) == want.shape, (
+                f"rank {rank}: result shape {tuple(got['shape'])}, expected {want.shape}")
             kit.assert_close(np.asarray(got["values"]).reshape(want.shape), want, "float32",
                              f"all_reduce_coalesced on rank {rank}")
 
 
 def test_barrier(kit, job):
-    assert job[0]["barrier"] is True and job[1]["barrier"] is True
+    passed = [j["barrier"] for j in job]
+    assert passed == [True, True], f"the barrier returned {passed} on ranks 0 and 1"
 
 
 @pytest.mark.mscore_needs("collectives", "compile")

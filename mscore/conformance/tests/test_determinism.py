@@ -5,9 +5,15 @@ The programs of each dtype are every primitive-op case of ``test_ops.py`` (an op
 case in that dtype runs in the first dtype it has one for), the random streams, every fused
 op the backend provides (``test_fused.py``'s cases) and 3 training steps of the MLP and the
 CNN of ``test_training.py`` with the network in that dtype, once through the backend's fused
-ops and once through the core's composites. The check also proves that these programs reach
-every primitive and fused op the backend provides: one they never call would have its
-determinism unchecked, and fails the test by name.
+ops and once through the core's composites, and reductions and matrix products of more than
+64k elements (large enough for a library's multi-block, multi-thread paths, where summation
+order can vary from run to run). The check also proves that these programs reach every
+primitive and fused op the backend provides: one they never call would have its determinism
+unchecked, and fails the test by name.
+
+A ``--quick`` run checks a quarter of the op and fused-op programs in each dtype (a
+different quarter per dtype, so that the four float dtypes together cover them all), one of
+the four training programs and every large program; the reach check needs the full run.
 """
 from __future__ import annotations
 
@@ -22,14 +28,17 @@ from mscore.common import dtype as mdt
 from mscore.conformance import harness
 from mscore.conformance.tests import test_fused, test_ops
 from mscore.conformance.tests.test_training import CNN, MLP, _batches
-from mscore.plugin.backend import FUSED_OPS
+from mscore.plugin.backend import FUSED_OPS, OPTIONAL_METHODS
 
 LEVEL = "capabilities"
 CAPABILITY = "deterministic"
 STEPS = 3
-# Transfer, metadata, device hooks and the optional hooks compute nothing of their own.
+QUICK_SHARE = 4     # a --quick run keeps one op program in this many per dtype
+LARGE = (256, 512)  # 131072 elements: past every library's single-block reduction
+# Transfer, metadata, device hooks, the optional methods beyond the fused ops and the
+# layout compute nothing of their own (float_caster is a cast; test_optional proves each).
 NOT_COMPUTING = frozenset({"from_numpy", "to_numpy", "shape", "dtype", "synchronize",
-                           "memory_stats", "value_and_grad", "compile", "host_callback"})
+                           "memory_stats", "shard", *OPTIONAL_METHODS})
 
 
 def _in_dtype(kit, cases, key, dtype):
@@ -128,6 +137,25 @@ def _training_programs(kit, dtype):
             yield name, _training_program(model, dtype, composite, kit)
 
 
+def _large_programs(kit, dtype):
+    """Sums over every axis choice and a matrix product, each of more than 64k elements,
+    in ``dtype`` (values in [-1, 1): no overflow in half precision)."""
+    b = kit.backend
+    x = kit.native(kit.uniform(LARGE), dtype)
+    for axis, name in ((None, "all axes"), ((0,), "axis 0"), ((1,), "axis 1")):
+        yield (f"sum of {LARGE[0] * LARGE[1]} elements over {name}",
+               lambda axis=axis: [b.to_numpy(b.sum(x, axis, False))])
+    left = kit.native(kit.uniform((128, 512)), dtype)
+    right = kit.native(kit.uniform((512, 128)), dtype)
+    yield "matmul of (128, 512) by (512, 128)", lambda: [b.to_numpy(b.matmul(left, right))]
+
+
+def _sampled(programs, dtype, share):
+    """Every ``share``-th program, starting at the dtype's own offset."""
+    offset = harness.FLOAT_DTYPES.index(dtype) % share
+    return [p for i, p in enumerate(programs) if i % share == offset]
+
+
 def _assert_bit_identical(kit, what, first, second):
     if len(first) != len(second):
         raise kit.broken_declaration(repr(CAPABILITY), f"two runs of {what} gave "
@@ -165,13 +193,20 @@ def test_deterministic(kit, dtype):
     """Every op, fused op and 3 training steps, run twice in ``dtype``, give identical bits
     under ``ms.set_deterministic(True)``; together they call every primitive and fused op the
     backend provides."""
-    programs = [*_primitive_programs(kit, dtype), *_stream_programs(kit, dtype),
-                *_fused_programs(kit, dtype), *_training_programs(kit, dtype)]
+    ops = [*_primitive_programs(kit, dtype), *_stream_programs(kit, dtype),
+           *_fused_programs(kit, dtype)]
+    training = list(_training_programs(kit, dtype))
+    if kit.quick:
+        ops = _sampled(ops, dtype, QUICK_SHARE)
+        training = _sampled(training, dtype, len(training))
+    programs = [*ops, *training, *_large_programs(kit, dtype)]
     with _deterministic_switched_on(), kit.calls.recording() as called:
         for what, program in programs:
             first = program()
             second = program()
             _assert_bit_identical(kit, what, first, second)
+    if kit.quick:
+        return
     unreached = [n for n in kit.calls.provided if n not in called and n not in NOT_COMPUTING]
     if unreached:
         raise harness.ConformanceFailure(

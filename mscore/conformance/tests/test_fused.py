@@ -43,6 +43,8 @@ class FusedCase:
     fn: object            # (*Tensors) -> Tensor
     factor: float = 2.0
     dtypes: tuple = FLOATS
+    also_off: tuple = ()  # other Backend attributes off on both paths (one path each)
+    typed: str = ""       # the result's key that keeps the inputs' dtype ("": every leaf)
 
     @property
     def id(self):
@@ -115,8 +117,10 @@ CASES = [
 
 def _batch_norm_train(x, w, b):
     c = x.shape[1]
-    rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
-    rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)
+    # The running statistics in float32 (float64 for float64 inputs), as a layer keeps them.
+    stat = x.dtype if x.dtype == mstype.float64 else mstype.float32
+    rm = Parameter(ops.zeros((c,), stat), name="rm", requires_grad=False)
+    rv = Parameter(ops.ones((c,), stat), name="rv", requires_grad=False)
     out = ops.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
     return {"out": out, "running_mean": rm, "running_var": rv}
 
@@ -125,13 +129,32 @@ def _batch_norm_eval(x, w, b, m, v):
     return ops.batch_norm(x, m, v, w, b, training=False, eps=1e-5)
 
 
+def _bn_inputs(shape, training):
+    c = shape[1]
+    if training:
+        return _x(shape, (c,), (c,))
+    return lambda kit: [kit.normal(shape), kit.normal((c,)), kit.normal((c,)),
+                        kit.normal((c,)), kit.uniform((c,), 0.5, 2.0)]
+
+
+# Batch norm over its shape classes: (N, C), (N, C, L), (N, C, H, W), (N, C, D, H, W). The
+# training cases run once through the functional ``batch_norm`` and once through
+# ``batch_norm_inplace`` (each with the other off), the composite with both off.
+BN_SHAPES = {"2d": (6, 3), "3d": (4, 3, 5), "4d": (4, 3, 2, 2), "5d": (2, 3, 2, 2, 2)}
+CASES += [FusedCase("batch_norm", f"train_{k}" if k != "4d" else "train", "batch_norm",
+                    _bn_inputs(shape, True), _batch_norm_train, factor=4.0,
+                    also_off=("batch_norm_inplace",), typed="out")
+          for k, shape in BN_SHAPES.items()]
+CASES += [FusedCase("batch_norm", f"eval_{k}" if k != "4d" else "eval", "batch_norm",
+                    _bn_inputs(shape, False), _batch_norm_eval, factor=4.0)
+          for k, shape in BN_SHAPES.items()]
+CASES += [FusedCase("batch_norm_inplace", f"train_{k}", "batch_norm_inplace",
+                    _bn_inputs(shape, True), _batch_norm_train, factor=4.0,
+                    also_off=("batch_norm",), typed="out")
+          for k, shape in BN_SHAPES.items()]
 CASES += [
-    FusedCase("batch_norm", "train", "batch_norm", _x((4, 3, 2, 2), (3,), (3,)),
-              _batch_norm_train, factor=4.0),
-    FusedCase("batch_norm", "eval", "batch_norm",
-              lambda kit: [kit.normal((4, 3, 2, 2)), kit.normal((3,)), kit.normal((3,)),
-                           kit.normal((3,)), kit.uniform((3,), 0.5, 2.0)],
-              _batch_norm_eval, factor=4.0),
+    FusedCase("dense", "bias", "dense", _x((3, 6), (4, 6), (4,)), ops.dense),
+    FusedCase("dense", "3d_no_bias", "dense", _x((2, 3, 6), (4, 6)), ops.dense),
 ]
 
 CASES += [
@@ -298,11 +321,18 @@ def test_fused(kit, case, path, dtype):
         pytest.skip(f"fused op {case.fused} not provided by {kit.name} (its composite is "
                     f"checked by the 'composite' case)")
     what = f"{case.op} ({path})"
-    with kit.declaring(dtype, f"{case.id} ({path})"), \
-            harness.without_fused(kit.backend, case.fused) if path == "composite" else \
-            contextlib.nullcontext():
+    off = case.also_off + ((case.fused,) if path == "composite" else ())
+    with kit.declaring(dtype, f"{case.id} ({path})"), contextlib.ExitStack() as stack:
+        for name in off:
+            if kit.fused(name) is not None:
+                stack.enter_context(harness.without_fused(kit.backend, name))
+        called = stack.enter_context(kit.calls.recording())
         actual, _ = kit.check(case.fn, *inputs, dtype=dtype, what=what, factor=case.factor)
-        kit.assert_result_dtypes(actual, dtype, what)
+        kit.assert_result_dtypes(actual[case.typed] if case.typed else actual, dtype, what)
+        if path == "fused" and case.fused not in called:
+            raise harness.ConformanceFailure(
+                f"{what} never called the backend's {case.fused}: the fused path did not "
+                f"reach it")
 
 
 CAST_PAIRS = [(s, d) for s in FLOATS for d in FLOATS if s != d]
@@ -325,6 +355,7 @@ def test_float_caster_equals_cast(kit, src, dst):
         fast, composite = kit.run(
             lambda x: (Tensor._wrap(backend.float_caster(dtype)(x._data)),
                        Tensor._wrap(call("cast", x._data, dtype))), values, dtype=src)
-    assert fast.dtype == composite.dtype
+    assert fast.dtype == composite.dtype, (
+        f"float_caster {src} -> {dst} gave {fast.dtype}, cast gave {composite.dtype}")
     np.testing.assert_array_equal(harness.bit_pattern(fast), harness.bit_pattern(composite),
                                   err_msg=f"float_caster {src} -> {dst}")
