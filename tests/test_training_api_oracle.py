@@ -331,3 +331,28 @@ def test_loss_monitor_prints_the_loss_as_mindspore(name, capsys):
     cb_params.net_outputs = LOSSES[name]()
     LossMonitor(1).step_end(RunContext(cb_params))
     assert capsys.readouterr().out.strip() == ORACLE["loss_monitor_lines"][name]
+
+
+# -- the same seed, the same initial weights on every backend --------------------------------
+_WEIGHTS = ("import sys, numpy as np, mscore as ms\n"
+            "from mscore import nn\n"
+            "for backend in sys.argv[1:]:\n"
+            "    ms.set_seed(3)\n"
+            "    ms.set_context(backend=backend)\n"
+            "    net = nn.SequentialCell([nn.Dense(3, 4), nn.Conv2d(1, 2, 3)])\n"
+            "    np.save(sys.stdout.buffer, np.concatenate([p.asnumpy().ravel() "
+            "for p in net.get_parameters()]))\n")
+
+
+def test_set_seed_gives_the_same_initial_weights_on_every_backend():
+    """A fresh process seeds, then selects each backend in turn (its library is imported
+    then, lazily, after the seed) and builds the same network."""
+    import io
+    proc = subprocess.run([sys.executable, "-c", _WEIGHTS, *BACKENDS], capture_output=True,
+                          timeout=240, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr.decode()
+    stream = io.BytesIO(proc.stdout)
+    weights = {backend: np.load(stream) for backend in BACKENDS}
+    assert np.unique(weights["numpy"]).size > 10     # real random draws
+    for backend in BACKENDS:
+        np.testing.assert_array_equal(weights[backend], weights["numpy"], err_msg=backend)
