@@ -6,7 +6,8 @@ summary operators' empty name in GRAPH_MODE, optimizers over integer Parameters,
 ``Cell().construct()``, an exception in ``load_checkpoint``'s ``choice_func``,
 ``auto_mixed_precision`` of a plain function, GRAPH_MODE calls with keyword arguments and an
 optimizer returning its ``ParameterTuple``, the ``export_options`` message under several hash
-seeds, a dataset iterated by fresh iterators, and ``LossMonitor``'s loss text.
+seeds, a dataset iterated by fresh iterators, ``LossMonitor``'s loss text, and MINDIR files
+encrypted by ``export(..., enc_key=, enc_mode=)`` (``tests/data/crypto/ms_dense_*.mindir``).
 
 Run with the separate MindSpore venv, from /tmp:
 ``cd /tmp && /tmp/ms/bin/python <repo>/tests/data/make_training_api_oracle.py`` (MindSpore
@@ -49,6 +50,44 @@ def export_option_messages():
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                               text=True, check=True)
         out[str(seed)] = proc.stdout.strip().splitlines()[-1]
+    return out
+
+
+MINDIR_KEY = b"0123456789abcdef"
+
+
+def encrypted_mindir(folder):
+    """A Dense network exported as MINDIR encrypted in each mode into ``folder``
+    (``ms_dense_<mode>.mindir``), its output, and the messages of bad keys and modes."""
+    import mindspore as ms
+    from mindspore import Tensor, nn
+    ms.set_seed(1)
+    net = nn.Dense(3, 2)
+    x = Tensor(np.array([[1.0, -2.0, 0.5]], np.float32))
+    out = {"key": MINDIR_KEY.decode(), "input": x.asnumpy().tolist(),
+           "output": net(x).asnumpy().tolist(), "files": {}}
+    for mode in ("AES-GCM", "AES-CBC", "SM4-CBC"):
+        name = f"ms_dense_{mode}"
+        ms.export(net, x, file_name=os.path.join(folder, name), file_format="MINDIR",
+                  enc_key=MINDIR_KEY, enc_mode=mode)
+        os.chmod(os.path.join(folder, name + ".mindir"), 0o644)
+        out["files"][mode] = name + ".mindir"
+    bad = os.path.join(tempfile.mkdtemp(), "bad")
+
+    def first_line(fn):
+        got = err(fn)
+        got["message"] = got["message"].splitlines()[0]
+        return got
+    out["errors"] = {
+        "enc_key_str": first_line(lambda: ms.export(net, x, file_name=bad, file_format="MINDIR",
+                                                    enc_key="k")),
+        "enc_mode_int": first_line(lambda: ms.export(net, x, file_name=bad, file_format="MINDIR",
+                                                     enc_key=MINDIR_KEY, enc_mode=1)),
+        "enc_mode_bad": first_line(lambda: ms.export(net, x, file_name=bad, file_format="MINDIR",
+                                                     enc_key=MINDIR_KEY, enc_mode="XYZ")),
+        "dec_key_str": first_line(lambda: ms.load(
+            os.path.join(folder, "ms_dense_AES-GCM.mindir"), dec_key="k")),
+    }
     return out
 
 
@@ -272,6 +311,7 @@ def main():
     record["loss_monitor_lines"] = lines
 
     here = os.path.dirname(os.path.abspath(__file__))
+    record["encrypted_mindir"] = encrypted_mindir(os.path.join(here, "crypto"))
     with open(os.path.join(here, "training_api_oracle.json"), "w") as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write("\n")
