@@ -409,3 +409,25 @@ def test_encrypted_mindir_argument_errors(tmp_path):
     assert sorted(cases) == sorted(_ENC["errors"])
     for name, fn in cases.items():
         assert outcome(fn) == _ENC["errors"][name], name
+
+
+def test_collector_records_the_training_pipeline(tmp_path, monkeypatch):
+    """MindSpore's ``_collect_dataset_graph``: one ``dataset_graph`` value named
+    ``train_dataset`` in train mode, none in eval mode (mscore's value: the pipeline's nodes)."""
+    import mscore.dataset as ds
+    from mscore.train.callback import _InternalCallbackParam
+    from mscore.train.summary import SummaryRecord
+    added = []
+    monkeypatch.setattr(SummaryRecord, "add_value",
+                        lambda self, plugin, name, value: added.append((plugin, name, value)))
+    cb_params = _InternalCallbackParam()
+    cb_params.train_dataset = ds.NumpySlicesDataset({"x": np.arange(4)}).batch(2)
+    with ms.train.SummaryCollector(str(tmp_path)) as collector:
+        cb_params.mode = "eval"
+        collector._collect_dataset_graph(cb_params)
+        assert added == []
+        cb_params.mode = "train"
+        collector._collect_dataset_graph(cb_params)
+    (plugin, name, value), = added
+    assert (plugin, name) == ("dataset_graph", "train_dataset")
+    assert value == {"op": "BatchDataset", "children": [{"op": "NumpySlicesDataset"}]}

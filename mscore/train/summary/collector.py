@@ -12,7 +12,7 @@ import numpy as np
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback import Callback
-from mscore.train.summary._checks import check_positive, check_value_type
+from mscore.train.summary._checks import check_landscape, check_positive, check_value_type
 from mscore.train.summary.graph import network_graph
 from mscore.train.summary.record import (SummaryRecord, _describe_network,
                                          check_export_options, check_max_file_size,
@@ -39,50 +39,6 @@ def _arg(cb_params, name, default=None):
 def _is_optimizer(obj):
     return (obj is not None and callable(getattr(obj, "get_lr", None))
             and isinstance(getattr(obj, "parameters", None), (list, tuple)))
-
-
-def _check_landscape(owner, landscape):
-    """MindSpore's checks of ``collect_specified_data['collect_landscape']``, in its words
-    (None or a dict of landscape_size 3..256, unit 'step'/'epoch', num_samples,
-    create_landscape, intervals). mscore does not compute loss landscapes
-    (docs/differences.md)."""
-    check_value_type("collect_landscape", landscape, [dict, type(None)])
-    if not landscape:
-        return
-    defaults = SummaryCollector._DEFAULT_LANDSCAPE
-    unexpected = set(landscape) - set(defaults)
-    if unexpected:
-        raise ValueError(f'For "{owner}", the keys {unexpected} of `collect_landscape` are '
-                         f'unsupported, expect the follow keys: {list(defaults.keys())}')
-    size = landscape.get("landscape_size", 40)
-    check_value_type("landscape_size", size, [int])
-    if size < 3 or size > 256:
-        raise ValueError(f'For "{owner}", the "landscape_size" in collect_specified_data should '
-                         f'be less than 256 and more than 3, but got the: {size}')
-    unit = landscape.get("unit", "step")
-    check_value_type("unit", unit, [str])
-    if unit not in ("step", "epoch"):
-        raise ValueError(f'For "{owner}", unit in collect_specified_data should be step or '
-                         f'epoch, but got the: {unit}.')
-    check_value_type("num_samples", landscape.get("num_samples", 2048), [int])
-    create = landscape.get("create_landscape", {"train": True, "result": True})
-    check_value_type("create_landscape", create, [dict])
-    for key, value in create.items():
-        if key not in ("train", "result"):
-            raise ValueError(f'For "{owner}", the key to create landscape should be in '
-                             f'["train", "result"], but got the: {key}.')
-        check_value_type(key, value, [bool])
-    intervals = landscape.get("intervals")
-    check_value_type("intervals", intervals, [list])
-    for interval in intervals:
-        check_value_type("each interval inintervals", interval, [list])
-        if len(interval) < 3:
-            raise ValueError(f'For "{owner}", the length of each list in "intervals" should not '
-                             f'be less than three, but got the: {interval}')
-        for epoch in interval:
-            if not isinstance(epoch, int):
-                raise TypeError(f'For "{owner}", the value of each list in "intervals" should '
-                                f'be int, but got the: {type(epoch)}')
 
 
 class SummaryCollector(Callback):
@@ -136,7 +92,8 @@ class SummaryCollector(Callback):
         check_value_type("keep_default_action", keep_default_action, [bool])
         self._collect_specified_data = self._process_specified_data(collect_specified_data,
                                                                     keep_default_action)
-        _check_landscape(type(self).__name__, self._collect_specified_data.get("collect_landscape"))
+        check_landscape(type(self).__name__, self._collect_specified_data.get("collect_landscape"),
+                        self._DEFAULT_LANDSCAPE)
         self._custom_lineage_data = self._check_custom_lineage_data(custom_lineage_data)
         self._record = None
         self._entered = False
@@ -269,6 +226,7 @@ class SummaryCollector(Callback):
         step = int(_arg(cb_params, "cur_step_num", 0))
         if not self._has_saved_graph:
             self._collect_graph(cb_params)
+            self._collect_dataset_graph(cb_params)
             self._has_saved_graph = True
         if self._custom_lineage_data and not self._has_saved_custom_data:
             self._record.add_value("custom_lineage_data", "custom_lineage_data",
@@ -498,6 +456,18 @@ class SummaryCollector(Callback):
         self._record.add_value("graph", "train_network", _describe_network(network))
         self._write_network_graph(cb_params)
 
+    def _collect_dataset_graph(self, cb_params):
+        """The training dataset's pipeline (``dataset_graph`` / ``train_dataset``: each node's
+        class and its children, source first at the leaves), in train mode."""
+        if not self._collect_specified_data.get("collect_dataset_graph"):
+            return
+        if _arg(cb_params, "mode", "train") != "train":
+            return
+        dataset = _arg(cb_params, "train_dataset")
+        if dataset is None:
+            return
+        self._record.add_value("dataset_graph", "train_dataset", _pipeline(dataset))
+
     def _write_network_graph(self, cb_params):
         """The user network's GraphDef for TensorBoard's Graphs tab, traced once on this
         step's batch (without its label when the Model has a loss function). A network the
@@ -566,6 +536,16 @@ class SummaryCollector(Callback):
             except Exception:  # a dataset that cannot tell its size
                 pass
         return lineage
+
+
+def _pipeline(node, depth=0):
+    """``{"op": class name, "children": [...]}`` of a dataset pipeline node (a JSON dict;
+    at most 64 levels)."""
+    children = getattr(node, "children", None) or []
+    out = {"op": type(node).__name__}
+    if children and depth < 64:
+        out["children"] = [_pipeline(c, depth + 1) for c in children]
+    return out
 
 
 def current_learning_rate(optimizer):
