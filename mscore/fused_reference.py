@@ -1,5 +1,6 @@
 """The reference forward of the backend contract's fused ops, written once: softmax,
-log-softmax, dense, convolution plus bias, attention, layer norm and batch norm.
+log-softmax, dense, convolution plus bias, attention, layer norm, batch norm and the
+recurrent layers' sequence (``rnn_sequence``).
 
 Each function computes a fused op from primitives (:func:`mscore.dispatch.call`) on native
 arrays -- or on tracers, which then record the composite primitive by primitive. Three users
@@ -227,3 +228,59 @@ def _moving(running, batch, momentum, factor):
     batch = cast_to(stopped(batch), pdt)
     return call("add", call("mul", stopped(running), const(1.0 - momentum, pdt)),
                 call("mul", batch, const(momentum * factor, pdt)))
+
+
+def _sigmoid(x, dt):
+    """1 / (1 + exp(-x)) as ``ops.sigmoid`` computes it: (tanh(x / 2) + 1) / 2."""
+    half = const(0.5, dt)
+    return call("mul", call("add", call("tanh", call("mul", x, half)), const(1.0, dt)), half)
+
+
+def _gate(s, k, hidden):
+    """Gate ``k`` (of width ``hidden``) of the stacked gates ``s`` (N, G * hidden)."""
+    return call("getitem", s, (slice(None), slice(k * hidden, (k + 1) * hidden)))
+
+
+def rnn_step(mode, gi, gh, h, c):
+    """One step of an RNN layer from its input and hidden projections ``gi``, ``gh``
+    (N, gates * H): ``(h', c')`` (``c'`` None but for LSTM). Gate orders: LSTM i, f, g, o;
+    GRU r, z, n with ``n = tanh(i_n + r * h_n)``, ``h' = n + z * (h - n)``."""
+    dt = dtype_of(gi)
+    hidden = shape_of(h)[-1]
+    if mode == "LSTM":
+        s = call("add", gi, gh)
+        i, f, g, o = (_gate(s, k, hidden) for k in range(4))
+        c2 = call("add", call("mul", _sigmoid(f, dt), c),
+                  call("mul", _sigmoid(i, dt), call("tanh", g)))
+        return call("mul", _sigmoid(o, dt), call("tanh", c2)), c2
+    if mode == "GRU":
+        r = _sigmoid(call("add", _gate(gi, 0, hidden), _gate(gh, 0, hidden)), dt)
+        z = _sigmoid(call("add", _gate(gi, 1, hidden), _gate(gh, 1, hidden)), dt)
+        n = call("tanh", call("add", _gate(gi, 2, hidden), call("mul", r, _gate(gh, 2, hidden))))
+        return call("add", n, call("mul", z, call("sub", h, n))), None
+    pre = call("add", gi, gh)
+    if mode == "RNN_TANH":
+        return call("tanh", pre), None
+    return call("maximum", pre, const(0.0, dt)), None
+
+
+def rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    """One direction of one recurrent layer over a whole sequence.
+
+    ``mode`` 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'; ``x`` (T, N, in); ``h0`` (N, H);
+    ``c0`` (N, H) for LSTM, else None; ``w_ih`` (gates * H, in), ``w_hh`` (gates * H, H),
+    ``b_ih``, ``b_hh`` (gates * H,) or both None; one floating dtype. Returns
+    ``(out (T, N, H), h_T, c_T)`` (``c_T`` None but for LSTM).
+    """
+    steps = shape_of(x)[0]
+    gi_all, _ = dense(x, w_ih, b_ih)                   # every step's input projection
+    w_hh_t = call("transpose", w_hh, (1, 0))
+    h, c = h0, c0
+    outs = []
+    for t in range(steps):
+        gh = call("matmul", h, w_hh_t)
+        if b_hh is not None:
+            gh = call("add", gh, b_hh)
+        h, c = rnn_step(mode, call("getitem", gi_all, (t,)), gh, h, c)
+        outs.append(call("reshape", h, (1,) + shape_of(h)))
+    return call("concat", outs, axis=0), h, c

@@ -65,7 +65,12 @@ def test_default_shuffle_is_a_seeded_permutation_that_changes_per_epoch():
     data = np.arange(50)
     d = NumpySlicesDataset(data)  # shuffle=None shuffles, as in MindSpore
     e0 = [int(r[0]) for r in d]
-    e1 = [int(r[0]) for r in d]
+    # a second iterator replays the first epoch, as in MindSpore
+    # (tests/data/training_api_oracle.json); one iterator's epochs differ
+    assert [int(r[0]) for r in d] == e0
+    it = d.create_tuple_iterator(num_epochs=2)
+    assert [int(r[0]) for r in it] == e0
+    e1 = [int(r[0]) for r in it]
     assert sorted(e0) == list(range(50)) and sorted(e1) == list(range(50))
     assert e0 != list(range(50)) and e0 != e1
     # a fresh pipeline with the same seed repeats the same sequence of epochs

@@ -101,3 +101,15 @@ def test_ci_gpu_override(tmp_path):
     proc = _ci("MSCORE_CI_GPU=1 has_nvidia_gpu && echo yes; "
                "MSCORE_CI_GPU=0 has_nvidia_gpu || echo no", tmp_path, H100)
     assert proc.stdout.split() == ["yes", "no"]
+
+
+def test_ci_runs_again_on_the_lowest_numpy_pyproject_allows(tmp_path):
+    """The second CI run installs the numpy floor pyproject.toml declares (read from it, so
+    raising the floor moves the run), and its test files exist."""
+    floor = re.search(r'"numpy>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    proc = _ci(f"cd {ROOT} && numpy_floor_version && printf '%s\\n' "
+               f"\"${{NUMPY_FLOOR_TESTS[@]}}\"", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    version, *files = proc.stdout.split()
+    assert version == floor
+    assert files and all((ROOT / f).is_file() for f in files)

@@ -234,7 +234,7 @@ def test_load_argument_checks(tmp_path):
     with pytest.raises(ValueError, match="not a file"):
         ms.load(str(tmp_path / "dir.mindir"))
     path = os.path.join(FIXTURES, "ms_mlp.mindir")
-    with pytest.raises(NotImplementedError, match="dec_key"):
+    with pytest.raises(ValueError, match="ms_mlp.mindir"):   # a plain file, a key given
         ms.load(path, dec_key=b"0123456789abcdef")
     with pytest.raises(NotImplementedError, match="obfuscation"):
         ms.load(path, obf_func=lambda x: x)
@@ -329,8 +329,8 @@ def test_export_mindir_options_and_formats(tmp_path):
                                             "e.onnx.mindir"]
     with pytest.raises(NotImplementedError, match="AIR"):
         ms.export(net, x, file_name=str(tmp_path / "m"), file_format="AIR")
-    with pytest.raises(NotImplementedError, match="enc_key"):
-        ms.export(net, x, file_name=str(tmp_path / "m"), file_format="MINDIR",
+    with pytest.raises(NotImplementedError, match="enc_key"):   # ONNX: not implemented
+        ms.export(net, x, file_name=str(tmp_path / "m"), file_format="ONNX",
                   enc_key=b"0123456789abcdef")
     with pytest.raises(TypeError, match="unexpected"):
         ms.export(net, x, file_name=str(tmp_path / "m"), file_format="MINDIR", encrypt=1)

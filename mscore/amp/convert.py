@@ -12,6 +12,8 @@ Parameters stay float32 (master weights); layers cast them where they compute.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
 
 from mscore.common import dtype as mdt
@@ -66,6 +68,16 @@ class _AutocastCell(_OutputCast):
         with autocast(self._low_dtype):
             out = self._cells["_backbone"](*args, **kwargs)
         return cast_floating(out, mdt.float32)
+
+
+def _autocast_function(fn, low_dtype):
+    """``fn`` running inside an op-level autocast region computing in ``low_dtype``."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with autocast(low_dtype):
+            return fn(*args, **kwargs)
+    run._amp_level = "auto"
+    return run
 
 
 def _check_network(network):
@@ -150,9 +162,16 @@ def _mark_level(network, level):
 def auto_mixed_precision(network, amp_level="O0", dtype=mdt.float16):
     """The network converted for mixed precision at ``amp_level`` ('O0', 'O1', 'O2', 'O3',
     'auto') computing in ``dtype`` (float16 or bfloat16). O1 changes cells in place;
-    O2, O3 and auto return a wrapper whose output is float32."""
+    O2, O3 and auto return a wrapper whose output is float32. At 'auto' a plain function (or
+    method) is accepted too, as in MindSpore: it comes back as a function running in the
+    autocast region, its outputs as the ops left them."""
     if not isinstance(network, Cell):
-        raise TypeError(f"For amp_level '{amp_level}', the network type should be Cell.")
+        if amp_level != "auto":
+            raise TypeError(f"For amp_level '{amp_level}', the network type should be Cell.")
+        if not inspect.isfunction(network) and not inspect.ismethod(network):
+            raise TypeError("For amp_level 'auto', the network type should be Cell or "
+                            "function.")
+        return _autocast_function(network, _check_low_dtype(dtype))
     if not isinstance(amp_level, str) or amp_level not in AMP_LEVELS:
         raise ValueError(f"amp_level: expected one of {list(AMP_LEVELS)}, got {amp_level!r}")
     dtype = _check_low_dtype(dtype)

@@ -54,6 +54,12 @@ def tensor_repr(arr, dtype):
     return _tensor_text(arr, dtype, _REPR)
 
 
+# numpy 2.3 writes float32 values from 1e7 on in scientific notation where older numpy
+# (MindSpore's 1.26) does not; its legacy mode "2.2" keeps the older text. numpy before 2.3
+# has no such mode (1.26 raises KeyError, 2.0-2.2 ValueError) and writes the older text.
+_LEGACY_TEXT = "2.2" if np.lib.NumpyVersion(np.__version__) >= "2.3.0" else None
+
+
 def tensor_str(arr, dtype):
     """``str`` of a Tensor of ``dtype`` holding the numpy array ``arr``: numpy's text
     (bfloat16 entries as ``%f``)."""
@@ -62,12 +68,9 @@ def tensor_str(arr, dtype):
         if as_float.ndim == 0:
             return "%f" % as_float.item()
         return np.array2string(as_float, formatter={"float_kind": "{:f}".format})
-    try:
-        # numpy 2.3 writes float32 values from 1e7 on in scientific notation where older
-        # numpy (MindSpore's 1.26) does not; its legacy mode keeps the older text
-        with np.printoptions(legacy="2.2"):
-            return str(arr)
-    except ValueError:   # numpy before 2.3: no such mode, and the older text anyway
+    if _LEGACY_TEXT is None:
+        return str(arr)
+    with np.printoptions(legacy=_LEGACY_TEXT):
         return str(arr)
 
 

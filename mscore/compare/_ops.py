@@ -17,7 +17,7 @@ from mscore.common.dtype import DType
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
-from mscore import dispatch
+from mscore import dispatch, fused_reference
 from mscore.ops.grad import value_and_grad
 
 _MISSING = object()
@@ -209,6 +209,7 @@ def _fused_adapters():
         "batch_norm": batch_norm,
         "cross_entropy": cross_entropy,
         "attention": attention,
+        "rnn_sequence": fused_reference.rnn_sequence,
     }
 
 

@@ -36,7 +36,7 @@ from mscore import _state
 from mscore import context as _context
 from mscore._state import process as _process
 from mscore._state import thread as _thread
-from mscore.common.parameter import stateless_call
+from mscore.common.parameter import Parameter, stateless_call
 from mscore.common.tensor import Tensor, copier
 from mscore.nn.cell import Cell
 from mscore.ops import _sharded_ops, _sharding
@@ -144,23 +144,26 @@ def _rebuild_args(template, it):
 
 
 def compiled_call(cell, args, kwargs):
-    """Run ``cell(*args)`` through the backend's compiled program for this program key."""
-    if kwargs:
-        raise TypeError(f"GRAPH_MODE: keyword arguments ({', '.join(sorted(kwargs))}) are not "
-                        f"supported in a compiled call of {type(cell).__name__}; pass them "
-                        f"positionally")
+    """Run ``cell(*args, **kwargs)`` through the backend's compiled program for this program
+    key (keyword arguments are part of the key by name, and their values as arguments are)."""
     if _sharding.strategies_apply():
         with _sharding.batch_entry(args) as whole:
-            return _compiled_call(cell, whole)
-    return _compiled_call(cell, args)
+            return _compiled_call(cell, whole, kwargs)
+    return _compiled_call(cell, args, kwargs)
 
 
-def _compiled_call(cell, args):
+def _compiled_call(cell, args, kwargs):
     backend = _process.backend or _context.current_backend()
     # The program key, built flat: (backend, flags..., then per Tensor argument its shape
     # and dtype; other arguments go through _flatten_arg). This runs on every step.
     raw = []
     sig = [backend, cell.training, cell._compute_dtype, _thread.autocast_policy]
+    if kwargs:
+        names = tuple(sorted(kwargs))
+        sig.append(names)
+        args = (*args, *(kwargs[k] for k in names))
+    else:
+        names = ()
     shape_of, dtype_of = backend.shape, backend.dtype
     for pos, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -177,7 +180,7 @@ def _compiled_call(cell, args):
         _process.compiled_cells.add(cell)
     program = cache.get(key)
     if program is None:
-        program = cache[key] = _build(cell, args, backend)
+        program = cache[key] = _build(cell, args, names, backend)
     params = program.params
     if program.rng_index is not None:
         holder = _process.random_stream
@@ -257,9 +260,12 @@ def _state_params(cell):
     return params, len(params) - 1
 
 
-def _build(cell, args, backend):
+def _build(cell, args, kwarg_names, backend):
+    """The program of ``cell`` called with ``args``, whose last ``len(kwarg_names)`` values
+    are the keyword arguments of those names."""
     params, rng_index = _state_params(cell)
     template = list(args)
+    n_positional = len(template) - len(kwarg_names)
     donate = "donation" in getattr(backend, "capabilities", ())
     program = _Program(None, params, rng_index, donate, copier(backend))
     name = type(cell).__name__
@@ -268,6 +274,8 @@ def _build(cell, args, backend):
         global trace_count
         trace_count += 1
         call_args = _rebuild_args(template, iter(raw_args))
+        call_kwargs = dict(zip(kwarg_names, call_args[n_positional:]))
+        call_args = call_args[:n_positional]
         traced = list(program.params)
         if program.rng_index is not None:
             # Trace with a private stand-in for the process-wide random stream: another
@@ -276,7 +284,7 @@ def _build(cell, args, backend):
                 _random.traced_stand_in(program.params[program.rng_index])
         try:
             out, new_values, others = stateless_call(
-                lambda: cell._run(tuple(call_args), {}), traced, values)
+                lambda: cell._run(tuple(call_args), call_kwargs), traced, values)
         except Exception as exc:
             _annotate(exc, name)
             raise
@@ -297,7 +305,15 @@ def _build(cell, args, backend):
                                f"sub-cell) so the compiled program can thread them, or "
                                f"call clear_cache(cell) if they were added after the first "
                                f"call")
+        # MindSpore's compiled programs return plain tuples: a ParameterTuple (an optimizer
+        # returning the parameters it assigned) or another sequence type comes back as one.
+        out = _plain_sequences(out)
         leaves, rebuild = _flatten(out)
+        # A Parameter returned by the program is its value after the program's assignments
+        # (stateless_call put the values from before back into the Parameter itself).
+        updated = {id(p): v for p, v in zip(traced, new_values)}
+        leaves = [Tensor._wrap(updated[id(x)]) if isinstance(x, Parameter)
+                  and id(x) in updated else x for x in leaves]
         program.single = isinstance(out, Tensor)
         program.rebuild = rebuild
         program.leaf_kinds = [isinstance(x, Tensor) for x in leaves]
@@ -317,6 +333,14 @@ def _build(cell, args, backend):
     program.pure = pure
     program.compiled = backend.compile(pure, donate_argnums=(0,) if donate else ())
     return program
+
+
+def _plain_sequences(out):
+    """``out`` with every tuple or list subclass made a plain tuple (lists stay lists)."""
+    if isinstance(out, (tuple, list)):
+        kind = list if type(out) is list else tuple
+        return kind(_plain_sequences(v) for v in out)
+    return out
 
 
 _HINT = ("mscore GRAPH_MODE: raised while {name} was traced into one compiled program. "

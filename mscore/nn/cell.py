@@ -335,14 +335,18 @@ class Cell(HookMixin):
 
     # -- calling --------------------------------------------------------------------------------
     def construct(self, *args, **kwargs):
-        """The computation; subclasses override it."""
-        raise NotImplementedError(f"{type(self).__name__}.construct is not defined")
+        """The computation; subclasses override it (AttributeError here, as in MindSpore)."""
+        raise AttributeError("For 'Cell', the method 'construct' is not defined.")
 
     def __call__(self, *args, **kwargs):
         if _context_keys["mode"] == _GRAPH_MODE:
             runner = Cell._graph_runner
             if runner is not None and runner.should_compile(self):
                 return runner.compiled_call(self, args, kwargs)
+            out = self._run(args, kwargs)
+            # a graph never hands out a ParameterTuple (MindSpore: a plain tuple), also
+            # where GRAPH_MODE runs eagerly
+            return tuple(out) if isinstance(out, ParameterTuple) else out
         # _run inlined: this runs once per cell per step
         dtype = self._compute_dtype
         if dtype is not None:

@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from mscore import context
+from mscore._state import GRAPH_MODE
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore import dispatch
@@ -94,6 +96,11 @@ class _SummaryOp(Primitive):
 
     def __call__(self, name, value):
         cls = type(self).__name__
+        if isinstance(name, str) and not name and context.get_context("mode") == GRAPH_MODE:
+            # MindSpore's graph compiler refuses an empty name when it infers the operator
+            # (ValueError); its PyNative mode refuses it at the next record (TypeError)
+            raise ValueError(f"For primitive[{cls}], the input argument[name] cannot be an "
+                             f"empty string.")
         if not isinstance(name, str) or not name:
             raise TypeError(f"For '{cls}', the name must be a non-empty str, got {name!r}")
         if not isinstance(value, Tensor):

@@ -45,7 +45,8 @@ PRIMITIVE_OPS = (
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
-             "momentum_update", "adam_update", "unscale_check", "int_floor_divide")
+             "momentum_update", "adam_update", "unscale_check", "int_floor_divide",
+             "rnn_sequence")
 
 # Optional methods beyond the fused ops: None (or absent) means the core does without.
 OPTIONAL_METHODS = ("native_dtype", "float_caster", "copy", "value_and_grad", "grad_boundary",
@@ -206,6 +207,12 @@ class Backend:
     # the sign of x (``rules.floor_divide_edges`` turns a library's floor division into that).
     # None: the core's composite from ``div`` (about twenty calls).
     int_floor_divide = None
+    # rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh) -> (out, h_T, c_T): one direction
+    # of one recurrent layer ('LSTM', 'GRU', 'RNN_TANH', 'RNN_RELU') over the whole sequence,
+    # x (T, N, in), h0/c0 (N, H) (c0 and c_T None but for LSTM), weights as nn.LSTM's, biases
+    # both None or both given; differentiable by the backend's own autodiff. The reference:
+    # mscore.fused_reference.rnn_sequence (a Python loop over the steps).
+    rnn_sequence = None
     # Not in FUSED_OPS, looked up by name where a backend without native autodiff has them:
     # relu_backward, sparse_nll_rows, sparse_xent_grad (defined in mscore/autodiff/kernels.py)
     # and class_label_check (mscore.ops.loss), each by its composite.

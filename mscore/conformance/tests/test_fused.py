@@ -1,5 +1,6 @@
 """Level 1 (fused ops): softmax, log_softmax, layer_norm, cross_entropy, attention, addcmul,
-batch_norm, gelu, conv_bias, relu, int_floor_divide (integer dtypes), the multi-tensor
+batch_norm, gelu, conv_bias, relu, int_floor_divide (integer dtypes), rnn_sequence (the
+recurrent layers' LSTM/GRU/RNN sequence), the multi-tensor
 updates (momentum_update, adam_update, foreach_div, unscale_check), the reference autodiff's
 kernels (relu_backward, sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and
 cross entropy's class_label_check through ``mscore.ops`` (the kernels through their
@@ -26,6 +27,7 @@ from mscore.dispatch import call
 from mscore.ops.multi_tensor import momentum_update
 from mscore.ops.multi_tensor import adam_update
 from mscore.ops.multi_tensor import unscale_and_check
+from mscore.nn.layer.rnns import rnn_sequence
 
 LEVEL = "ops"
 FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -308,6 +310,38 @@ def _int_division_inputs(name):
 
 CASES += [FusedCase("floor_divide", "int", "int_floor_divide", _int_division_inputs(d),
                     ops.floor_divide, dtypes=(d,)) for d in harness.INT_DTYPES]
+
+_RNN_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _rnn_inputs(mode, bias=True, steps=4, batch=3, size=5, hidden=4):
+    """x (T, N, in), h0, c0 (N, H), w_ih, w_hh and, with ``bias``, b_ih, b_hh."""
+    g = _RNN_GATES[mode] * hidden
+
+    def make(kit):
+        shapes = [(steps, batch, size), (batch, hidden), (batch, hidden), (g, size),
+                  (g, hidden)] + ([(g,), (g,)] if bias else [])
+        return [kit.normal(s, 0.6) for s in shapes]
+    return make
+
+
+def _rnn(mode):
+    """The recurrent layer's sequence op (``nn.layer.rnns.rnn_sequence``): the outputs, and
+    the final states."""
+    def fn(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None):
+        out, h, c = rnn_sequence(mode, x, h0, c0 if mode == "LSTM" else None, w_ih, w_hh,
+                                 b_ih, b_hh)
+        result = {"out": out, "h": h}
+        if c is not None:
+            result["c"] = c
+        return result
+    return fn
+
+
+CASES += [FusedCase("rnn_sequence", f"{mode.lower()}{'' if bias else '_no_bias'}",
+                    "rnn_sequence", _rnn_inputs(mode, bias), _rnn(mode), factor=8.0,
+                    dtypes=("float32", "float64"))
+          for mode in _RNN_GATES for bias in (True, False) if bias or mode == "LSTM"]
 
 PARAMS = [pytest.param(c, path, d, id=f"{c.id}-{path}-{d}")
           for c in CASES for path in ("fused", "composite") for d in c.dtypes]

@@ -10,6 +10,7 @@ import mscore as ms
 from mscore import ops
 from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 from mscore.common.parameter import Parameter
+from mscore.nn.layer.rnns import rnn_sequence
 
 DTYPES = ("float32", "float64")
 
@@ -42,6 +43,18 @@ def _bn_train(x, w, b):
     rm = Parameter(ops.zeros((c,), x.dtype), name="rm", requires_grad=False)
     rv = Parameter(ops.ones((c,), x.dtype), name="rv", requires_grad=False)
     return ops.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+
+
+def _rnn_outputs(mode):
+    """The recurrent layer's sequence op (its backend's fused kernel where it has one): the
+    outputs and final states, joined (T + 1 or T + 2, N, H)."""
+    def fn(x, h0, *rest):
+        c0 = rest[0] if mode == "LSTM" else None
+        w_ih, w_hh, b_ih, b_hh = rest[1:] if mode == "LSTM" else rest
+        out, h, c = rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+        finals = [ops.expand_dims(h, 0)] + ([] if c is None else [ops.expand_dims(c, 0)])
+        return ops.concat([out] + finals, 0)
+    return fn
 
 
 CASES = [
@@ -109,6 +122,10 @@ CASES = [
     GradCase("gelu", _n((3, 4)), ops.gelu),
     GradCase("silu", _n((3, 4)), ops.silu),
     GradCase("softplus", _n((3, 4), scale=2.0), ops.softplus),
+    GradCase("lstm_sequence", _n((4, 3, 5), (3, 4), (3, 4), (16, 5), (16, 4), (16,), (16,),
+                                 scale=0.6), _rnn_outputs("LSTM"), factor=8.0),
+    GradCase("gru_sequence", _n((4, 3, 5), (3, 4), (12, 5), (12, 4), (12,), (12,),
+                                scale=0.6), _rnn_outputs("GRU"), factor=8.0),
 ]
 
 

@@ -56,7 +56,8 @@ class Dataset:
     def __init__(self, children=(), num_parallel_workers=None):
         self.children = list(children)
         self.num_parallel_workers = v.check_num_parallel_workers(num_parallel_workers)
-        self._epoch = 0
+        self._epoch = 0             # the epoch of the next pass the training loop reads
+        self._first_epoch = 0       # where a new iterator starts (a resumed run: later)
         self._cached_size = None
         self._init_step = 0
 
@@ -290,8 +291,10 @@ class Dataset:
         return self._rows(epoch)
 
     def _advance_epoch_to(self, epoch):
-        """Start the next pass at epoch ``epoch`` or later (used when training resumes)."""
+        """Start the next pass at epoch ``epoch`` or later, and new iterators at ``epoch``
+        (used when training resumes)."""
         self._epoch = max(self._epoch, int(epoch))
+        self._first_epoch = int(epoch)
 
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False,
                               do_copy=False):

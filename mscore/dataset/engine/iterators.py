@@ -40,7 +40,8 @@ def to_output(value, output_numpy, do_copy=False):
 
 
 class _Iterator:
-    """Iterates one epoch per pass; a new pass starts once the previous one has ended."""
+    """Iterates one epoch per pass, from epoch 0; a new pass starts once the previous one has
+    ended."""
 
     def __init__(self, dataset, columns, num_epochs, output_numpy, do_copy, as_dict):
         v.check_type(num_epochs, int, "num_epochs")
@@ -81,7 +82,11 @@ class _Iterator:
             raise RuntimeError(f"the iterator was created with num_epochs={self._num_epochs} "
                                f"and all of them have been read")
         self._layout()
-        self._current = iter(self.dataset._next_epoch_rows())
+        # Each iterator is a fresh pipeline, as in MindSpore: its first pass is epoch 0 (of a
+        # resumed run: the epoch it resumes at), so a second iterator replays the first
+        # one's shuffle order.
+        epoch = getattr(self.dataset, "_first_epoch", 0) + self._epochs_done
+        self._current = iter(self.dataset._rows(epoch))
 
     def __iter__(self):
         if self._current is None:

@@ -129,5 +129,5 @@ class MappableDataset(Dataset):
         clone = copy.copy(self)
         clone.sampler = new_sampler
         clone._cached_size = None
-        clone._epoch = 0
+        clone._epoch = clone._first_epoch = 0
         return clone

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.initializer import Uniform, initializer
 from mscore.common.parameter import Parameter, ParameterTuple
@@ -206,8 +207,15 @@ class _RNNBase(Cell):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def _direction(self, seq, state, suffix, mask):
-        """Run one direction over (T, N, in): outputs (T, N, H) and the final state."""
+        """Run one direction over (T, N, in): outputs (T, N, H) and the final state. Without
+        per-sequence lengths the whole sequence is one ``rnn_sequence`` op: the backend's
+        fused kernel (torch's own RNN kernels, one compiled ``lax.scan`` on jax), else its
+        reference from primitives."""
         w_ih, w_hh, b_ih, b_hh = self._weights(suffix, seq.dtype)
+        if mask is None:
+            h, c = state if self.is_lstm else (state, None)
+            out, h_t, c_t = rnn_sequence(self.mode, seq, h, c, w_ih, w_hh, b_ih, b_hh)
+            return out, ((h_t, c_t) if self.is_lstm else h_t)
         gi_all = linear(seq, w_ih, b_ih)                     # every step's input projection
         w_hh_t = F.transpose(w_hh, (1, 0))                    # transposed once, not per step
 
@@ -243,6 +251,18 @@ class _RNNBase(Cell):
                 f"num_layers={self.num_layers}, has_bias={self.has_bias}, "
                 f"batch_first={self.batch_first}, dropout={self.dropout}, "
                 f"bidirectional={self.bidirectional}")
+
+
+def rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    """One direction of one recurrent layer over a whole sequence, on Tensors: the backend's
+    fused ``rnn_sequence`` when it has one, else the core's reference
+    (:func:`mscore.fused_reference.rnn_sequence`, whose contract this follows). Returns
+    ``(out, h_T, c_T)`` (``c_T`` None but for LSTM)."""
+    run = dispatch.fused("rnn_sequence") or fused_reference.rnn_sequence
+    out, h_t, c_t = run(mode, x._data, h0._data, None if c0 is None else c0._data,
+                        w_ih._data, w_hh._data, None if b_ih is None else b_ih._data,
+                        None if b_hh is None else b_hh._data)
+    return Tensor._wrap(out), Tensor._wrap(h_t), None if c_t is None else Tensor._wrap(c_t)
 
 
 def _reverse(seq, rev_index):

@@ -118,9 +118,6 @@ class OptimizerArguments:
             if not isinstance(p, Parameter):
                 raise TypeError(f"For '{cls}', every element of 'params' must be a Parameter, "
                                 f"got {type(p).__name__}")
-            if not p.dtype.is_floating:
-                raise TypeError(f"For '{cls}', parameter {p.name!r} must be floating point, "
-                                f"got {p.dtype}")
         return params
 
     def _groups(self, parameters):

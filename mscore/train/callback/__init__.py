@@ -3,7 +3,8 @@
 ``Callback`` and ``RunContext`` are always importable; the concrete callbacks load from their
 submodules on first use. The private names MindSpore's own tests import from here
 (``_InternalCallbackParam``, ``_CallbackManager``, ``_CheckpointManager``,
-``_chg_ckpt_file_name_if_same_exist``) are the classes and function mscore itself uses.
+``_chg_ckpt_file_name_if_same_exist``) are the classes and function mscore itself uses;
+``_set_cur_net``/``_checkpoint_cb_for_save_op`` are MindSpore's save-operator hook.
 """
 import importlib
 
@@ -29,6 +30,8 @@ _LAZY = {
     "LearningRateScheduler": "mscore.train.callback._lr_scheduler",
     "SummaryCollector": "mscore.train.summary.collector",
     "_chg_ckpt_file_name_if_same_exist": "mscore.train.callback._checkpoint",
+    "_set_cur_net": "mscore.train.callback._save_op",
+    "_checkpoint_cb_for_save_op": "mscore.train.callback._save_op",
 }
 
 __all__ = ["Callback", "RunContext", "CallbackList", "CallbackParam",

@@ -19,7 +19,7 @@ def _rank_label():
 
 
 class LossMonitor(Callback):
-    """Print ``epoch: 1 step: 2, loss is 1.0925388`` every ``per_print_times`` steps
+    """Print ``epoch: 1 step: 2, loss is 1.0925388092041016`` every ``per_print_times`` steps
     (counted across epochs; ``step`` is the step inside the epoch). 0 prints nothing. In a
     data-parallel job of several processes the line starts with the rank: ``rank: 1,
     epoch: 1 step: 2, loss is ...`` (the loss of that rank's shard).

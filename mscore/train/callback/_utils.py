@@ -26,15 +26,14 @@ def loss_value(net_outputs):
 
 
 def loss_display(net_outputs):
-    """The loss as MindSpore prints it: a float32 ``np.mean`` (``1.0925388``)."""
+    """The loss as MindSpore prints it: a Tensor as the Python float of its mean
+    (``3.6393022537231445``), the first Tensor of a tuple or list as that Tensor prints
+    itself, anything else as it is."""
     out = net_outputs
-    if isinstance(out, (tuple, list)) and out:
-        out = out[0]
+    if isinstance(out, (tuple, list)):
+        return out[0] if out and isinstance(out[0], Tensor) else out
     if isinstance(out, Tensor):
-        arr = out.asnumpy()
-        if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
-            arr = arr.astype(np.float32)
-        return np.mean(arr)
+        return float(np.mean(out.asnumpy()))
     return out
 
 

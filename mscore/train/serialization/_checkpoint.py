@@ -389,6 +389,19 @@ def _selector(specify, filtered, choice_func):
     return chosen
 
 
+def _call_selector(chosen, name, path, fmt):
+    """``chosen(name)``; an exception a user's ``choice_func`` raises while a .ckpt file is
+    read becomes a ValueError naming the file, worded as MindSpore words it (it reads
+    .safetensors files without that wrapping)."""
+    if fmt != "ckpt":
+        return chosen(name)
+    try:
+        return chosen(name)
+    except Exception as exc:
+        raise ValueError(f"{exc}\nFor 'load_checkpoint', failed to load the checkpoint file "
+                         f"{path}.") from exc
+
+
 def _decrypted(path, data, dec_key, dec_mode, crc_check):
     """``(plain bytes, unchecked)`` of a .ckpt file (decrypted with ``dec_key``), or a
     ValueError naming the file: an encrypted file without a key, a plain file with one, a
@@ -499,7 +512,7 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     result = OrderedDict()
     chosen = _selector(specify, prefixes, choice_func)
     for name, value in entries:
-        if not chosen(name):
+        if not _call_selector(chosen, name, path, fmt):
             continue
         if isinstance(value, str):
             if name == IDENTITY_KEY:   # remembers its file for the checks of later loads

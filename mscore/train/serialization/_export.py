@@ -10,6 +10,7 @@ MINDIR is written by ``_mindir_export``; ``AIR`` is not implemented.
 """
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
@@ -23,6 +24,7 @@ from mscore import context as _context
 from mscore.train.serialization._mindir_export import build_mindir_model
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._checkpoint import _check_path
+from mscore.train.serialization import _crypto
 
 OPSET = 18
 _IR_VERSION = 8
@@ -375,7 +377,9 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     writes a MindIR model that MindSpore's ``load`` and ``nn.GraphCell`` run (and
     :func:`mscore.load` reads back). The format's suffix (``.onnx``, ``.mindir``) is appended
     to ``file_name`` when missing. ``"AIR"`` (Ascend only) raises ``NotImplementedError``, as
-    do MindSpore's MINDIR options ``enc_key``, ``dataset`` and ``obf_config``; ``custom_func``
+    do MindSpore's options ``dataset`` and ``obf_config`` (and ``enc_key`` of ONNX);
+    ``enc_key``/``enc_mode`` encrypt a MINDIR file as MindSpore does ('AES-GCM', 'AES-CBC',
+    'SM4-CBC' or a function ``enc_mode(data, enc_key)``); ``custom_func``
     (MINDIR) is called with the MindIR ``ModelProto`` before it is written, to edit it
     (``producer_name``, ``user_info``, ...). The file is written atomically.
     """
@@ -396,15 +400,50 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     custom_func = kwargs.pop("custom_func", None) if file_format == "MINDIR" else None
     if custom_func is not None and not callable(custom_func):
         raise TypeError(f"custom_func: expected a callable, got {type(custom_func).__name__}")
+    encrypt = _mindir_encryption(kwargs) if file_format == "MINDIR" else None
     _check_export_options(file_format, kwargs)
     suffix, writer = _WRITERS[file_format]
     data = writer(net, inputs, dynamic_batch) if file_format == "ONNX" else \
         writer(net, inputs, custom_func)
+    if encrypt is not None:
+        data = encrypt(data)
     if not path.endswith(suffix):
         path += suffix
     if os.path.isdir(path):
         raise ValueError(f"file_name: {path!r} is a directory")
     atomic_write(path, lambda f: f.write(data))
+
+
+def _mindir_encryption(kwargs):
+    """The function encrypting a MINDIR file's bytes for the ``enc_key``/``enc_mode`` that
+    ``kwargs`` holds (taken out of it), or None without ``enc_key``. MindSpore's checks and
+    words; a str mode is MindSpore's block layout (:mod:`._crypto`, the checkpoints' layout),
+    a callable one is called as ``enc_mode(data, enc_key)``."""
+    if "enc_key" not in kwargs:
+        kwargs.pop("enc_mode", None)
+        return None
+    key = kwargs.pop("enc_key")
+    if not isinstance(key, bytes):
+        raise ValueError(f"The parameter 'enc_key' must be isinstance of {bytes}, but got "
+                         f"{key}.")
+    mode = kwargs.pop("enc_mode", "AES-GCM")
+    if callable(mode):
+        return lambda data: mode(data, key)
+    if not isinstance(mode, str):
+        raise ValueError(f"The parameter 'enc_mode' must be isinstance of {str}, but got "
+                         f"{mode}.")
+    if mode not in _crypto.MODES:
+        raise ValueError(f"MindIR only support AES-GCM/AES-CBC/SM4-CBC encryption, but got "
+                         f"{mode}")
+    _crypto.check_key_and_mode(key, mode, "enc_key", "enc_mode", "export")
+
+    def encrypt(data):
+        out = io.BytesIO()
+        writer = _crypto.EncryptingWriter(out, key, mode)
+        writer.write(data)
+        writer.close()
+        return out.getvalue()
+    return encrypt
 
 
 # MindSpore's export options that mscore does not implement (each raises, naming itself).

@@ -19,6 +19,7 @@ from mscore.nn.graph.func_graph import (MAX_ELEMENTS_ENV, FuncGraph, Node, max_e
 from mscore.nn.graph.mindir_types import DTYPE_OF_DATA_TYPE
 from mscore.nn.graph.primitives import MONAD, PRIMITIVES
 from mscore.train.proto import mind_ir_pb2 as pb
+from mscore.train.serialization import _crypto
 
 _A = pb.AttributeProto
 _INTEGER_TYPES = {_A.INT8, _A.INT16, _A.INT32, _A.INT64, _A.UINT8, _A.UINT16, _A.UINT32,
@@ -283,13 +284,44 @@ def _check_file_name(file_name):
                          f"not a file.")
 
 
+def _decryption(kwargs):
+    """``decrypt(file_name, data)`` for the ``dec_key``/``dec_mode`` of ``kwargs``
+    (MindSpore's checks and words): the plain bytes, or a ValueError naming the file for an
+    encrypted file without a key, a wrong key or mode, a damaged file."""
+    if "dec_key" not in kwargs:
+        def plain(file_name, data):
+            found = _crypto.cipher_mode(data)
+            if found is not None:
+                raise ValueError(f"load: {file_name!r} is encrypted ({found}); pass dec_key "
+                                 f"(and dec_mode={found!r})")
+            return data
+        return plain
+    key = kwargs["dec_key"]
+    if not isinstance(key, bytes):
+        raise ValueError(f"The parameter 'dec_key' must be isinstance of {bytes}, but got "
+                         f"{key}.")
+    mode = kwargs.get("dec_mode", "AES-GCM")
+    if callable(mode):
+        return lambda file_name, data: mode(data, key)
+    if not isinstance(mode, str):
+        raise ValueError(f"The parameter 'dec_mode' must be isinstance of {str}, but got "
+                         f"{mode}.")
+    _crypto.check_key_and_mode(key, mode, "dec_key", "dec_mode", "load")
+
+    def decrypt(file_name, data):
+        return _crypto.decrypt(data, key, mode,
+                               lambda why: ValueError(f"load: {file_name!r}: {why}"))
+    return decrypt
+
+
 def load(file_name, **kwargs):
     """Read the MindIR file ``file_name`` into a :class:`~mscore.nn.FuncGraph`; run it with
     ``mscore.nn.GraphCell(graph)`` on any backend.
 
     MindSpore's signature: ``file_name`` must be a str ending in ``.mindir`` naming an
-    existing file (else ``ValueError``). Encrypted files (``dec_key``, ``dec_mode``) and
-    ``obf_func`` raise ``NotImplementedError``. A file that does not parse as MindIR, or whose
+    existing file (else ``ValueError``). ``dec_key``/``dec_mode`` read a file encrypted as
+    MindSpore encrypts it (a wrong key, mode or a damaged file: ``ValueError`` naming it);
+    ``obf_func`` raises ``NotImplementedError``. A file that does not parse as MindIR, or whose
     graph is inconsistent, raises ``ValueError`` naming it; one that uses a primitive mscore
     does not implement raises ``NotImplementedError`` naming the primitive.
     """
@@ -299,14 +331,13 @@ def load(file_name, **kwargs):
         if key not in ("dec_key", "dec_mode"):
             raise TypeError(f"load() got an unexpected keyword argument {key!r}")
     _check_file_name(file_name)
-    if kwargs.get("dec_key") is not None:
-        raise NotImplementedError("load: encrypted MindIR files (dec_key) are not supported by "
-                                  "mscore")
+    decrypt = _decryption(kwargs)
     try:
         with open(file_name, "rb") as f:
             data = f.read()
     except OSError as exc:
         raise ValueError(f"load: cannot read {file_name!r}: {exc}") from None
+    data = decrypt(file_name, data)
     model = pb.ModelProto()
     try:
         model.ParseFromString(data)

@@ -12,7 +12,7 @@ import numpy as np
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback import Callback
-from mscore.train.summary._checks import check_positive, check_value_type
+from mscore.train.summary._checks import check_landscape, check_positive, check_value_type
 from mscore.train.summary.graph import network_graph
 from mscore.train.summary.record import (SummaryRecord, _describe_network,
                                          check_export_options, check_max_file_size,
@@ -27,6 +27,7 @@ LR_TAG = "learning_rate/auto"
 INPUT_TAG = "input_data/auto"
 _TENSOR_LIMIT = 20           # default number of steps TensorSummary data is kept at
 MAX_INPUT_IMAGES = 64        # images of a batch drawn as input_data/auto
+_OPTIMIZER_FAILED = "Failed"  # _temp_optimizer once no optimizer was found (MindSpore's value)
 
 
 def _arg(cb_params, name, default=None):
@@ -38,57 +39,6 @@ def _arg(cb_params, name, default=None):
 def _is_optimizer(obj):
     return (obj is not None and callable(getattr(obj, "get_lr", None))
             and isinstance(getattr(obj, "parameters", None), (list, tuple)))
-
-
-def _check_landscape(landscape):
-    """MindSpore's checks of ``collect_specified_data['collect_landscape']`` (None or a
-    dict of landscape_size 3..256, unit 'step'/'epoch', num_samples, create_landscape,
-    intervals). mscore does not compute loss landscapes (docs/differences.md)."""
-    def expect(name, value, types):
-        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-            raise TypeError(f"For 'SummaryCollector', {name}: expected "
-                            f"{' or '.join(t.__name__ for t in types)}, got "
-                            f"{type(value).__name__}")
-
-    if landscape is None:
-        return
-    expect("collect_landscape", landscape, (dict,))
-    if not landscape:
-        return
-    unknown = sorted(set(landscape) - set(SummaryCollector._DEFAULT_LANDSCAPE))
-    if unknown:
-        raise ValueError(f"For 'SummaryCollector', collect_landscape: the keys {unknown} are "
-                         f"unsupported, expected keys from "
-                         f"{list(SummaryCollector._DEFAULT_LANDSCAPE)}")
-    size = landscape.get("landscape_size", 40)
-    expect("landscape_size", size, (int,))
-    if not 3 <= size <= 256:
-        raise ValueError(f"For 'SummaryCollector', landscape_size: expected 3 to 256, got "
-                         f"{size}")
-    unit = landscape.get("unit", "step")
-    expect("unit", unit, (str,))
-    if unit not in ("step", "epoch"):
-        raise ValueError(f"For 'SummaryCollector', unit: expected 'step' or 'epoch', got "
-                         f"{unit!r}")
-    expect("num_samples", landscape.get("num_samples", 2048), (int,))
-    create = landscape.get("create_landscape", {"train": True, "result": True})
-    expect("create_landscape", create, (dict,))
-    for key, value in create.items():
-        if key not in ("train", "result"):
-            raise ValueError(f"For 'SummaryCollector', create_landscape: keys must be "
-                             f"'train' or 'result', got {key!r}")
-        expect(f"create_landscape[{key!r}]", value, (bool,))
-    intervals = landscape.get("intervals")
-    expect("intervals", intervals, (list,))
-    for interval in intervals:
-        expect("each interval of intervals", interval, (list,))
-        if len(interval) < 3:
-            raise ValueError(f"For 'SummaryCollector', each interval of intervals needs at "
-                             f"least three epochs, got {interval}")
-        for epoch in interval:
-            if not isinstance(epoch, int):
-                raise TypeError(f"For 'SummaryCollector', the epochs of intervals must be "
-                                f"int, got {type(epoch).__name__}")
 
 
 class SummaryCollector(Callback):
@@ -145,17 +95,20 @@ class SummaryCollector(Callback):
         check_value_type("keep_default_action", keep_default_action, [bool])
         self._collect_specified_data = self._process_specified_data(collect_specified_data,
                                                                     keep_default_action)
-        _check_landscape(self._collect_specified_data.get("collect_landscape"))
+        check_landscape(type(self).__name__, self._collect_specified_data.get("collect_landscape"),
+                        self._DEFAULT_LANDSCAPE)
         self._custom_lineage_data = self._check_custom_lineage_data(custom_lineage_data)
         self._record = None
         self._entered = 0          # open ``with`` blocks: Model.train's nests in a user's
         self._reset_run_state()
 
     def _reset_run_state(self):
-        self._optimizer = None          # None: not looked for yet; False: none found
+        # MindSpore's names for this state (its tests read them): the optimizer found, None
+        # when not looked for yet, or _OPTIMIZER_FAILED; whether the loss can be parsed
+        self._temp_optimizer = None
         self._has_saved_graph = False
         self._has_saved_custom_data = False
-        self._parse_loss_ok = True
+        self._is_parse_loss_success = True
         self._first_step = True
         self._dataset_sink_mode = False
         self._tensor_collect_range = range(0)
@@ -195,8 +148,9 @@ class SummaryCollector(Callback):
                 try:
                     re.compile(regular)
                 except re.error as exc:
-                    raise ValueError(f"For 'SummaryCollector', histogram_regular: {regular!r} "
-                                     f"is not a valid regular expression: {exc}") from exc
+                    raise ValueError(f"For `collect_specified_data`, the value of "
+                                     f"`histogram_regular` is not a valid regular expression. "
+                                     f"Detail: {exc}.") from exc
         for key, value in specified.items():
             if key not in ("histogram_regular", "collect_landscape"):
                 check_value_type(key, value, [bool])
@@ -277,6 +231,7 @@ class SummaryCollector(Callback):
         step = int(_arg(cb_params, "cur_step_num", 0))
         if not self._has_saved_graph:
             self._collect_graph(cb_params)
+            self._collect_dataset_graph(cb_params)
             self._has_saved_graph = True
         if self._custom_lineage_data and not self._has_saved_custom_data:
             self._record.add_value("custom_lineage_data", "custom_lineage_data",
@@ -413,7 +368,7 @@ class SummaryCollector(Callback):
         self._add_value("image", INPUT_TAG, data)
 
     def _get_loss(self, cb_params):
-        if not self._parse_loss_ok:
+        if not self._is_parse_loss_success:
             return None
         output = _arg(cb_params, "net_outputs")
         if isinstance(output, (list, tuple)):
@@ -426,10 +381,10 @@ class SummaryCollector(Callback):
         else:
             logger.warning("SummaryCollector: cannot find the loss in the network outputs "
                            "(%s), so the loss is not collected", type(output).__name__)
-            self._parse_loss_ok = False
+            self._is_parse_loss_success = False
             return None
         if arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
-            self._parse_loss_ok = False
+            self._is_parse_loss_success = False
             return None
         return np.asarray(np.mean(arr.astype(np.float64)))
 
@@ -441,21 +396,28 @@ class SummaryCollector(Callback):
             self._add_value("scalar", LOSS_TAG, loss)
 
     def _get_optimizer(self, cb_params):
-        if self._optimizer is None:
-            opt = _arg(cb_params, "optimizer")
-            if not _is_optimizer(opt):
-                opt = None
-                network = _arg(cb_params, "train_network") or _arg(cb_params, "network")
-                if network is not None and hasattr(network, "cells_and_names"):
-                    for _, cell in network.cells_and_names():
-                        if _is_optimizer(cell):
-                            opt = cell
-                            break
-            if opt is None:
-                logger.warning("SummaryCollector: no optimizer found, so the learning rate "
-                               "and parameter histograms are not collected")
-            self._optimizer = opt if opt is not None else False
-        return self._optimizer or None
+        """The optimizer of ``cb_params`` or the first one found in the train (eval) network;
+        None when there is none (looked for once: ``_temp_optimizer`` remembers it)."""
+        if self._temp_optimizer == _OPTIMIZER_FAILED:
+            return None
+        if self._temp_optimizer is not None:
+            return self._temp_optimizer
+        opt = _arg(cb_params, "optimizer")
+        if not _is_optimizer(opt):
+            opt = None
+            network_key = "eval_network" if _arg(cb_params, "mode", "train") == "eval" \
+                else "train_network"
+            network = _arg(cb_params, network_key) or _arg(cb_params, "network")
+            if network is not None and hasattr(network, "cells_and_names"):
+                for _, cell in network.cells_and_names():
+                    if _is_optimizer(cell):
+                        opt = cell
+                        break
+        if opt is None:
+            logger.warning("SummaryCollector: no optimizer found, so the learning rate "
+                           "and parameter histograms are not collected")
+        self._temp_optimizer = opt if opt is not None else _OPTIMIZER_FAILED
+        return opt
 
     def _collect_lr(self, cb_params):
         if not self._collect_specified_data.get("collect_metric"):
@@ -485,8 +447,10 @@ class SummaryCollector(Callback):
         else:
             chosen = params[:5]
         for p in chosen:
-            if len(p.shape) > 0:
-                self._add_value("histogram", f"{p.name}/auto", p)
+            try:
+                self._record.add_value("histogram", f"{p.name}/auto", p)
+            except ValueError as exc:   # a 0-d Parameter has no histogram
+                logger.warning("SummaryCollector: %s is not collected (%s)", p.name, exc)
 
     def _collect_graph(self, cb_params):
         if not self._collect_specified_data.get("collect_graph"):
@@ -496,6 +460,18 @@ class SummaryCollector(Callback):
             return
         self._record.add_value("graph", "train_network", _describe_network(network))
         self._write_network_graph(cb_params)
+
+    def _collect_dataset_graph(self, cb_params):
+        """The training dataset's pipeline (``dataset_graph`` / ``train_dataset``: each node's
+        class and its children, source first at the leaves), in train mode."""
+        if not self._collect_specified_data.get("collect_dataset_graph"):
+            return
+        if _arg(cb_params, "mode", "train") != "train":
+            return
+        dataset = _arg(cb_params, "train_dataset")
+        if dataset is None:
+            return
+        self._record.add_value("dataset_graph", "train_dataset", _pipeline(dataset))
 
     def _write_network_graph(self, cb_params):
         """The user network's GraphDef for TensorBoard's Graphs tab, traced once on this
@@ -565,6 +541,16 @@ class SummaryCollector(Callback):
             except Exception:  # a dataset that cannot tell its size
                 pass
         return lineage
+
+
+def _pipeline(node, depth=0):
+    """``{"op": class name, "children": [...]}`` of a dataset pipeline node (a JSON dict;
+    at most 64 levels)."""
+    children = getattr(node, "children", None) or []
+    out = {"op": type(node).__name__}
+    if children and depth < 64:
+        out["children"] = [_pipeline(c, depth + 1) for c in children]
+    return out
 
 
 def current_learning_rate(optimizer):

@@ -22,7 +22,9 @@ _LINEAGE_PLUGINS = ("train_lineage", "eval_lineage", "custom_lineage_data", "dat
                     "graph")
 _NAME_RE = r"^\w+[0-9a-zA-Z\_\.]*$"        # MindSpore's check for file_prefix/file_suffix
 _MAX_PATH = 4096
-_EXPORT_FORMATS = {"tensor_format": ("npy", None)}   # export_options keys and their values
+# export_options keys and their values; sets, as in MindSpore, whose messages list them in
+# set order (its tests build the expected message from the same set)
+_EXPORT_FORMATS = {"tensor_format": {"npy", None}}
 
 
 def _check_affixes(file_prefix, file_suffix):
@@ -72,8 +74,9 @@ def check_export_options(export_options):
         raise ValueError(f"For \"SummaryRecord\", the keys {unknown} of \"export_options\" are "
                          f"unsupported, expect the follow keys: {list(_EXPORT_FORMATS)}")
     for key, value in export_options.items():
-        if value not in _EXPORT_FORMATS[key]:
-            raise ValueError(f"For \"SummaryRecord\", the export_format {{{value!r}}} of "
+        unexpected = {value} - _EXPORT_FORMATS[key]
+        if unexpected:
+            raise ValueError(f"For \"SummaryRecord\", the export_format {unexpected} of "
                              f"\"export_options\" are unsupported for {key}, expect the follow "
                              f"values: {list(_EXPORT_FORMATS[key])}")
     return dict(export_options)

@@ -11,8 +11,8 @@ __all__ = ["SummaryRecord"]
 
 logger = logging.getLogger("mscore.summary")
 
-# the values ``export_options`` accepts, per key (MindSpore holds them as sets)
-_DEFAULT_EXPORT_OPTIONS = {key: set(values) for key, values in _EXPORT_FORMATS.items()}
+# the values ``export_options`` accepts, per key: the very sets the messages list
+_DEFAULT_EXPORT_OPTIONS = _EXPORT_FORMATS
 
 _TAGGED_NAME = re.compile(r"(.+)\[:(.+)\]")
 

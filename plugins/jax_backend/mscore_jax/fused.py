@@ -34,6 +34,11 @@ class JaxFused:
         return _cross_entropy(logits, target, int(ignore_index), reduction,
                               float(label_smoothing))
 
+    def rnn_sequence(self, mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        """One direction of one recurrent layer as one ``lax.scan`` over the steps, compiled
+        once per mode, shapes and dtype (gate orders LSTM i, f, g, o; GRU r, z, n)."""
+        return _rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, self.precision)
+
     def attention(self, q, k, v, mask, is_causal, scale):
         """softmax(q k^T * scale + mask) v over the last two axes (a bool mask keeps True)."""
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
@@ -156,3 +161,39 @@ def _addcmul(a, b, c):
 @partial(jax.jit, static_argnums=(1,))
 def _gelu(x, approximate):
     return jax.nn.gelu(x, approximate=approximate)
+
+
+def _sigmoid(x):
+    """(tanh(x / 2) + 1) / 2, the core's sigmoid."""
+    return (jnp.tanh(x * 0.5) + 1) * 0.5
+
+
+@partial(jax.jit, static_argnums=(0, 8))
+def _rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, precision):
+    gi_all = jnp.matmul(x, w_ih.T, precision=precision)
+    if b_ih is not None:
+        gi_all = gi_all + b_ih
+    hidden = h0.shape[-1]
+
+    def step(carry, gi):
+        h, c = carry
+        gh = jnp.matmul(h, w_hh.T, precision=precision)
+        if b_hh is not None:
+            gh = gh + b_hh
+        if mode == "LSTM":
+            i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
+            c = _sigmoid(f) * c + _sigmoid(i) * jnp.tanh(g)
+            h = _sigmoid(o) * jnp.tanh(c)
+        elif mode == "GRU":
+            r = _sigmoid(gi[:, :hidden] + gh[:, :hidden])
+            z = _sigmoid(gi[:, hidden:2 * hidden] + gh[:, hidden:2 * hidden])
+            n = jnp.tanh(gi[:, 2 * hidden:] + r * gh[:, 2 * hidden:])
+            h = n + z * (h - n)
+        elif mode == "RNN_TANH":
+            h = jnp.tanh(gi + gh)
+        else:
+            h = jnp.maximum(gi + gh, 0)
+        return (h, c), h
+
+    (h, c), out = lax.scan(step, (h0, c0), gi_all)
+    return out, h, c

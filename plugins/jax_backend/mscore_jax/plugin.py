@@ -4,8 +4,11 @@ Nothing here imports JAX at module import time: the factory and the probe do.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from importlib import metadata
+
+import numpy as np
 
 from mscore.common.dtype import ALL_DTYPES
 from mscore.plugin.backend import BackendSpec
@@ -27,6 +30,18 @@ def _jax_version():
         return "not installed"
 
 
+@contextlib.contextmanager
+def _numpy_random_state_kept():
+    """Importing JAX draws from numpy's global random state; mscore draws initial weights
+    from it after ``set_seed``, so the import must leave it as it found it (the same
+    weights on every backend)."""
+    state = np.random.get_state()
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
 def check():
     """``""`` when jax and jaxlib are installed, else the reason (nothing is imported)."""
     if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:
@@ -40,8 +55,9 @@ def probe():
     if missing:
         return False, missing, []
     try:
-        import jax
-        devices = jax.devices()
+        with _numpy_random_state_kept():
+            import jax
+            devices = jax.devices()
     except Exception as exc:  # a broken jaxlib or CUDA install: report, never raise
         return False, f"jax failed to start: {type(exc).__name__}: {exc}", []
     names, counts = [], {}
@@ -56,8 +72,9 @@ def probe():
 
 def build():
     """The backend object (imports JAX)."""
-    from mscore_jax.backend import JaxBackend
-    from mscore_jax.collectives import shard_over_devices
+    with _numpy_random_state_kept():
+        from mscore_jax.backend import JaxBackend
+        from mscore_jax.collectives import shard_over_devices
     backend = JaxBackend()
     backend.shard = shard_over_devices
     return backend

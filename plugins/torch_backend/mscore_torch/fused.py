@@ -191,6 +191,24 @@ class TorchFused:
         return tnf.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0,
                                                 is_causal=bool(is_causal), scale=scale)
 
+    def rnn_sequence(self, mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        """One direction of one recurrent layer through torch's own RNN kernels
+        (``torch._VF.lstm``/``gru``/``rnn_tanh``/``rnn_relu``, one layer, no dropout); the
+        gate orders are torch's (LSTM i, f, g, o; GRU r, z, n), as mscore's."""
+        params = [w_ih, w_hh] if b_ih is None else [w_ih, w_hh, b_ih, b_hh]
+        has_bias = b_ih is not None
+        if mode == "LSTM":
+            out, h, c = torch._VF.lstm(x, (h0[None], c0[None]), params, has_bias, 1, 0.0,
+                                       False, False, False)
+            return out, h[0], c[0]
+        out, h = _RNN_KERNELS[mode](x, h0[None], params, has_bias, 1, 0.0, False, False,
+                                    False)
+        return out, h[0], None
+
+
+_RNN_KERNELS = {"GRU": torch._VF.gru, "RNN_TANH": torch._VF.rnn_tanh,
+                "RNN_RELU": torch._VF.rnn_relu}
+
 
 def _own_dense_storage(arrays):
     """Whether each tensor is contiguous and alone on its storage (so an in-place pass over
