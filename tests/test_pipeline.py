@@ -1,0 +1,112 @@
+"""Pipeline parallelism (``Cell.pipeline_stage``, ``nn.PipelineCell``,
+``nn.PipelineGradReducer``, ``nn.MicroBatchInterleaved``, ``AutoParallel.pipeline``).
+
+MindSpore's argument checks come from tests/data/pipeline_oracle.json (recorded by
+tests/data/make_pipeline_oracle.py). The 2-process job runs tests/pipeline_worker.py under
+``mscore run`` on 127.0.0.1 (bounded in time): a float64 MLP cut into 2 stages trains with
+the losses and final weights of one process (to 1e-10), each rank holding only its stage's
+Parameters and their optimizer state.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mscore as ms
+from mscore import nn
+from mscore.parallel.auto_parallel import AutoParallel
+from _helpers import available_backends
+from conftest import subprocess_env
+from test_data_parallel import free_port, run_job
+
+HERE = Path(__file__).resolve().parent
+ORACLE = json.loads((HERE / "data" / "pipeline_oracle.json").read_text())
+WORKER = HERE / "pipeline_worker.py"
+SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _clean_context():
+    ms.reset_auto_parallel_context()
+    yield
+    ms.reset_auto_parallel_context()
+
+
+def _outcome(expr):
+    try:
+        value = eval(expr, {"nn": nn, "ms": ms, "AutoParallel": AutoParallel})
+        return ["OK", repr(value)]
+    except Exception as exc:
+        return ["ERR", type(exc).__name__, str(exc)]
+
+
+@pytest.mark.parametrize("case", sorted(ORACLE))
+def test_arguments_are_checked_as_mindspore(case):
+    ms.set_context(backend="numpy")
+    assert _outcome(case) == ORACLE[case]
+
+
+def test_pipeline_cell_outside_a_job_sums_its_micro_batches():
+    ms.set_context(backend="numpy")
+    ms.set_seed(1)
+    dense = nn.Dense(3, 2, dtype=ms.float64)
+    x = np.random.default_rng(0).standard_normal((6, 3))
+    whole = dense(ms.Tensor(x)).asnumpy()
+    for cell in (nn.PipelineCell(dense, 3), nn.MicroBatchInterleaved(dense, 3)):
+        got = cell(ms.Tensor(x)).asnumpy()
+        np.testing.assert_allclose(got, whole.reshape(3, 2, 2).sum(0), rtol=1e-12)
+
+
+def test_pipeline_grad_reducer_scales_the_gradients():
+    ms.set_context(backend="numpy")
+    grads = (ms.Tensor(np.array([1.0, -2.0])), ms.Tensor(np.array([[3.0]])))
+    out = nn.PipelineGradReducer(None, scale_sense=0.5)(grads)
+    np.testing.assert_array_equal(out[0].asnumpy(), [0.5, -1.0])
+    np.testing.assert_array_equal(out[1].asnumpy(), [[1.5]])
+
+
+def test_stage_config_places_cells_by_name():
+    ms.set_context(backend="numpy")
+    net = nn.SequentialCell([nn.Dense(2, 2), nn.Dense(2, 2)])
+    nn.PipelineCell(net, 1, stage_config={"0": 0, "1": 1})
+    assert (net[0].pipeline_stage, net[1].pipeline_stage) == (0, 1)
+    with pytest.raises(KeyError, match="stage_config"):
+        nn.PipelineCell(net, 1, stage_config={"nope": 1})
+
+
+# -- two processes ----------------------------------------------------------------------------
+BACKENDS = ("torch", "jax") if SLOW else ("torch",)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_stage_pipeline_matches_one_process(backend, tmp_path):
+    if backend not in available_backends():
+        pytest.skip(f"backend {backend!r} is not usable here")
+    cmd = [sys.executable, "-m", "mscore.launch", "--worker_num=2", "--local_worker_num=2",
+           f"--master_port={free_port()}", str(WORKER), "--backend", backend,
+           "--out", str(tmp_path)]
+    proc = run_job(cmd, 240, env=subprocess_env(OMP_NUM_THREADS=1))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    ranks = [dict(np.load(tmp_path / f"rank{r}.npz")) for r in (0, 1)]
+    ref_losses = ranks[0]["ref_losses"]
+    for rank in ranks:
+        np.testing.assert_allclose(rank["losses"], ref_losses, rtol=1e-10)
+    stage_of = {"fc1": 0, "fc2": 0, "fc3": 1}
+    whole = 0
+    for key in [k for k in ranks[0] if k.startswith("ref/")]:
+        name = key[4:]
+        ref = ranks[0][key]
+        whole += ref.nbytes
+        owner = stage_of[name.split(".")[0]]
+        np.testing.assert_allclose(ranks[owner][f"mine/{name}"], ref, rtol=1e-10,
+                                   atol=1e-10, err_msg=name)
+        other = ranks[1 - owner]
+        assert f"mine/{name}" not in other and f"state/moment1.{name}" not in other, name
+        assert ranks[owner][f"state/moment1.{name}"].shape == ref.shape, name
+    held = [sum(v.nbytes for k, v in r.items() if k.startswith("mine/")) for r in ranks]
+    assert sum(held) == whole and max(held) < whole, (held, whole)
