@@ -4,10 +4,11 @@ module).
 A small MLP (float64) in the manner of MindSpore's pipeline tutorial: ``fc1`` and ``fc2`` on
 stage 0, ``fc3`` on stage 1, the ReLUs without a stage; ``nn.PipelineCell(WithLossCell(...),
 MICRO)``, gradients by ``value_and_grad`` over the optimizer's Parameters, through
-``nn.PipelineGradReducer``, Adam. Trained twice in this process on the same batches: alone
-(stand-alone mode: the stages do nothing) and as a 2-stage pipeline over the job. Each rank
-writes ``OUT/rank{R}.npz``: the losses of both runs, the whole weights of the stand-alone
-run, the Parameters and optimizer states this rank holds in the pipeline run.
+``nn.PipelineGradReducer``, Adam. Trained three times in this process on the same batches: alone
+(stand-alone mode: the stages do nothing), as a 2-stage pipeline over the job by
+``set_auto_parallel_context(pipeline_stages=2)`` (then once in GRAPH_MODE, which is refused)
+and by ``AutoParallel(step).pipeline(stages=2)``. Each rank writes ``OUT/rank{R}.npz``: per
+run, the losses, the Parameters and Adam states this rank holds, the refusal's message.
 """
 from __future__ import annotations
 
@@ -27,11 +28,8 @@ def make_data():
     return x, y
 
 
-def train(ms, nn, pipelined):
-    ms.reset_auto_parallel_context()
-    if pipelined:
-        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
-                                     pipeline_stages=2)
+def build(ms, nn):
+    """The MLP with its stages set, in ``PipelineCell(WithLossCell(...), MICRO)``."""
 
     class MLP(nn.Cell):
         def __init__(self):
@@ -49,19 +47,42 @@ def train(ms, nn, pipelined):
     net.fc2.pipeline_stage = 0
     net.fc3.pipeline_stage = 1
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    net_with_loss = nn.PipelineCell(nn.WithLossCell(net, loss_fn), MICRO)
+    return net, nn.PipelineCell(nn.WithLossCell(net, loss_fn), MICRO)
+
+
+def train(ms, nn, style):
+    """STYLE ``alone`` (stand-alone mode), ``context`` (set_auto_parallel_context's
+    pipeline_stages) or ``auto`` (``AutoParallel(step).pipeline(stages=2)``)."""
+    from mscore.parallel.auto_parallel import AutoParallel
+    ms.reset_auto_parallel_context()
+    if style == "context":
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
+                                     pipeline_stages=2)
+    net, net_with_loss = build(ms, nn)
     opt = nn.Adam(net.trainable_params(), learning_rate=0.05)
     reducer = nn.PipelineGradReducer(opt.parameters)
     grad_fn = ms.value_and_grad(net_with_loss, None, opt.parameters)
-    losses = []
-    for x, y in zip(*make_data()):
-        loss, grads = grad_fn(ms.Tensor(x), ms.Tensor(y))
+
+    def step(x, y):
+        loss, grads = grad_fn(x, y)
         opt(reducer(grads))
-        losses.append(float(loss.asnumpy()))
+        return loss
+    if style == "auto":
+        step = AutoParallel(step, parallel_mode="semi_auto")
+        step.pipeline(stages=2)
+    losses = [float(step(ms.Tensor(x), ms.Tensor(y)).asnumpy()) for x, y in zip(*make_data())]
     params = {p.name: p.asnumpy() for p in net.get_parameters()}
     states = {s.name: s.asnumpy() for s in opt.get_parameters()
               if s.name.startswith(("moment1", "moment2"))}
-    return losses, params, states
+    refusal = ""
+    if style == "context":   # a compiled pipeline is refused, on every rank alike
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            step(*[ms.Tensor(a[0]) for a in make_data()])
+        except ValueError as exc:
+            refusal = str(exc)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return losses, params, states, refusal
 
 
 def main():
@@ -75,16 +96,14 @@ def main():
     ms.set_context(backend=args.backend)
     init()
     out = {}
-    ref_losses, ref, _ = train(ms, nn, False)
-    losses, mine, states = train(ms, nn, True)
-    out["ref_losses"] = np.array(ref_losses)
-    out["losses"] = np.array(losses)
-    for name, value in ref.items():
-        out[f"ref/{name}"] = value
-    for name, value in mine.items():
-        out[f"mine/{name}"] = value
-    for name, value in states.items():
-        out[f"state/{name}"] = value
+    for style in ("alone", "context", "auto"):
+        losses, params, states, refusal = train(ms, nn, style)
+        out[f"{style}/losses"] = np.array(losses)
+        out[f"{style}/refusal"] = np.array(refusal)
+        for name, value in params.items():
+            out[f"{style}/param/{name}"] = value
+        for name, value in states.items():
+            out[f"{style}/state/{name}"] = value
     np.savez(os.path.join(args.out, f"rank{get_rank()}.npz"), **out)
 
 

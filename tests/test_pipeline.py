@@ -5,7 +5,8 @@ MindSpore's argument checks come from tests/data/pipeline_oracle.json (recorded 
 tests/data/make_pipeline_oracle.py). The 2-process job runs tests/pipeline_worker.py under
 ``mscore run`` on 127.0.0.1 (bounded in time): a float64 MLP cut into 2 stages trains with
 the losses and final weights of one process (to 1e-10), each rank holding only its stage's
-Parameters and their optimizer state.
+Parameters (and, with the context's ``pipeline_stages``, their optimizer state), both by
+``set_auto_parallel_context`` and by ``AutoParallel(...).pipeline``; GRAPH_MODE is refused.
 """
 from __future__ import annotations
 
@@ -93,20 +94,35 @@ def test_two_stage_pipeline_matches_one_process(backend, tmp_path):
     proc = run_job(cmd, 240, env=subprocess_env(OMP_NUM_THREADS=1))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     ranks = [dict(np.load(tmp_path / f"rank{r}.npz")) for r in (0, 1)]
-    ref_losses = ranks[0]["ref_losses"]
+    alone = ranks[0]
+    for style in ("context", "auto"):
+        for rank in ranks:
+            np.testing.assert_allclose(rank[f"{style}/losses"], alone["alone/losses"],
+                                       rtol=1e-10, err_msg=style)
+        _check_stage_parameters(ranks, style)
     for rank in ranks:
-        np.testing.assert_allclose(rank["losses"], ref_losses, rtol=1e-10)
-    stage_of = {"fc1": 0, "fc2": 0, "fc3": 1}
+        assert "PYNATIVE_MODE" in str(rank["context/refusal"]), rank["context/refusal"]
+
+
+STAGE_OF = {"fc1": 0, "fc2": 0, "fc3": 1}
+
+
+def _check_stage_parameters(ranks, style):
+    """The trained weights of one process, each on its stage's rank only; with the context's
+    ``pipeline_stages`` (the optimizer built after the ``PipelineCell``) the Adam states
+    too; a rank's Parameters are its stage's bytes."""
     whole = 0
-    for key in [k for k in ranks[0] if k.startswith("ref/")]:
-        name = key[4:]
+    for key in [k for k in ranks[0] if k.startswith("alone/param/")]:
+        name = key[len("alone/param/"):]
         ref = ranks[0][key]
         whole += ref.nbytes
-        owner = stage_of[name.split(".")[0]]
-        np.testing.assert_allclose(ranks[owner][f"mine/{name}"], ref, rtol=1e-10,
-                                   atol=1e-10, err_msg=name)
-        other = ranks[1 - owner]
-        assert f"mine/{name}" not in other and f"state/moment1.{name}" not in other, name
-        assert ranks[owner][f"state/moment1.{name}"].shape == ref.shape, name
-    held = [sum(v.nbytes for k, v in r.items() if k.startswith("mine/")) for r in ranks]
+        owner = STAGE_OF[name.split(".")[0]]
+        np.testing.assert_allclose(ranks[owner][f"{style}/param/{name}"], ref, rtol=1e-10,
+                                   atol=1e-10, err_msg=f"{style} {name}")
+        assert f"{style}/param/{name}" not in ranks[1 - owner], (style, name)
+        assert ranks[owner][f"{style}/state/moment1.{name}"].shape == ref.shape
+        if style == "context":
+            assert f"{style}/state/moment1.{name}" not in ranks[1 - owner], name
+    held = [sum(v.nbytes for k, v in r.items() if k.startswith(f"{style}/param/"))
+            for r in ranks]
     assert sum(held) == whole and max(held) < whole, (held, whole)

@@ -84,10 +84,18 @@ class AutoParallel(Cell):
                              f"supported; mscore runs one stage per process")
         self._pipeline_stages = stages
 
+    def _reads_full_batch(self):
+        """Whether every rank reads the whole batch: as ``dataset_strategy`` says; else, with
+        pipeline stages (one rank each, no data-parallel dimension), yes; else as the
+        context says (None)."""
+        if self._full_batch is None and (self._pipeline_stages or 1) > 1:
+            return True
+        return self._full_batch
+
     def construct(self, *args, **kwargs):
         with _context.parallel_mode_scope(_context.ParallelMode.SEMI_AUTO_PARALLEL,
                                           self._pipeline_stages), \
-                _sharding.batch_entry(args, self._full_batch) as args:
+                _sharding.batch_entry(args, self._reads_full_batch()) as args:
             if self._function is None:
                 return self.network(*args, **kwargs)
             if _ms_context.get_context("mode") == _ms_context.GRAPH_MODE:

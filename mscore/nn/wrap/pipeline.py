@@ -108,7 +108,8 @@ class StagePlan:
         header[0], header[1] = len(shape), _DTYPES.index(dispatch.dtype(native))
         header[2:2 + len(shape)] = shape
         self.collectives.broadcast(Tensor(header)._data, stage, None)
-        self.collectives.broadcast(native, stage, None)
+        # the value only: its gradient comes back through the boundaries, not this collective
+        self.collectives.broadcast(dispatch.call("stop_gradient", native), stage, None)
         return out
 
     def _receive(self, cell, stage, args):
