@@ -4,11 +4,12 @@ module).
 A small MLP (float64) in the manner of MindSpore's pipeline tutorial: ``fc1`` and ``fc2`` on
 stage 0, ``fc3`` on stage 1, the ReLUs without a stage; ``nn.PipelineCell(WithLossCell(...),
 MICRO)``, gradients by ``value_and_grad`` over the optimizer's Parameters, through
-``nn.PipelineGradReducer``, Adam. Trained three times in this process on the same batches: alone
+``nn.PipelineGradReducer``, Adam. Trained four times in this process on the same batches: alone
 (stand-alone mode: the stages do nothing), as a 2-stage pipeline over the job by
-``set_auto_parallel_context(pipeline_stages=2)`` (then once in GRAPH_MODE, which is refused)
-and by ``AutoParallel(step).pipeline(stages=2)``. Each rank writes ``OUT/rank{R}.npz``: per
-run, the losses, the Parameters and Adam states this rank holds, the refusal's message.
+``set_auto_parallel_context(pipeline_stages=2)`` (then once in GRAPH_MODE, which is
+refused), the same by ``Model.train``, and by ``AutoParallel(step).pipeline(stages=2)``.
+Each rank writes ``OUT/rank{R}.npz``: per run, the losses, the Parameters and Adam states
+this rank holds, the refusal's message.
 """
 from __future__ import annotations
 
@@ -52,10 +53,11 @@ def build(ms, nn):
 
 def train(ms, nn, style):
     """STYLE ``alone`` (stand-alone mode), ``context`` (set_auto_parallel_context's
-    pipeline_stages) or ``auto`` (``AutoParallel(step).pipeline(stages=2)``)."""
+    pipeline_stages), ``model`` (the same, by ``Model.train``) or ``auto``
+    (``AutoParallel(step).pipeline(stages=2)``)."""
     from mscore.parallel.auto_parallel import AutoParallel
     ms.reset_auto_parallel_context()
-    if style == "context":
+    if style in ("context", "model"):
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
                                      pipeline_stages=2)
     net, net_with_loss = build(ms, nn)
@@ -70,7 +72,11 @@ def train(ms, nn, style):
     if style == "auto":
         step = AutoParallel(step, parallel_mode="semi_auto")
         step.pipeline(stages=2)
-    losses = [float(step(ms.Tensor(x), ms.Tensor(y)).asnumpy()) for x, y in zip(*make_data())]
+    if style == "model":
+        losses = train_model(ms, nn, net_with_loss, opt)
+    else:
+        losses = [float(step(ms.Tensor(x), ms.Tensor(y)).asnumpy())
+                  for x, y in zip(*make_data())]
     params = {p.name: p.asnumpy() for p in net.get_parameters()}
     states = {s.name: s.asnumpy() for s in opt.get_parameters()
               if s.name.startswith(("moment1", "moment2"))}
@@ -85,6 +91,22 @@ def train(ms, nn, style):
     return losses, params, states, refusal
 
 
+def train_model(ms, nn, net_with_loss, opt):
+    """``Model(net_with_loss, optimizer=opt).train`` over the same batches; the losses."""
+    from mscore.dataset import NumpySlicesDataset
+    x, y = make_data()
+    data = NumpySlicesDataset({"x": x.reshape(-1, IN), "y": y.reshape(-1)},
+                              shuffle=False).batch(BATCH)
+    losses = []
+
+    class Losses(ms.train.Callback):
+        def on_train_step_end(self, run_context):
+            losses.append(float(run_context.original_args().net_outputs.asnumpy()))
+    ms.Model(net_with_loss, optimizer=opt).train(1, data, callbacks=[Losses()],
+                                                 dataset_sink_mode=False)
+    return losses
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--backend", required=True)
@@ -96,7 +118,7 @@ def main():
     ms.set_context(backend=args.backend)
     init()
     out = {}
-    for style in ("alone", "context", "auto"):
+    for style in ("alone", "context", "model", "auto"):
         losses, params, states, refusal = train(ms, nn, style)
         out[f"{style}/losses"] = np.array(losses)
         out[f"{style}/refusal"] = np.array(refusal)

@@ -5,8 +5,9 @@ MindSpore's argument checks come from tests/data/pipeline_oracle.json (recorded 
 tests/data/make_pipeline_oracle.py). The 2-process job runs tests/pipeline_worker.py under
 ``mscore run`` on 127.0.0.1 (bounded in time): a float64 MLP cut into 2 stages trains with
 the losses and final weights of one process (to 1e-10), each rank holding only its stage's
-Parameters (and, with the context's ``pipeline_stages``, their optimizer state), both by
-``set_auto_parallel_context`` and by ``AutoParallel(...).pipeline``; GRAPH_MODE is refused.
+Parameters (and, with the context's ``pipeline_stages``, their optimizer state), by
+``set_auto_parallel_context`` (a ``value_and_grad`` step and ``Model.train``) and by
+``AutoParallel(...).pipeline``; GRAPH_MODE is refused.
 """
 from __future__ import annotations
 
@@ -80,6 +81,53 @@ def test_stage_config_places_cells_by_name():
         nn.PipelineCell(net, 1, stage_config={"nope": 1})
 
 
+@pytest.fixture
+def rank0_of_two(monkeypatch):
+    """This process as rank 0 of a 2-process job (no collective is called before a run)."""
+    from mscore.communication import management
+    monkeypatch.setattr(management, "is_initialized", lambda: True)
+    monkeypatch.setattr(management, "get_group_size", lambda group=None: 2)
+    monkeypatch.setattr(management, "get_rank", lambda group=None: 0)
+    monkeypatch.setattr(management, "collectives", lambda: None)
+    ms.set_context(backend="numpy")
+
+
+def _two_stage_net():
+    net = nn.SequentialCell([nn.Dense(4, 8), nn.ReLU(), nn.Dense(8, 2)])
+    net[0].pipeline_stage = 0
+    net[2].pipeline_stage = 1
+    return net
+
+
+def test_a_rank_keeps_only_its_stage_parameters(rank0_of_two):
+    net = _two_stage_net()
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
+                                 pipeline_stages=2)
+    nn.PipelineCell(net, 2)
+    assert sorted(p.name for p in net.trainable_params()) == ["0.bias", "0.weight"]
+
+
+def test_pipelines_the_job_cannot_run_are_refused(rank0_of_two):
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
+                                 pipeline_stages=3)
+    with pytest.raises(ValueError, match="one rank per stage; 'pipeline_stages' is 3"):
+        nn.PipelineCell(_two_stage_net(), 2)
+    ms.set_auto_parallel_context(pipeline_stages=2)
+    outer = nn.SequentialCell([nn.Dense(2, 2)])
+    outer.pipeline_stage = 1
+    outer[0].pipeline_stage = 0
+    with pytest.raises(ValueError, match="on stage 0 inside a cell placed on stage 1"):
+        nn.PipelineCell(outer, 1)
+    with pytest.raises(ValueError, match="no cell with Parameters is placed on stage 0"):
+        nn.PipelineCell(nn.SequentialCell([nn.ReLU()]), 1)
+    with pytest.raises(ValueError, match="segment_config"):
+        nn.PipelineCell(_two_stage_net(), 2, segment_config={"0": 0})
+    with pytest.raises(ValueError, match="opt_shard"):
+        nn.PipelineGradReducer(None, opt_shard=True)
+    with pytest.raises(ValueError, match="interleave"):
+        AutoParallel(nn.Dense(2, 2)).pipeline(stages=2, interleave=True)
+
+
 # -- two processes ----------------------------------------------------------------------------
 BACKENDS = ("torch", "jax") if SLOW else ("torch",)
 
@@ -95,7 +143,7 @@ def test_two_stage_pipeline_matches_one_process(backend, tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     ranks = [dict(np.load(tmp_path / f"rank{r}.npz")) for r in (0, 1)]
     alone = ranks[0]
-    for style in ("context", "auto"):
+    for style in ("context", "model", "auto"):
         for rank in ranks:
             np.testing.assert_allclose(rank[f"{style}/losses"], alone["alone/losses"],
                                        rtol=1e-10, err_msg=style)
@@ -121,7 +169,7 @@ def _check_stage_parameters(ranks, style):
                                    atol=1e-10, err_msg=f"{style} {name}")
         assert f"{style}/param/{name}" not in ranks[1 - owner], (style, name)
         assert ranks[owner][f"{style}/state/moment1.{name}"].shape == ref.shape
-        if style == "context":
+        if style != "auto":
             assert f"{style}/state/moment1.{name}" not in ranks[1 - owner], name
     held = [sum(v.nbytes for k, v in r.items() if k.startswith(f"{style}/param/"))
             for r in ranks]

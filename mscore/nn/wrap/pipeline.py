@@ -136,8 +136,13 @@ def _stage_of_cells(network):
     placed = []
 
     def walk(cell, stage):
-        if cell._pipeline_stage >= 0:
-            stage = cell._pipeline_stage
+        own = cell._pipeline_stage
+        if own >= 0 and 0 <= stage != own:
+            raise ValueError(f"pipeline: {type(cell).__name__} is placed on stage {own} "
+                             f"inside a cell placed on stage {stage}; a cell runs whole on "
+                             f"one stage")
+        if own >= 0:
+            stage = own
         if stage >= 0:
             placed.append((cell, stage))
         for child in cell.name_cells().values():
