@@ -11,9 +11,11 @@ Parameters (and, with the context's ``pipeline_stages``, their optimizer state),
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -101,10 +103,13 @@ def _two_stage_net():
 
 def test_a_rank_keeps_only_its_stage_parameters(rank0_of_two):
     net = _two_stage_net()
+    other_stage = weakref.ref(net[2].weight)
     ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,
                                  pipeline_stages=2)
     nn.PipelineCell(net, 2)
     assert sorted(p.name for p in net.trainable_params()) == ["0.bias", "0.weight"]
+    gc.collect()
+    assert other_stage() is None   # stage 1's weight is freed on rank 0, not only unlisted
 
 
 def test_pipelines_the_job_cannot_run_are_refused(rank0_of_two):
