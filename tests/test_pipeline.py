@@ -66,12 +66,14 @@ def test_pipeline_cell_outside_a_job_sums_its_micro_batches():
         np.testing.assert_allclose(got, whole.reshape(3, 2, 2).sum(0), rtol=1e-12)
 
 
-def test_pipeline_grad_reducer_scales_the_gradients():
+def test_pipeline_grad_reducer_unscales_the_gradients():
+    """MindSpore multiplies the accumulated gradients by ``reciprocal(scale_sense)``."""
     ms.set_context(backend="numpy")
-    grads = (ms.Tensor(np.array([1.0, -2.0])), ms.Tensor(np.array([[3.0]])))
-    out = nn.PipelineGradReducer(None, scale_sense=0.5)(grads)
-    np.testing.assert_array_equal(out[0].asnumpy(), [0.5, -1.0])
-    np.testing.assert_array_equal(out[1].asnumpy(), [[1.5]])
+    grads = (ms.Tensor(np.array([1.0, -2.0])), ms.Tensor(np.array([[3.0]], np.float32)))
+    out = nn.PipelineGradReducer(None, scale_sense=4.0)(grads)
+    np.testing.assert_array_equal(out[0].asnumpy(), [0.25, -0.5])
+    np.testing.assert_array_equal(out[1].asnumpy(), [[0.75]])
+    assert out[1].dtype == ms.float32
 
 
 def test_stage_config_places_cells_by_name():

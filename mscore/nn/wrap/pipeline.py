@@ -255,9 +255,9 @@ class MicroBatchInterleaved(GradAccumulationCell):
 
 class PipelineGradReducer(Cell):
     """``PipelineGradReducer(parameters, scale_sense=1.0, opt_shard=None)``: the gradients
-    of a ``PipelineCell`` (already summed over its micro-batches) multiplied by
-    ``scale_sense``, ready for the optimizer. One rank per stage: nothing to reduce across
-    ranks."""
+    of a ``PipelineCell`` (already summed over its micro-batches) divided by ``scale_sense``
+    (the loss scale the loss was multiplied by), ready for the optimizer. One rank per
+    stage: nothing to reduce across ranks."""
 
     def __init__(self, parameters, scale_sense=1.0, opt_shard=None):
         super().__init__(auto_prefix=False)
@@ -270,4 +270,4 @@ class PipelineGradReducer(Cell):
 
     def construct(self, grads):
         scale = self.scale_sense
-        return tuple(F.cast(F.mul(g, scale), g.dtype) for g in grads)
+        return tuple(F.cast(F.div(g, scale), g.dtype) for g in grads)
