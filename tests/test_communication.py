@@ -154,7 +154,7 @@ def test_set_get_reset_round_trip():
 
 
 def test_model_parallel_options_are_refused_not_ignored():
-    for kwargs in ({"parallel_mode": "auto_parallel"}, {"pipeline_stages": 2},
+    for kwargs in ({"parallel_mode": "auto_parallel"}, {"search_mode": "dynamic_programming"},
                    {"dataset_strategy": ((2, 1),)}):
         with pytest.raises(ValueError, match="not implemented|mscore implements"):
             ms.set_auto_parallel_context(**kwargs)

@@ -202,8 +202,7 @@ ABSENT = (
            r"ExitByRequest|stress_detect|sdc_detect_start|sdc_detect_stop|"
            r"get_sdc_detect_result|comm_exec_order_check|runtime_execution_order_check|"
            r"ConvertModelUtils|ConvertNetUtils|train_thor|thor|Conv2dThor|DenseThor|"
-           r"EmbeddingThor|EmbeddingLookupThor|MicroBatchInterleaved|PipelineCell|"
-           r"PipelineGradReducer|VirtualDatasetCellTriple|OptTFTWrapper|"
+           r"EmbeddingThor|EmbeddingLookupThor|VirtualDatasetCellTriple|OptTFTWrapper|"
            r"AdaSumByDeltaWeightWrapCell|AdaSumByGradWrapCell|tft_wrapper|adasum)$",
      "semi-automatic/pipeline parallelism, strategy-sharded checkpoints, THOR and cluster "
      "fault tolerance (Ascend clusters); data parallelism is mscore.communication's"),

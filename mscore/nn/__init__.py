@@ -47,6 +47,8 @@ from mscore.nn.optim import (  # noqa: E402
     RMSProp, Rprop)
 from mscore.nn.wrap import (  # noqa: E402
     ForwardValueAndGrad, GradAccumulationCell, ParameterUpdate, TimeDistributed, WithGradCell)
+from mscore.nn.wrap.pipeline import (  # noqa: E402
+    MicroBatchInterleaved, PipelineCell, PipelineGradReducer)
 from mscore.nn.dynamic_lr import inverse_decay_lr, natural_exp_decay_lr  # noqa: E402
 from mscore.nn.grad import Jvp, Vjp  # noqa: E402
 from mscore.nn import grad  # noqa: E402
@@ -55,7 +57,8 @@ __all__ += [n for n in _loss_module.__all__ if n not in __all__] + [
     "ASGD", "FTRL", "LARS", "AdamOffload", "AdaMax", "Adadelta", "Adagrad", "Lamb", "LazyAdam",
     "ProximalAdagrad", "RMSProp", "Rprop", "ForwardValueAndGrad", "GradAccumulationCell",
     "ParameterUpdate", "TimeDistributed", "WithGradCell", "inverse_decay_lr",
-    "natural_exp_decay_lr", "Vjp", "Jvp"]
+    "natural_exp_decay_lr", "Vjp", "Jvp", "PipelineCell", "MicroBatchInterleaved",
+    "PipelineGradReducer"]
 
 
 def __dir__():

@@ -41,6 +41,10 @@ class Cell(HookMixin):
     # ``compiled_call(cell, args, kwargs)``. :mod:`mscore.compile` (a layer above nn) installs
     # :mod:`mscore.compile.graph` here when it is imported; None runs every call eagerly.
     _graph_runner = None
+    # How a call of a cell placed on a pipeline stage runs while an ``nn.PipelineCell`` of a
+    # pipeline job runs (mscore.nn.wrap.pipeline installs it then); None runs it here.
+    _stage_runner = None
+    _pipeline_stage = -1   # the stage ``pipeline_stage`` placed this cell on; -1: none
 
     def __init__(self, auto_prefix=True, flags=None):
         setter = object.__setattr__
@@ -290,6 +294,26 @@ class Cell(HookMixin):
         object.__setattr__(self, "requires_grad", bool(requires_grad))
         return self
 
+    @property
+    def pipeline_stage(self):
+        """The pipeline stage this cell runs on (set it in a job of
+        ``set_auto_parallel_context(pipeline_stages=N)``; ``nn.PipelineCell`` runs the
+        stages)."""
+        if self._pipeline_stage < 0:
+            raise AttributeError(f"The '{type(self).__name__}' object has no attribute "
+                                 f"'pipeline_stage'.")
+        return self._pipeline_stage
+
+    @pipeline_stage.setter
+    def pipeline_stage(self, value):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"For 'Cell', the property 'pipeline_stage' must be int type, but "
+                            f"got type : {type(value)}")
+        if value < 0:
+            raise ValueError(f"For 'Cell', the property 'pipeline_stage' can not be less than "
+                             f"0, but got {value}")
+        object.__setattr__(self, "_pipeline_stage", value)
+
     def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
         """The layout of this cell's inputs (``in_strategy``: per input, pieces per axis)
         and of the parameters in ``parameter_plan`` over the devices, effective in
@@ -339,6 +363,8 @@ class Cell(HookMixin):
         raise AttributeError("For 'Cell', the method 'construct' is not defined.")
 
     def __call__(self, *args, **kwargs):
+        if self._pipeline_stage >= 0 and Cell._stage_runner is not None:
+            return Cell._stage_runner(self, args, kwargs)
         if _context_keys["mode"] == _GRAPH_MODE:
             runner = Cell._graph_runner
             if runner is not None and runner.should_compile(self):

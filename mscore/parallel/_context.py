@@ -7,7 +7,7 @@ same way), with the optimizer-state sharding of ``enable_parallel_optimizer`` (c
 ``parallel_optimizer_config``) and gradient accumulation over ``grad_accumulation_step``
 calls, and operator-level model parallelism (``SEMI_AUTO_PARALLEL``: the ``shard``
 strategies of primitives; see docs/parallel.md). The options it does not implement
-(strategy search, pipeline stages, per-input dataset strategies) are refused with a
+(strategy search, per-input dataset strategies) are refused with a
 ``ValueError`` that says so, rather than accepted and ignored. The context is process-wide,
 as MindSpore's is.
 """
@@ -62,7 +62,7 @@ _DEFAULTS = {
     "grad_accumulation_step": 1,
 }
 # Keys whose only supported value is the default (model parallelism, pipelines, ...).
-_DEFAULT_ONLY = ("pipeline_stages", "search_mode")
+_DEFAULT_ONLY = ("search_mode",)
 
 # parallel_optimizer_config's keys and defaults (MindSpore's; the threshold is in KB).
 _OPTIMIZER_CONFIG_DEFAULTS = {
@@ -158,6 +158,18 @@ def _check_fusion_config(value):
     return out
 
 
+def _check_pipeline_stages(value):
+    if isinstance(value, bool):
+        raise TypeError(f"For 'set_auto_parallel_context', the argument 'pipeline_stages' must "
+                        f"be int, but got the type : {type(value)}.")
+    value = _check_int("pipeline_stages", value)
+    if value < 1:
+        raise ValueError(f"For 'set_auto_parallel_context', the argument 'pipeline_stages' "
+                         f"should be greater or equal 1, but got the value of stages : "
+                         f"{value}.")
+    return value
+
+
 def _check_positive_step(value):
     if isinstance(value, bool):
         raise TypeError(f"For 'grad_accumulation_step', the input value must be int and must > "
@@ -240,7 +252,7 @@ _CHECKS = {
     "strategy_ckpt_load_file": lambda v: _check_str("strategy_ckpt_load_file", v),
     "strategy_ckpt_save_file": lambda v: _check_str("strategy_ckpt_save_file", v),
     "search_mode": lambda v: _check_str("search_mode", v),
-    "pipeline_stages": lambda v: _check_int("pipeline_stages", v),
+    "pipeline_stages": _check_pipeline_stages,
     "grad_accumulation_step": _check_positive_step,
     "parallel_optimizer_config": _check_optimizer_config,
 }
@@ -259,8 +271,9 @@ def set_auto_parallel_context(**kwargs):
     and master weights over the ranks), ``parallel_optimizer_config`` (a dict:
     ``parallel_optimizer_threshold`` in KB, ``gradient_accumulation_shard``,
     ``optimizer_weight_shard_size``, ``optimizer_level``), ``grad_accumulation_step``
-    (update once every that many calls, on the mean of their gradients);
-    ``pipeline_stages`` and ``search_mode`` only at their defaults. An unknown key is
+    (update once every that many calls, on the mean of their gradients),
+    ``pipeline_stages`` (the stages ``Cell.pipeline_stage`` places cells on, one rank each;
+    ``nn.PipelineCell`` runs them); ``search_mode`` only at its default. An unknown key is
     ``ValueError``, a wrong type ``TypeError``, a wrong value ``ValueError`` (MindSpore's
     messages). Nothing changes unless every key is valid.
     """
@@ -271,9 +284,8 @@ def set_auto_parallel_context(**kwargs):
             raise ValueError(f"Set context keyword {key} is not recognized!")
         value = check(value)
         if key in _DEFAULT_ONLY and value != _DEFAULTS[key]:
-            raise ValueError(f"{key}: mscore supports only {_DEFAULTS[key]!r} (pipeline "
-                             f"stages and strategy searches are not implemented), got "
-                             f"{value!r}")
+            raise ValueError(f"{key}: mscore supports only {_DEFAULTS[key]!r} (strategy "
+                             f"searches are not implemented), got {value!r}")
         checked[key] = value
     optimizer_config = checked.pop("parallel_optimizer_config", None)
     if optimizer_config is not None:
@@ -341,21 +353,29 @@ def effective_device_num():
 
 
 class parallel_mode_scope:
-    """``with parallel_mode_scope(mode):`` runs with ``parallel_mode`` set to ``mode`` and
-    restores the previous mode after (``AutoParallel``'s network runs so)."""
+    """``with parallel_mode_scope(mode, pipeline_stages=None):`` runs with ``parallel_mode``
+    set to ``mode`` (and ``pipeline_stages``, when given) and restores the previous values
+    after (``AutoParallel``'s network runs so)."""
 
-    def __init__(self, mode):
-        self.mode = _check_parallel_mode(mode)
+    def __init__(self, mode, pipeline_stages=None):
+        self.values = {"parallel_mode": _check_parallel_mode(mode)}
+        if pipeline_stages is not None:
+            self.values["pipeline_stages"] = _check_pipeline_stages(pipeline_stages)
         self.saved = None
 
     def __enter__(self):
-        self.saved = _values["parallel_mode"]
-        _values["parallel_mode"] = self.mode
+        self.saved = {k: _values[k] for k in self.values}
+        _values.update(self.values)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        _values["parallel_mode"] = self.saved
+        _values.update(self.saved)
         return False
+
+
+def pipeline_stages():
+    """How many pipeline stages the ranks form (1: no pipeline)."""
+    return _values["pipeline_stages"]
 
 
 def full_batch():

@@ -10,6 +10,8 @@ from mscore.ops import _sharding
 from mscore.parallel import _context
 
 _MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
+_SCHEDULERS = ("1f1b", "gpipe", "seqpipe", "seqvpp", "seqsmartvpp", "zero_bubble_v")
+_SCHEDULER_NAMES = "/".join(f"'{s}'" for s in _SCHEDULERS)
 
 
 class AutoParallel(Cell):
@@ -37,6 +39,7 @@ class AutoParallel(Cell):
         self._function = None if isinstance(network, Cell) else network
         self._compiled = None if self._function is None else jit(network)
         self._full_batch = None   # None: as set_auto_parallel_context says
+        self._pipeline_stages = None   # None: as set_auto_parallel_context says
 
     def dataset_strategy(self, config):
         """How each rank's inputs relate to the global batch: ``"data_parallel"`` (each
@@ -52,9 +55,47 @@ class AutoParallel(Cell):
                              f"{config}.")
         self._full_batch = config == "full_batch"
 
+    def pipeline(self, stages=1, output_broadcast=False, interleave=False, scheduler="1f1b"):
+        """Run the network's ``nn.PipelineCell`` as ``stages`` pipeline stages (one process
+        per stage; cells placed by ``Cell.pipeline_stage``). The micro-batches run in
+        GPipe's order whatever ``scheduler`` names; ``interleave`` (virtual stages) is not
+        supported; the last stage's output reaches every rank (``output_broadcast``)."""
+        cls = "AutoParallel.pipeline"
+        if not isinstance(stages, int):
+            raise TypeError(f"For '{cls}', the argument 'stages' must be int type, but got "
+                            f"the type : {type(stages)}.")
+        if stages <= 0:
+            raise ValueError(f"For '{cls}', the argument 'stages' must be larger than zero, "
+                             f"but got value: {stages}.")
+        for name, value in (("output_broadcast", output_broadcast),
+                            ("interleave", interleave)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For '{cls}', the argument '{name}' must be bool type, but "
+                                f"got the type : {type(value)}.")
+        if not isinstance(scheduler, str):
+            raise TypeError(f"For '{cls}', the argument 'scheduler' must be str type, but got "
+                            f"the type : {type(scheduler)}.")
+        if scheduler not in _SCHEDULERS:
+            raise ValueError(f"For '{cls}', the argument 'scheduler' must be "
+                             f"{_SCHEDULER_NAMES} , but got the value : "
+                             f"{scheduler}.")
+        if interleave:
+            raise ValueError(f"{cls}: 'interleave' (virtual pipeline stages) is not "
+                             f"supported; mscore runs one stage per process")
+        self._pipeline_stages = stages
+
+    def _reads_full_batch(self):
+        """Whether every rank reads the whole batch: as ``dataset_strategy`` says; else, with
+        pipeline stages (one rank each, no data-parallel dimension), yes; else as the
+        context says (None)."""
+        if self._full_batch is None and (self._pipeline_stages or 1) > 1:
+            return True
+        return self._full_batch
+
     def construct(self, *args, **kwargs):
-        with _context.parallel_mode_scope(_context.ParallelMode.SEMI_AUTO_PARALLEL), \
-                _sharding.batch_entry(args, self._full_batch) as args:
+        with _context.parallel_mode_scope(_context.ParallelMode.SEMI_AUTO_PARALLEL,
+                                          self._pipeline_stages), \
+                _sharding.batch_entry(args, self._reads_full_batch()) as args:
             if self._function is None:
                 return self.network(*args, **kwargs)
             if _ms_context.get_context("mode") == _ms_context.GRAPH_MODE:
