@@ -84,12 +84,12 @@ class PluginHangError(BackendLoadError):
 
 def within_plugin_timeout(name, load, timeout=None):
     """``load()`` (which imports or builds backend ``name``) within ``timeout`` seconds
-    (default: ``$MSCORE_PLUGIN_TIMEOUT``, else 20), waiting in a way Ctrl-C interrupts;
+    (default: ``$MSCORE_PLUGIN_TIMEOUT``, else 60), waiting in a way Ctrl-C interrupts;
     returns what it returns, raises what it raises, or
     :class:`PluginHangError` when it did not finish in time (it is left behind in a daemon
     thread: a command ends after that). The warnings of a plugin of
     that name that failed are dropped: the error says the same."""
-    timeout = plugin_timeout() if timeout is None else timeout
+    timeout = plugin_timeout(building=True) if timeout is None else timeout
     outcome = {}
 
     def run():

@@ -32,7 +32,7 @@ def _parser():
                    help="import each array library to count its devices (slower)")
     p.add_argument("--timeout", type=float, default=None,
                    help=f"seconds one plugin may take to import and build (default: "
-                        f"${TIMEOUT_ENV}, else 20, 60 with --probe)")
+                        f"${TIMEOUT_ENV}, else 20 to import, 60 to build or with --probe)")
     return p
 
 

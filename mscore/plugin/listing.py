@@ -28,7 +28,8 @@ from .backend import Backend
 from .registry import (DEFAULT_BACKEND, Claim, LoadFailure, Registry, choose_claim,
                        entry_points, normalize_distribution, register_builtin, spec_row)
 
-DEFAULT_TIMEOUT = 20.0          # seconds one plugin may take to import (and build)
+DEFAULT_TIMEOUT = 20.0          # seconds one plugin may take to import (and check)
+BUILD_TIMEOUT = 60.0            # ... and to build its backend (importing its array library)
 TIMEOUT_ENV = "MSCORE_PLUGIN_TIMEOUT"
 PROBE_TIMEOUT = 60.0            # ... and to import its array library, with probe=True
 _MARK = "@@mscore-listing@@ "   # prefixes the child's protocol lines among a plugin's prints
@@ -44,15 +45,15 @@ def list_backends(probe=False, timeout=None, names=None, modules=(), build=True)
     after them. ``build``: build each backend its check finds usable (its factory runs, so
     its array library is imported); a collection of names builds only those. A plugin that
     failed has a row too, whose status is ``"failed to load: <the cause's first line>"``."""
-    if timeout is None:
-        timeout = plugin_timeout(probe)
+    timeouts = (timeout, timeout) if timeout is not None else \
+        (plugin_timeout(probe), plugin_timeout(building=True))
     eps = entry_points()
     jobs = [["ep", i] for i, ep in enumerate(eps) if names is None or ep.name in names]
     jobs += [["module", m] for m in modules]
     rows, failures = [], []
     remaining = list(jobs)
     while remaining:
-        done, failed_at, reason, more_failures = _run_child(remaining, probe, build, timeout)
+        done, failed_at, reason, more_failures = _run_child(remaining, probe, build, timeouts)
         for index in done:
             rows.extend(done[index])
         failures.extend(more_failures)
@@ -79,11 +80,13 @@ def check_before_use(backends, modules=(), timeout=None):
     process: every entry point, and the plugin ``modules`` (``"module[:name]"``); the
     ``backends`` named (a list, or None for all) are built as well. Returns
     ``(problems, failures)``: ``problems`` maps each of ``backends`` and ``modules`` that
-    cannot be used to its cause; ``failures`` are all the :class:`LoadFailure` found (the
+    cannot be used to its cause; ``failures`` are the :class:`LoadFailure` of the plugins
+    that failed (name collisions are left to the registry, which reports them; the
     command tells its registry to leave those plugins alone, see
     :meth:`~mscore.plugin.registry.Registry.exclude`)."""
     rows, failures = list_backends(timeout=timeout, modules=modules,
                                    build=True if backends is None else set(backends))
+    failures = [f for f in failures if not f.collision]   # the registry reports those
     status = {row["name"]: row["status"] for row in rows}
     problems = {}
     for failure in failures:
@@ -96,9 +99,11 @@ def check_before_use(backends, modules=(), timeout=None):
     return problems, failures
 
 
-def plugin_timeout(probe=False):
-    """Seconds one plugin may take to import and build: ``$MSCORE_PLUGIN_TIMEOUT``, else
-    :data:`DEFAULT_TIMEOUT` (:data:`PROBE_TIMEOUT` with ``probe``)."""
+def plugin_timeout(probe=False, building=False):
+    """Seconds one plugin may take to import, or to build its backend (``building``):
+    ``$MSCORE_PLUGIN_TIMEOUT`` when set, else :data:`DEFAULT_TIMEOUT` to import
+    (:data:`PROBE_TIMEOUT` with ``probe``) and :data:`BUILD_TIMEOUT` to build (a build imports
+    the array library, which takes seconds on a busy machine)."""
     value = os.environ.get(TIMEOUT_ENV, "")
     try:
         seconds = float(value) if value else None
@@ -106,7 +111,7 @@ def plugin_timeout(probe=False):
         seconds = None
     if seconds is not None and seconds > 0:
         return seconds
-    return PROBE_TIMEOUT if probe else DEFAULT_TIMEOUT
+    return BUILD_TIMEOUT if building else PROBE_TIMEOUT if probe else DEFAULT_TIMEOUT
 
 
 def first_line(text):
@@ -126,7 +131,7 @@ def _with_failed_rows(rows, failures, eps, modules):
     extra = {}
     for failure in failures:
         name = failure.plugin.split("@")[0]
-        if name not in dists or name in shown or name in extra:
+        if failure.collision or name not in dists or name in shown or name in extra:
             continue   # a collision, the listing itself, or a backend with its own row
         dist = dists[name]
         extra[name] = {"name": name, "version": dist.rsplit(" ", 1)[-1] if name in
@@ -137,9 +142,9 @@ def _with_failed_rows(rows, failures, eps, modules):
     return sorted(rows + list(extra.values()), key=lambda row: row["name"])
 
 
-def _run_child(jobs, probe, build, timeout):
+def _run_child(jobs, probe, build, timeouts):
     """Run ``jobs`` in one child: ``(rows by job position, position it died on or None,
-    why, failures reported)``."""
+    why, failures reported)``; ``timeouts``: (to import, to build) one plugin."""
     env = dict(os.environ)
     env.pop("MSCORE_STRICT_PLUGINS", None)  # the listing reports failures, never raises
     request = json.dumps({"jobs": jobs, "probe": bool(probe), "path": os.getcwd(),
@@ -150,7 +155,7 @@ def _run_child(jobs, probe, build, timeout):
     lines = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
-    done, failures, current = {}, [], None
+    done, failures, current, timeout = {}, [], None, timeouts[0]
     try:
         while True:
             try:
@@ -169,7 +174,9 @@ def _run_child(jobs, probe, build, timeout):
                 return done, current, _death(proc.returncode), failures
             message = json.loads(line)
             if "begin" in message:
-                current = message["begin"]
+                current, timeout = message["begin"], timeouts[0]
+            elif "building" in message:
+                timeout = timeouts[1]
             else:
                 done[message["done"]] = message["rows"]
                 failures.extend(LoadFailure(p, r) for p, r in message["failures"])
@@ -219,7 +226,8 @@ def _resolve(rows, failures):
             chosen.append(claim.spec)
         if problem:
             failures.append(LoadFailure(", ".join(c.plugin for c in claims
-                                                  if c is not claim), problem))
+                                                  if c is not claim), problem,
+                                        collision=True))
     return chosen, failures
 
 
@@ -232,6 +240,7 @@ def _child(request):
         sys.path.insert(0, request["path"])   # --plugin modules given by path-less name
     reg = Registry()
     reg.load()
+    reg._loading = True   # name collisions are decided by the parent, over every claim
     pending = list(reg._pending)
     for position, (kind, value) in enumerate(jobs):
         _say({"begin": position})
@@ -246,6 +255,7 @@ def _child(request):
         for spec, row in zip(reg._claims.get(plugin, []), rows):
             if row["status"] == "available" and (build is True or build and
                                                  spec.name in build):
+                _say({"building": position})
                 _build(reg, plugin, spec, row)
         new = [(f.plugin, f.reason) for f in reg.failures[before:]]
         _say({"done": position, "rows": rows, "failures": new})

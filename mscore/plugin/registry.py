@@ -84,10 +84,12 @@ class UnknownBackendError(ValueError):
 
 @dataclass
 class LoadFailure:
-    """One plugin or backend that failed to load, and why."""
+    """One plugin or backend that failed to load, and why; ``collision``: it loaded, but its
+    claim on a backend name clashes with another plugin's."""
 
     plugin: str
     reason: str
+    collision: bool = False
 
 
 @dataclass(frozen=True)
