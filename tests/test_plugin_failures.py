@@ -72,14 +72,14 @@ def test_mscore_backends_table_says_failed_to_load(monkeypatch, capsys):
     failed = {"name": "test_factory_fails", "version": "0.0.1", "plugin": "test_factory_fails",
               "distribution": "mscore-test-faulty 0.0.1", "devices": [], "dtypes": [],
               "undeclared_dtypes": {}, "capabilities": [], "per_device": {},
-              "status": "failed to load: the factory of backend 'test_factory_fails' failed: "
+              "status": "failed to load: building backend 'test_factory_fails' failed: "
                         "OSError: libfaulty.so"}
     monkeypatch.setattr(command, "list_backends", lambda probe, timeout: ([failed], []))
     assert command.main([]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if "test_factory_fails" in x]
     assert line.split()[:5] == ["test_factory_fails", "0.0.1", "-", "-", "-"]
-    assert line.endswith("failed to load: the factory of backend 'test_factory_fail...")
+    assert line.endswith("failed to load: building backend 'test_factory_fails' fai...")
     assert "leaves out" not in out
 
 

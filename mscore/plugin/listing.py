@@ -276,13 +276,20 @@ def _register_module(reg, spec):
 
 
 def _build(reg, plugin, spec, row):
-    """Run ``spec``'s factory; a failure marks ``row`` and is recorded for ``plugin``."""
+    """Build ``spec``'s backend as the registry does (its probe first: a backend that cannot
+    run here is marked unavailable, not built); a failure marks ``row`` and is recorded for
+    ``plugin``."""
     try:
+        if spec.probe is not None:
+            available, reason, _ = spec.probe()
+            if not available:
+                row["status"] = f"unavailable: {reason}"
+                return
         backend = spec.factory()
         if not isinstance(backend, Backend):
             raise TypeError(f"it returned {type(backend).__name__}, expected a mscore Backend")
     except Exception as exc:  # any failure of the plugin's factory
-        reason = f"the factory of backend {spec.name!r} failed: {type(exc).__name__}: {exc}"
+        reason = f"building backend {spec.name!r} failed: {type(exc).__name__}: {exc}"
         row["status"] = f"failed to load: {first_line(reason)}"
         reg._fail(plugin, reason)
 
