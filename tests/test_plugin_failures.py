@@ -159,3 +159,35 @@ def test_conformance_plugin_module_that_fails_is_named(tmp_path, run_py, body, w
         proc.stderr
     assert words in proc.stderr
     assert time.monotonic() - started < 120
+
+
+def test_conformance_runs_past_plugins_that_abort_or_hang(faulty_site, run_py, tmp_path):
+    proc = run_py(["-m", "mscore.cli", "conformance", "numpy", "-k", "test_spec"], faulty_site,
+                  timeout=300, cwd=tmp_path, MSCORE_PLUGIN_TIMEOUT=str(HANG_S))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "1 passed" in proc.stdout
+
+
+def test_ctrl_c_stops_compare_waiting_on_a_factory_that_never_returns(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+    (tmp_path / "stuck_factory.py").write_text(
+        "import threading\n\n\ndef build():\n    threading.Event().wait()\n")
+    proc = subprocess.Popen([sys.executable, "-m", "mscore.cli", "compare",
+                             "stuck_factory.py:build", "--backends", "numpy,numpy:GPU"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=subprocess_env())
+    try:
+        time.sleep(8)   # imported, and waiting in the factory (or still importing)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("mscore compare: interrupted")
