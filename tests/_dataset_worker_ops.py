@@ -59,3 +59,35 @@ class Broken:
 
     def __len__(self):
         return 4
+
+
+def hang_on_row_2(x):
+    if x == 2:
+        threading.Event().wait()
+    return x
+
+
+class _Unsendable(np.ndarray):
+    """An array that refuses to be pickled (so it cannot leave a worker)."""
+
+    def __reduce__(self):
+        raise TypeError("this array refuses to be pickled")
+
+
+def unsendable(x):
+    return np.asarray(x).view(_Unsendable)
+
+
+def _refuse_to_load():
+    raise ValueError("this array refuses to be unpickled")
+
+
+class _Unloadable(np.ndarray):
+    """An array that pickles, but whose unpickling raises."""
+
+    def __reduce__(self):
+        return _refuse_to_load, ()
+
+
+def unloadable(x):
+    return np.asarray(x).view(_Unloadable)

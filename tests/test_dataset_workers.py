@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 import pytest
-from _dataset_worker_ops import (Broken, Locked, die, kill_self, noisy, pid_of, plus_ten,
-                                 segfault, to_none)
+from _dataset_worker_ops import (Broken, Locked, die, hang_on_row_2, kill_self, noisy, pid_of,
+                                 plus_ten, segfault, to_none, unloadable, unsendable)
 from conftest import subprocess_env
 
 import mscore as ms
@@ -376,3 +376,102 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path):
         proc.kill()
         proc.wait(10)
         proc.stdout.close()
+
+
+# -- results that cannot travel, rows that never end -------------------------------------------
+@pytest.mark.parametrize("op, words", [
+    (unsendable, r"the result of worker process \d \(while processing row 0\) cannot be "
+                 r"pickled to be sent back: TypeError: this array refuses to be pickled"),
+    (unloadable, r"what worker process \d sent back \(while processing row 0\) cannot be "
+                 r"unpickled in the main process: ValueError: this array refuses to be "
+                 r"unpickled")])
+def test_a_result_that_cannot_travel_names_the_map_and_the_row(op, words, no_leftovers):
+    data = _src().map(op, python_multiprocessing=True, num_parallel_workers=2)
+    with pytest.raises(RuntimeError, match=rf"map\({op.__name__}\): {words}"):
+        _col(data)
+
+
+def test_an_object_array_from_a_map_is_refused_in_a_worker(no_leftovers):
+    data = _src().map(lambda x: np.array([x, None], dtype=object), python_multiprocessing=True,
+                      num_parallel_workers=2)
+    with pytest.raises(RuntimeError, match=r"map operation <lambda> on column\(s\) \['x'\] "
+                                           r"returned an array of dtype object"):
+        _col(data)
+
+
+def test_a_row_past_the_timeout_is_named_and_the_workers_stopped(no_leftovers, caplog):
+    config.set_multiprocessing_timeout(2.5)
+    config.set_multiprocessing_timeout_interval(1)
+    data = _src().map(hang_on_row_2, python_multiprocessing=True, num_parallel_workers=2)
+    started = time.monotonic()
+    with caplog.at_level("WARNING", logger="mscore.dataset"):
+        with pytest.raises(RuntimeError, match=r"map\(hang_on_row_2\): worker process 0 of 2 "
+                                               r"\(pid \d+\) took more than 2.5 s while "
+                                               r"processing row 2"):
+            _col(data)
+    assert 2.5 <= time.monotonic() - started < 20
+    assert "has been busy while processing row 2" in caplog.text
+
+
+def test_the_timeout_is_checked():
+    assert config.get_multiprocessing_timeout() == 0
+    for bad in (-1, float("nan"), "3", True):
+        with pytest.raises(ValueError, match="seconds: expected a finite number >= 0"):
+            config.set_multiprocessing_timeout(bad)
+
+
+_STUCK = """
+import sys
+sys.path.insert(0, {tests!r})
+import mscore.dataset as ds
+import numpy as np
+from _dataset_worker_ops import hang_on_row_2
+data = ds.NumpySlicesDataset({{"x": np.arange(6)}}, shuffle=False).map(
+    hang_on_row_2, python_multiprocessing=True, num_parallel_workers=2)
+try:
+    for row in data.create_tuple_iterator(output_numpy=True, num_epochs=1):
+        print("row", int(row[0]), flush=True)
+except KeyboardInterrupt as exc:
+    print("INTERRUPTED", exc, flush=True)
+"""
+
+
+def _session_members(sid):
+    members = []
+    for path in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[3]) == sid and fields[0] != "Z":
+            members.append(int(text.split()[0]))
+    return members
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="sessions read from /proc")
+def test_ctrl_c_on_a_stuck_row_names_it_and_leaves_no_worker():
+    script = _STUCK.format(tests=str(pathlib.Path(__file__).parent))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=subprocess_env())
+    try:
+        assert proc.stdout.readline().strip() == "row 0"
+        assert proc.stdout.readline().strip() == "row 1"
+        time.sleep(0.5)    # the main process waits for row 2 now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        deadline = time.monotonic() + 10
+        while _session_members(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = _session_members(proc.pid)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        for pid in _session_members(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    assert "INTERRUPTED map(hang_on_row_2): interrupted after" in out, (out, err)
+    assert "waiting for worker process 0 of 2" in out and "while processing row 2" in out
+    assert left == []

@@ -81,3 +81,28 @@ def test_a_graph_that_changes_with_the_batch_keeps_the_example_size(tmp_path):
     session = ort.InferenceSession(str(tmp_path / "net.onnx"))
     (got,) = session.run(None, {"input_0": np.zeros((2, 3), np.float32)})
     np.testing.assert_array_equal(got, [[0, 0, 0], [1, 1, 1]])
+
+
+def test_a_network_that_runs_at_its_example_batch_only_is_exported_at_it(tmp_path):
+    import onnx
+    from mscore.common.parameter import Parameter
+
+    class FullShapeAffine(nn.Cell):   # Parameters of the input's full shape, batch included
+        def __init__(self):
+            super().__init__()
+            self.a = Parameter(ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), name="a")
+            self.b = Parameter(ms.Tensor(np.full((2, 3), 0.5, np.float32)), name="b")
+
+        def construct(self, x):
+            return x * self.a + self.b
+
+    x = np.ones((2, 3), np.float32) * 2
+    with pytest.warns(RuntimeWarning, match=r"does not run at batch 3 \(ValueError: .*\); it "
+                                            r"is exported for batch 2 only"):
+        ms.export(FullShapeAffine(), ms.Tensor(x), file_name=str(tmp_path / "net"),
+                  file_format="ONNX")
+    model = onnx.load(str(tmp_path / "net.onnx"))
+    assert _dims(model.graph.input) == [[2, 3]] and _dims(model.graph.output) == [[2, 3]]
+    session = ort.InferenceSession(str(tmp_path / "net.onnx"))
+    (got,) = session.run(None, {"input_0": x})
+    np.testing.assert_allclose(got, x * np.arange(6).reshape(2, 3) + 0.5)

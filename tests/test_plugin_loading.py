@@ -160,8 +160,13 @@ def test_mscore_backends_names_the_plugin_that_aborted_or_hung(deadly_site, run_
     failures = {f["plugin"]: f["reason"] for f in data["failures"]}
     assert "SIGABRT" in failures.get("test_abort", ""), failures
     assert "did not finish within 10 s" in failures.get("test_hang", ""), failures
-    names = [b["name"] for b in data["backends"]]
-    assert "numpy" in names and "test_abort" not in names and "test_hang" not in names
+    status = {b["name"]: b["status"] for b in data["backends"]}
+    assert status["numpy"] == "available"
+    # each has a row saying it failed, with the first line of the cause
+    assert status["test_abort"].startswith("failed to load: ") and "SIGABRT" in \
+        status["test_abort"]
+    assert status["test_hang"].startswith("failed to load: ") and "did not finish within " \
+        "10 s" in status["test_hang"]
 
 
 # -- in-process checks of the registry's validation (no installation needed) -------------------

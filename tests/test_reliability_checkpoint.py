@@ -330,3 +330,82 @@ def test_model_checkpoint_refuses_a_nul_or_over_long_prefix_at_once(tmp_path):
     with pytest.raises(ValueError, match="at most 200"):
         ModelCheckpoint(prefix="p" * 201, directory=str(tmp_path))
     ModelCheckpoint(prefix="p" * 200, directory=str(tmp_path))
+
+
+# -- 5. trainings sharing a folder never share a prefix ------------------------------------------
+_SHARED_FOLDER = """
+import os, sys, time
+import numpy as np
+import mscore as ms
+from mscore import nn
+from mscore.dataset import NumpySlicesDataset
+from mscore.train import CheckpointConfig, Model, ModelCheckpoint
+folder, ready, index, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+ms.set_context(backend="numpy")
+net = nn.Dense(4, 3)
+model = Model(net, nn.CrossEntropyLoss(), nn.Momentum(net.trainable_params(), 0.1, 0.9))
+x = np.ones((16, 4), np.float32)
+data = NumpySlicesDataset((x, np.zeros(16, np.int32)), ["x", "y"], shuffle=False).batch(2)
+open(os.path.join(ready, index), "w").close()
+deadline = time.monotonic() + 60
+while len(os.listdir(ready)) < count and time.monotonic() < deadline:
+    time.sleep(0.001)   # every process is ready: all choose their prefix at once
+cb = ModelCheckpoint("CKP", folder, CheckpointConfig(save_checkpoint_steps=1,
+                                                     keep_checkpoint_max=2))
+model.train(1, data, callbacks=[cb])
+print("PREFIX", cb.prefix)
+"""
+
+
+def test_trainings_starting_together_in_one_folder_get_their_own_prefixes(tmp_path):
+    folder, ready = tmp_path / "ckpt", tmp_path / "ready"
+    folder.mkdir()
+    ready.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", _SHARED_FOLDER, str(folder), str(ready),
+                               str(i), "4"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(4)]
+    outs = []
+    try:
+        for proc in procs:
+            outs.append(proc.communicate(timeout=120))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert [p.returncode for p in procs] == [0] * 4, outs
+    prefixes = sorted(line.split()[1] for out, _ in outs for line in out.splitlines()
+                      if line.startswith("PREFIX"))
+    assert prefixes == ["CKP", "CKP_1", "CKP_2", "CKP_3"], outs
+    # each kept its own two newest files (8 steps), and no claim is left behind
+    assert sorted(os.listdir(folder)) == sorted(f"{p}-1_{s}.ckpt" for p in prefixes
+                                                for s in (7, 8))
+
+
+def test_a_claim_of_a_live_process_renames_one_of_an_ended_process_does_not(tmp_path):
+    import socket
+    claim = tmp_path / ".CKP.mscore-claim"
+    claim.write_text(f"{socket.gethostname()} {os.getppid()}\n")   # alive: pytest's parent
+    assert ModelCheckpoint("CKP", str(tmp_path)).prefix == "CKP_1"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".CKP.mscore-claim").write_text(f"{socket.gethostname()} {dead}\n")
+    assert ModelCheckpoint("CKP", str(other)).prefix == "CKP"
+
+
+def test_rotation_survives_a_file_another_process_removed(tmp_path):
+    from mscore.train.callback import _checkpoint_manager
+    for step in (1, 2, 3):
+        (tmp_path / f"net-1_{step}.ckpt").write_bytes(b"x")
+        os.utime(tmp_path / f"net-1_{step}.ckpt", (step, step))
+    manager = _checkpoint_manager.CheckpointManager()
+    manager.update_ckpoint_filelist(str(tmp_path), "net")
+    os.remove(tmp_path / "net-1_2.ckpt")   # another process rotated it away meanwhile
+    manager.remove_oldest_ckpoint_file()   # the missing file counts as the oldest, gone
+    manager.remove_oldest_ckpoint_file()
+    assert manager.ckpoint_filelist == [str(tmp_path / "net-1_3.ckpt")]
+    assert os.listdir(tmp_path) == ["net-1_3.ckpt"]
+    manager.keep_one_ckpoint_per_minutes(1, 10.0)

@@ -216,3 +216,32 @@ def test_summary_write_error_names_only_the_steps_not_on_disk(tmp_path):
     message = str(info.value)
     assert "5 summary event(s) (steps 6..10)" in message, message
     sr.close()
+
+
+# -- lineage files that mscore did not write -----------------------------------------------------
+@pytest.mark.parametrize("line", [
+    "[" * 100000 + "]" * 100000,                                      # nested past the parser
+    json.dumps({"plugin": "train_lineage", "value": {"network": {"a": 1}, "optimizer": ["x"],
+                                                     "loss_function": "L"}})])
+def test_plot_title_ignores_lineage_it_cannot_name(tmp_path, line):
+    from mscore.train.summary import plot
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "events.out.lineage.1.h_MS.jsonl").write_text(line + "\n")
+    lineage = plot.train_lineage(tmp_path / "r")
+    title = plot.describe_training([lineage, lineage])
+    assert title == (None if line.startswith("[") else "L")
+
+
+def test_mscore_plot_of_a_run_with_odd_lineage_draws(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from mscore.cli import main
+    run = tmp_path / "runs" / "r1"
+    with SummaryRecord(str(run)) as sr:
+        for step, loss in enumerate([2.0, 1.0], 1):
+            sr.add_value("scalar", "loss/auto", ms.Tensor(np.float32(loss)))
+            sr.record(step)
+    with open(run / "events.out.lineage.1.h_MS.jsonl", "a") as f:
+        f.write("[" * 100000 + "]" * 100000 + "\n")
+        f.write(json.dumps({"plugin": "train_lineage", "value": {"network": ["N"]}}) + "\n")
+    assert main(["plot", str(tmp_path / "runs"), "-o", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").stat().st_size > 0

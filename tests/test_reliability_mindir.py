@@ -170,3 +170,16 @@ def test_run_time_size_bound_before_allocating(tmp_path, monkeypatch):
         nn.GraphCell(graph)(ms.Tensor(np.ones((4, 1), np.float32)),
                             ms.Tensor(np.ones((1, 4), np.float32)))
     assert repr(path + ".mindir") in str(info.value)
+
+
+@pytest.mark.parametrize("dims", [[0, 2 ** 62], [2 ** 40, 2 ** 40, 0]])
+def test_a_parameter_shape_no_array_can_have_is_refused_naming_the_file(tmp_path, dims):
+    model = _model()
+    param = model.graph.parameter[0]
+    del param.dims[:]
+    param.dims.extend(dims)
+    param.raw_data = b""
+    path = _write(tmp_path, "absurd_dims.mindir", model)
+    with pytest.raises(ValueError, match="larger than any array can be") as info:
+        ms.load(path)
+    assert repr(path) in str(info.value) or path in str(info.value)

@@ -15,11 +15,15 @@ import argparse
 import functools
 import os
 import sys
+import threading
+import warnings
 
 from mscore._optional import missing_dependency_hint
 from mscore.context import ENV_SOURCE
 import mscore as ms
-from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError
+from mscore.plugin.listing import TIMEOUT_ENV, plugin_timeout
+from mscore.plugin.registry import (BackendLoadError, BackendUnavailableError,
+                                    UnknownBackendError, get_registry)
 
 USAGE_ERROR = 2
 
@@ -74,16 +78,73 @@ def backend_choice(value, option="--backend"):
     return None, None
 
 
+class PluginHangError(BackendLoadError):
+    """Importing or building a backend did not finish within the plugin timeout."""
+
+
+def within_plugin_timeout(name, load, timeout=None):
+    """``load()`` (which imports or builds backend ``name``) within ``timeout`` seconds
+    (default: ``$MSCORE_PLUGIN_TIMEOUT``, else 60), waiting in a way Ctrl-C interrupts;
+    returns what it returns, raises what it raises, or
+    :class:`PluginHangError` when it did not finish in time (it is left behind in a daemon
+    thread: a command ends after that). The warnings of a plugin of
+    that name that failed are dropped: the error says the same."""
+    timeout = plugin_timeout(building=True) if timeout is None else timeout
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = load()
+        except BaseException as exc:  # handed to the waiting thread as it is
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name=f"mscore-load-{name}", daemon=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        worker.start()
+        worker.join(timeout)
+    own = (f"mscore plugin {name!r}", f"mscore plugin '{name}@")
+    for w in caught:
+        if not str(w.message).startswith(own):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if worker.is_alive():
+        raise PluginHangError(name, f"importing or building it did not finish within "
+                                     f"{timeout:g} s (hung?); set {TIMEOUT_ENV} to wait "
+                                     f"longer")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def build_backend(name, timeout=None):
+    """The built backend ``name`` (:func:`within_plugin_timeout` of the registry's build)."""
+    return within_plugin_timeout(name, lambda: get_registry().get(name), timeout)
+
+
+def backend_spec(name, source, timeout=None):
+    """The spec of backend ``name`` (its plugin imported within the plugin timeout); a plugin
+    that failed to load is a :class:`CommandError` naming ``source``; an unknown name is
+    the registry's ``UnknownBackendError`` (a ValueError)."""
+    try:
+        return within_plugin_timeout(name, lambda: get_registry().spec(name), timeout)
+    except BackendUnavailableError as exc:
+        raise CommandError(f"{source}: {exc}") from None
+
+
 def select_backend(name, source, device_target=None, device_source="--device-target",
                    **context):
-    """``mscore.set_context(backend=name, device_target=..., **context)``; a name that is not
-    installed, a backend that cannot run here or a bad device is a :class:`CommandError`
-    naming where the value came from (``source``, ``device_source``)."""
+    """``mscore.set_context(backend=name, device_target=..., **context)``, the backend built
+    first by :func:`build_backend` (bounded, interruptible); a name that is not installed, a
+    plugin that failed to load, a backend that cannot run here or a bad device is a
+    :class:`CommandError` naming where the value came from (``source``,
+    ``device_source``)."""
     if name is not None:
         context["backend"] = name
     if device_target is not None:
         context["device_target"] = device_target
     try:
+        if name is not None:
+            build_backend(name)
         ms.set_context(**context)
         # The default backend is built on first use: build it here, so that a device it
         # cannot use is reported now, as a usage error, not as a traceback later.

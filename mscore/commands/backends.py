@@ -1,28 +1,28 @@
 """``mscore backends [--json] [--probe] [--timeout S]``: every installed backend with its
 version, devices, dtypes (those it declares, and those of mscore's it leaves out with the
 reason its spec gives), capabilities and status, and every plugin that failed to load (an
-import error, an abort, a hang) with the reason.
+import error, a hook that raises or is misspelt, a factory that fails, an abort, a hang) with
+the reason; such a plugin's row says "failed to load: <the cause's first line>".
 
 The plugins are imported in a child process (:mod:`mscore.plugin.listing`), so one that
-crashes or hangs is named instead of taking the command down. Without ``--probe`` no array
-library is imported: versions come from installed metadata, capabilities from the plugins'
-declarations, availability from each plugin's cheap check.
+crashes or hangs is named instead of taking the command down. Each backend whose plugin's
+cheap check passes is built there, so "available" means it can be built; ``--probe`` also
+counts each one's devices.
 """
 from __future__ import annotations
 
 import json
-import os
 
 from mscore.commands import ArgumentParser, command
 from mscore.common import dtype as mdt
-from mscore.plugin.listing import list_backends
+from mscore.plugin.listing import TIMEOUT_ENV, list_backends
 
 HELP = "list installed backends and plugins that failed to load"
 ALL_DTYPES = tuple(d.name for d in mdt.ALL_DTYPES)
 NO_REASON = "(no reason given)"
 STATUS_WIDTH = 60   # longer reasons are cut in the table (--json has them whole)
 CAPABILITIES_WIDTH = 36   # a longer capability list continues on the next line
-TIMEOUT_ENV = "MSCORE_PLUGIN_TIMEOUT"
+FAILED = "failed to load"   # the status of a plugin that did not load or build
 
 
 def _parser():
@@ -31,8 +31,8 @@ def _parser():
     p.add_argument("--probe", action="store_true",
                    help="import each array library to count its devices (slower)")
     p.add_argument("--timeout", type=float, default=None,
-                   help=f"seconds one plugin may take to import (default: ${TIMEOUT_ENV}, "
-                        f"else 20, 60 with --probe)")
+                   help=f"seconds one plugin may take to import and build (default: "
+                        f"${TIMEOUT_ENV}, else 20 to import, 60 to build or with --probe)")
     return p
 
 
@@ -40,10 +40,7 @@ def _parser():
 def main(argv=None) -> int:
     """List the backends; returns 0."""
     args = _parser().parse_args(argv)
-    timeout = args.timeout
-    if timeout is None and os.environ.get(TIMEOUT_ENV):
-        timeout = float(os.environ[TIMEOUT_ENV])
-    rows, failures = list_backends(probe=args.probe, timeout=timeout)
+    rows, failures = list_backends(probe=args.probe, timeout=args.timeout)
     for row in rows:
         row["dtypes_left_out"] = _left_out(row)
     if args.json:
@@ -53,7 +50,8 @@ def main(argv=None) -> int:
     headers = ("name", "version", "devices", "dtypes", "capabilities", "status")
     table = [[(h,) for h in headers]] + [
         [(r["name"],), (_short_version(r["version"]),), (",".join(r["devices"]) or "-",),
-         (_dtypes_summary(r["dtypes"]),), _wrapped(r["capabilities"]), (_cut(r["status"]),)]
+         (_dtypes_summary(r["dtypes"]) if not r["status"].startswith(FAILED) else "-",),
+         _wrapped(r["capabilities"]), (_cut(r["status"]),)]
         for r in rows]
     widths = [max(len(line) for row in table for line in row[i]) for i in range(len(headers))]
     for i, row in enumerate(table):
@@ -77,7 +75,9 @@ def main(argv=None) -> int:
 
 def _left_out(row):
     """``{dtype name: reason}`` of every mscore dtype the backend of ``row`` does not declare
-    (the reason its spec gives, else "")."""
+    (the reason its spec gives, else ""); nothing for a plugin that failed to load."""
+    if row["status"].startswith(FAILED):
+        return {}
     reasons = row.get("undeclared_dtypes", {})
     return {d: reasons.get(d, "") for d in ALL_DTYPES if d not in row["dtypes"]}
 

@@ -12,7 +12,7 @@ import contextlib
 import signal
 import sys
 
-from mscore.commands import ArgumentParser, CommandError, command
+from mscore.commands import ArgumentParser, CommandError, PluginHangError, build_backend, command
 from mscore.compare.engine import compare_backends
 from mscore.compare.errors import CompareSetupError
 
@@ -90,6 +90,21 @@ class _ProgressLine:
         self.stream.flush()
 
 
+def _build_within_plugin_timeout(backends):
+    """Build each backend of ``--backends`` within the plugin timeout (one whose plugin hangs
+    is a usage error naming it); any other failure is left to the comparison, which reports
+    that backend as unable to run."""
+    for name in dict.fromkeys(entry.partition(":")[0].strip() for entry in backends.split(",")):
+        if not name:
+            continue
+        try:
+            build_backend(name)
+        except PluginHangError as exc:
+            raise CommandError(f"--backends: {exc}") from None
+        except Exception:  # reported by compare_backends, with the others' results
+            pass
+
+
 @command("mscore compare")
 def main(argv=None):
     """Run ``mscore compare``; returns the exit status."""
@@ -97,6 +112,7 @@ def main(argv=None):
     if args.timeout is not None and not args.timeout > 0:
         raise CommandError(f"--timeout: expected a positive number of seconds, got "
                            f"{args.timeout}")
+    _build_within_plugin_timeout(args.backends)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = _ProgressLine(sys.stderr) if show else None
     try:

@@ -3,10 +3,10 @@
 ``main(argv) -> int`` is the CLI entry. Exit status: 0 when the run passes (nothing failed,
 every declared dtype and capability tested in a full run; skips of what is not declared and
 expected failures do not count), 1 when a test failed or a declaration went untested, 2 when
-the backend could not run at all (unavailable here, its name claimed by two plugins, a
-device it does not declare, or every selected test skipped) and for a usage error (one line
-on stderr, see :mod:`mscore.commands`; that includes pytest missing: the kit needs
-``pip install "mscore[conformance]"``).
+the backend could not run at all (its plugin failed to load, unavailable here, its name
+claimed by two plugins, a device it does not declare, or every selected test skipped) and
+for a usage error (one line on stderr, see :mod:`mscore.commands`; that includes pytest
+missing: the kit needs ``pip install "mscore[conformance]"``).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import sys
 
 from mscore.commands import USAGE_ERROR, ArgumentParser, CommandError, command  # noqa: F401
 from mscore.plugin.hints import unknown_backend_detail
+from mscore.plugin.listing import check_before_use, first_line
 from mscore.plugin.registry import get_registry
 
 NOT_RUN = 2
@@ -100,6 +101,25 @@ def _plugin_autoloaded():
     return False
 
 
+def _plugins_load(ns):
+    """Whether the backends and ``--plugin`` modules of ``ns`` load: each plugin is first
+    imported (and the chosen backends built) in a child process, within the plugin timeout,
+    so one that fails, aborts or hangs is named in one line instead of failing every test
+    or taking the kit down; the registry of this process then leaves the broken ones alone.
+    With ``all``, a broken plugin is named and the others are tested."""
+    names = None if ns.backend == "all" else [n.strip() for n in ns.backend.split(",")
+                                               if n.strip()]
+    problems, failures = check_before_use(names, ns.plugin)
+    registry = get_registry()
+    for failure in failures:
+        registry.exclude(failure)
+    for name, cause in problems.items():
+        what = f"--plugin {name!r} failed to load" if name in ns.plugin else \
+            f"backend {name!r} cannot be tested: its plugin failed to load"
+        print(f"mscore conformance: {what}: {first_line(cause)}", file=sys.stderr)
+    return names is None or not problems
+
+
 @command("mscore conformance")
 def main(argv=None) -> int:
     """Run the kit; returns the exit status (0: conformant)."""
@@ -108,6 +128,8 @@ def main(argv=None) -> int:
     if ns.plugin:
         # Make plugin modules given by path-less name importable from the current folder.
         sys.path.insert(0, os.getcwd())
+    if not _plugins_load(ns):
+        return NOT_RUN
     try:
         registry = get_registry()
         if ns.plugin:

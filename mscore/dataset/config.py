@@ -6,7 +6,9 @@ draws its own (in a data-parallel job, rank 0 draws it for all, so that shards n
 overlap). The other settings tune MindSpore's C++ engine (workers, shared memory, autotune,
 ...); mscore runs pipelines in the calling thread, so they are checked, stored and returned,
 and change nothing else, except ``set_prefetch_size`` (batches the sink-mode thread keeps
-ready) and ``set_callback_timeout`` (how long a ``WaitedDSCallback`` waits).
+ready), ``set_callback_timeout`` (how long a ``WaitedDSCallback`` waits) and
+``set_multiprocessing_timeout_interval`` (how often a busy worker process is warned about);
+``set_multiprocessing_timeout`` (mscore's own) bounds the time a worker may take on a row.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ __all__ = ["set_seed", "get_seed", "set_prefetch_size", "get_prefetch_size",
            "set_enable_watchdog", "get_enable_watchdog", "set_fast_recovery",
            "get_fast_recovery", "set_debug_mode", "get_debug_mode", "set_error_samples_mode",
            "get_error_samples_mode", "ErrorSamplesMode", "set_multiprocessing_timeout_interval",
-           "get_multiprocessing_timeout_interval", "set_iterator_mode", "get_iterator_mode",
+           "get_multiprocessing_timeout_interval", "set_multiprocessing_timeout",
+           "get_multiprocessing_timeout", "set_iterator_mode", "get_iterator_mode",
            "set_multiprocessing_start_method", "get_multiprocessing_start_method",
            "set_sending_batches", "set_dynamic_shape", "get_dynamic_shape", "set_video_backend",
            "get_video_backend", "load"]
@@ -51,6 +54,7 @@ _DEFAULTS = {"prefetch_size": 4, "num_parallel_workers": 8,
              "autotune_interval": 0, "auto_offload": False, "enable_watchdog": True,
              "fast_recovery": True, "debug_mode": False, "error_samples_mode":
              ErrorSamplesMode.RETURN, "multiprocessing_timeout_interval": 300,
+             "multiprocessing_timeout": 0.0,
              "iterator_mode": {"do_copy": False, "parallel_convert": False},
              "multiprocessing_start_method": "fork", "sending_batches": 0,
              "dynamic_shape": False, "video_backend": "CPU"}
@@ -163,6 +167,30 @@ set_fast_recovery, get_fast_recovery = _setting(
 set_multiprocessing_timeout_interval, get_multiprocessing_timeout_interval = _setting(
     "multiprocessing_timeout_interval", lambda x: _int(x, "interval", 1),
     "Seconds between warnings of a slow worker process")
+set_multiprocessing_timeout_interval.__doc__ = (
+    "Seconds between warnings that a worker process (``python_multiprocessing=True``) is "
+    "still busy with one row (default 300); see :func:`set_multiprocessing_timeout` for a "
+    "limit.")
+
+
+def set_multiprocessing_timeout(seconds):
+    """The most seconds a worker process (``python_multiprocessing=True``) may take on one
+    row before the pass fails with a ``RuntimeError`` naming the operation, the row and the
+    worker, and the workers are stopped; ``0`` (the default) waits as long as it takes, as
+    MindSpore 2.10 does (it only warns, every :func:`set_multiprocessing_timeout_interval`
+    seconds, as mscore does too). An option of mscore's, not MindSpore's."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or \
+            not np.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds: expected a finite number >= 0 (0: no limit), got "
+                         f"{seconds!r}")
+    _state["multiprocessing_timeout"] = float(seconds)
+
+
+def get_multiprocessing_timeout():
+    """See :func:`set_multiprocessing_timeout` (default 0: no limit)."""
+    return _state["multiprocessing_timeout"]
+
+
 set_dynamic_shape, get_dynamic_shape = _setting(
     "dynamic_shape", lambda x: _bool(x, "is_dynamic"), "Batches of changing shape in sink mode")
 

@@ -33,14 +33,13 @@ import time
 import numpy as np
 
 from mscore import dispatch
-from mscore.commands import ArgumentParser, CommandError, backend_choice, command, \
-    select_backend
+from mscore.commands import ArgumentParser, CommandError, backend_choice, backend_spec, \
+    command, select_backend
 from mscore.common.dtype import float32
 from mscore.common.tensor import Tensor
 from mscore.dataset import write_idx
 from mscore.dataset import MnistDataset, transforms, vision
 from mscore import nn
-from mscore.plugin.registry import get_registry
 from mscore.train.summary.plot import plot_summary
 from mscore.amp import FixedLossScaleManager
 from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
@@ -179,10 +178,11 @@ def _check_folders(args):
         make_folder(args.output_dir, "--output-dir")
 
 
-def _declared_devices(backend):
-    """The device targets a backend's plugin declares ("CPU", "GPU"); empty if unknown."""
+def _declared_devices(backend, source):
+    """The device targets a backend's plugin declares ("CPU", "GPU"); a plugin that fails to
+    load (or hangs) is a CommandError naming ``source``."""
     try:
-        return {d.split(":")[0] for d in get_registry().spec(backend).devices}
+        return {d.split(":")[0] for d in backend_spec(backend, source).devices}
     except ValueError:
         return {"CPU"}  # not installed: let set_context name the installed ones
 
@@ -267,7 +267,7 @@ def _run(args):
 
     name, source = backend_choice(args.backend)
     device = args.device_target
-    if device is None and name is not None and "CPU" not in _declared_devices(name):
+    if device is None and name is not None and "CPU" not in _declared_devices(name, source):
         device = "GPU"  # a GPU-only backend (cupy)
     backend = select_backend(name, source, device_target=device,
                              device_source="--device-target" if args.device_target else

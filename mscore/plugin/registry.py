@@ -47,6 +47,18 @@ class BackendUnavailableError(RuntimeError):
     """The backend is installed but cannot run here (no device, missing library, ...)."""
 
 
+class BackendLoadError(BackendUnavailableError):
+    """The backend's plugin is installed but failed to load (its import, its hook or its
+    factory failed); ``name`` is the backend, ``cause`` what went wrong."""
+
+    def __init__(self, name, cause):
+        self.name, self.cause = name, cause
+        super().__init__(f"{name!r} is installed but its plugin failed to load: {cause}")
+
+    def __reduce__(self):
+        return BackendLoadError, (self.name, self.cause)
+
+
 class BackendNameCollision(PluginLoadError):
     """Several plugins claim one backend name and none is pinned, so none of them is used."""
 
@@ -72,10 +84,12 @@ class UnknownBackendError(ValueError):
 
 @dataclass
 class LoadFailure:
-    """One plugin or backend that failed to load, and why."""
+    """One plugin or backend that failed to load, and why; ``collision``: it loaded, but its
+    claim on a backend name clashes with another plugin's."""
 
     plugin: str
     reason: str
+    collision: bool = False
 
 
 @dataclass(frozen=True)
@@ -293,14 +307,37 @@ class Registry:
         if not isinstance(name, str):
             raise TypeError(f"backend: expected a backend name (str), got {type(name).__name__}")
         self.load_named(name)
-        if name not in self.specs and name not in self.collisions:
+        if name not in self.specs and name not in self.collisions and \
+                self.load_failure(name) is None:
             self.load_all()  # a plugin may provide a backend under another name
         try:
             return self.specs[name]
         except KeyError:
             if name in self.collisions:
                 raise BackendNameCollision(self.collisions[name]) from None
+            failure = self.load_failure(name)
+            if failure is not None:
+                raise BackendLoadError(name, failure.reason) from None
             raise UnknownBackendError(name, self.names()) from None
+
+    def exclude(self, failure):
+        """Never import the entry points named ``failure.plugin`` (found broken elsewhere,
+        e.g. by :func:`~mscore.plugin.listing.check_before_use`); the failure is recorded
+        without a warning, so selecting that backend names its cause."""
+        with self._lock:
+            self.load()
+            name = failure.plugin.split("@")[0]
+            self._pending = [item for item in self._pending if item[0].name != name]
+            if self.load_failure(name) is None:
+                self.failures.append(LoadFailure(failure.plugin, failure.reason))
+
+    def load_failure(self, name):
+        """The :class:`LoadFailure` of the plugin whose entry point is named ``name`` (a
+        plugin's entry point is named after its backend), or None."""
+        for failure in self.failures:
+            if failure.plugin == name or failure.plugin.startswith(name + "@"):
+                return failure
+        return None
 
     def get(self, name) -> Backend:
         """The built backend ``name`` (built once, with plugin overrides applied)."""
@@ -313,7 +350,11 @@ class Registry:
                 if not available:
                     raise BackendUnavailableError(f"backend {name!r} is installed but "
                                                   f"unavailable: {reason}")
-            backend = spec.factory()
+            try:
+                backend = spec.factory()
+            except Exception as exc:  # whatever the plugin's factory raises
+                raise BackendLoadError(name, f"its factory raised {type(exc).__name__}: "
+                                             f"{exc}") from exc
             if not isinstance(backend, Backend):
                 raise TypeError(f"backend {name!r}: factory returned "
                                 f"{type(backend).__name__}, expected a mscore Backend")

@@ -110,6 +110,12 @@ case("map_returns_none_mp",
 case("map_returns_dict_mp",
      f"result = col(src(3).map(lambda x: {{'a': x}}, {_MP}, num_parallel_workers=2))",
      differs=_DICT)
+case("map_returns_object_array",
+     "result = col(src(3).map(lambda x: np.array([object(), 1], dtype=object), "
+     "input_columns=['x']))")
+case("map_returns_object_array_mp",
+     f"result = col(src(3).map(lambda x: np.array(['a', 'bc'], dtype=object), {_MP}, "
+     f"num_parallel_workers=2))")
 case("map_returns_tuple_with_none",
      "result = col(src(3).map(lambda x: (x, None), output_columns=['a', 'b']))")
 # -- a worker that dies --------------------------------------------------------------------------

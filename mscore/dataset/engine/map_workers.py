@@ -26,17 +26,24 @@ is garbage-collected or the program exits. A pass that ends
 early or fails stops its pool at once. A worker ends by itself when the main process ends (its
 pipe closes; on Linux it is also killed with its parent). A worker that dies is reported with
 the node, the worker and its exit code or signal.
+
+*Waiting.* A worker may take as long as it needs on a row, as in MindSpore; every
+``multiprocessing_timeout_interval`` seconds a warning names it, the node and the row.
+:func:`mscore.dataset.config.set_multiprocessing_timeout` sets a limit, past which the pass
+fails naming them; Ctrl-C while waiting says the same.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import ctypes
+import logging
 import multiprocessing
 import pickle
 import random
 import signal
 import threading
+import time
 import traceback
 import weakref
 from multiprocessing import connection as mp_connection
@@ -52,6 +59,7 @@ __all__ = ["WorkerLease", "WorkerSlot", "dump_job", "lease_scope", "release_work
 
 _PDEATHSIG = 1          # prctl(PR_SET_PDEATHSIG, ...)
 _STOP_WAIT_S = 2.0      # how long a stopping worker may take before it is killed
+logger = logging.getLogger("mscore.dataset")
 _lease = contextvars.ContextVar("mscore_dataset_worker_lease", default=None)
 
 
@@ -145,10 +153,8 @@ def _worker_main(conn, payload):
             reply = ("error", _describe(exc))
         try:
             conn.send(reply)
-        except Exception as exc:
-            message = (f"the result of row {row} cannot be sent back from the worker: "
-                       f"{type(exc).__name__}: {exc}")
-            conn.send(("error", ("RuntimeError", message, None, "")))
+        except Exception as exc:  # pickling the result failed; nothing was written
+            conn.send(("unsent", f"{type(exc).__name__}: {exc}"))
 
 
 # -- the pool -----------------------------------------------------------------------------------
@@ -223,16 +229,54 @@ class _Pool:
                            f"other workers were stopped{hint}")
 
     def _receive(self, i, doing):
+        """Worker ``i``'s next message. Waits as long as it takes, warning every
+        ``multiprocessing_timeout_interval`` seconds, up to ``multiprocessing_timeout``
+        seconds when one is set; Ctrl-C while waiting names what the worker is doing."""
         conn, proc = self.conns[i], self.procs[i]
-        while True:
-            ready = mp_connection.wait([conn, proc.sentinel])
-            if conn in ready:
-                try:
-                    return conn.recv()
-                except (EOFError, OSError):
+        limit = config.get_multiprocessing_timeout()
+        interval = config.get_multiprocessing_timeout_interval()
+        started = time.monotonic()
+        warn_at = started + interval
+        try:
+            while True:
+                now = time.monotonic()
+                wait_s = warn_at - now if not limit else min(warn_at, started + limit) - now
+                ready = mp_connection.wait([conn, proc.sentinel], max(wait_s, 0.0))
+                if conn in ready:
+                    return self._read(i, doing)
+                if ready and not proc.is_alive():
                     self._died(i, doing)
-            if not proc.is_alive():
-                self._died(i, doing)
+                now = time.monotonic()
+                if limit and now - started >= limit:
+                    raise RuntimeError(
+                        f"{self.what}: worker process {i} of {self.num} (pid {proc.pid}) "
+                        f"took more than {limit:g} s {doing} (dataset.config."
+                        f"set_multiprocessing_timeout); the workers were stopped")
+                if now >= warn_at:
+                    logger.warning("%s: worker process %d of %d (pid %d) has been busy %s "
+                                   "for %.0f s", self.what, i, self.num, proc.pid, doing,
+                                   now - started)
+                    warn_at += interval
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"{self.what}: interrupted after {time.monotonic() - started:.1f} s waiting "
+                f"for worker process {i} of {self.num} (pid {proc.pid}) {doing}") from None
+
+    def _read(self, i, doing):
+        """The message waiting on worker ``i``'s pipe; one that cannot be unpickled here is
+        a ``RuntimeError`` naming the node and the row."""
+        try:
+            message = self.conns[i].recv()
+        except (EOFError, OSError):
+            self._died(i, doing)
+        except Exception as exc:  # unpickling a result can raise anything
+            raise RuntimeError(f"{self.what}: what worker process {i} sent back ({doing}) "
+                               f"cannot be unpickled in the main process: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        if message[0] == "unsent":
+            raise RuntimeError(f"{self.what}: the result of worker process {i} ({doing}) "
+                               f"cannot be pickled to be sent back: {message[1]}")
+        return message
 
     def submit(self, i, row, seed, args):
         """Give worker ``i`` row ``row``."""

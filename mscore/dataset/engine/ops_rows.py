@@ -154,6 +154,7 @@ def apply_operations(operations, values, columns):
     """The new values of ``columns`` (a row tuple) after ``operations`` ran in order on
     ``values``; an operation that returns None or a dict (or a tuple holding one) fails at
     once naming it and the columns."""
+    where = f"map on column(s) {columns}"
     for op in operations:
         where = f"map operation {v.func_name(op)} on column(s) {columns}"
         values = v.call_user(op, values, where)
@@ -166,7 +167,13 @@ def apply_operations(operations, values, columns):
         if any(x is None or isinstance(x, dict) for x in values):
             raise RuntimeError(f"{where} returned a tuple holding None or a dict; a map "
                                f"operation returns the new column values as arrays")
-    return v.as_row(values, "map")
+    row = v.as_row(values, "map")
+    if any(x.dtype == object for x in row):
+        # MindSpore: "Failed to create tensor from numpy array, data type is unknown."
+        raise RuntimeError(f"{where} returned an array of dtype object, which cannot become "
+                           f"a column: failed to create tensor from numpy array, data type is "
+                           f"unknown (a column holds numbers, bool or str)")
+    return row
 
 
 class _MapJob:

@@ -2,8 +2,11 @@
 :mod:`._checkpoint_config` and re-exported here)."""
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import socket
+import tempfile
 import time
 
 from mscore.train.callback._callback import Callback
@@ -18,6 +21,8 @@ __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 logger = logging.getLogger("mscore.callback")
 _BREAKPOINT = "_breakpoint.ckpt"
 _CHECKPOINT_SUFFIXES = (".ckpt", ".safetensors")
+_CLAIM_SUFFIX = ".mscore-claim"   # ".{prefix}.mscore-claim": a prefix taken by a live run
+_CLAIM_ATTEMPTS = 100
 
 
 def unique_prefix(directory, prefix, breakpoints=False):
@@ -34,6 +39,10 @@ def unique_prefix(directory, prefix, breakpoints=False):
     suffix_num = 0
     size = len(prefix)
     for filename in os.listdir(directory):
+        if filename.endswith(_CLAIM_SUFFIX) and filename.startswith("."):
+            if breakpoints or not _claimed_by_another(os.path.join(directory, filename)):
+                continue
+            filename = filename[1:-len(_CLAIM_SUFFIX)] + "-.ckpt"  # counts as a file of it
         is_breakpoint = filename.endswith(_BREAKPOINT)
         if breakpoints != is_breakpoint:
             continue
@@ -50,6 +59,94 @@ def unique_prefix(directory, prefix, breakpoints=False):
             if number.isdigit():
                 suffix_num = max(suffix_num, int(number) + 1)
     return f"{prefix}_{suffix_num}" if suffix_num else prefix
+
+
+def _claim_record():
+    return f"{socket.gethostname()} {os.getpid()}\n"
+
+
+def _claimed_by_another(path):
+    """Whether the claim file ``path`` is held by another live process. A claim of this
+    process does not count (inside one process MindSpore's rule alone decides), nor one whose
+    process on this host has ended; an unreadable or foreign-host claim counts."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            host, pid = f.read().split()
+        pid = int(pid)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+    if host != socket.gethostname():
+        return True
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def claim_prefix(directory, prefix):
+    """``(prefix, claim file or None)``: :func:`unique_prefix`, made safe against another
+    process choosing at the same moment. The name is claimed by creating the hidden file
+    ``.{prefix}.mscore-claim`` atomically (a hard link of a complete record, which fails when
+    the name exists); a live claim of another process counts as a checkpoint file of its
+    prefix, so two trainings starting together in one folder get ``CKP`` and ``CKP_1``. The
+    caller removes the claim once its first checkpoint file holds the prefix."""
+    record = _claim_record()
+    for _ in range(_CLAIM_ATTEMPTS):
+        candidate = unique_prefix(directory, prefix)
+        path = os.path.join(directory, f".{candidate}{_CLAIM_SUFFIX}")
+        if _take_claim(path, record) and unique_prefix(directory, prefix) == candidate:
+            return candidate, path
+        if os.path.exists(path) and not _claimed_by_another(path):
+            _remove(path)  # ours after all, but the name was taken meanwhile: choose again
+    raise RuntimeError(f"For 'ModelCheckpoint', no free prefix for {prefix!r} could be claimed "
+                       f"in {directory} after {_CLAIM_ATTEMPTS} attempts")
+
+
+def release_claim(path):
+    """Remove the claim file ``path`` if this process holds it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() != _claim_record():
+                return
+    except OSError:
+        return
+    _remove(path)
+
+
+def _take_claim(path, record):
+    """Create the claim file ``path`` holding ``record`` (False when another holds it); a
+    claim left by an ended process is replaced."""
+    fd, tmp = tempfile.mkstemp(prefix=".mscore-claim-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(record)
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            if _claimed_by_another(path):
+                return False
+            os.replace(tmp, path)  # an ended process's claim, or this process's own
+            tmp = None
+            with open(path, encoding="utf-8") as f:
+                return f.read() == record
+        except OSError:  # no hard links here: exclusive creation, then the record
+            try:
+                with open(path, "x", encoding="utf-8") as f:
+                    f.write(record)
+                return True
+            except FileExistsError:
+                return not _claimed_by_another(path)
+    finally:
+        if tmp is not None:
+            _remove(tmp)
 
 
 def _chg_ckpt_file_name_if_same_exist(directory, prefix, exception=False):
@@ -117,7 +214,9 @@ class ModelCheckpoint(Callback):
     Args:
         prefix (Union[str, callable]): file name prefix, no ``/`` (default ``"CKP"``). If
             checkpoint files of this prefix are already in the directory, ``_1``, ``_2``, ...
-            is appended by MindSpore's rule (:func:`unique_prefix`). A callable gets
+            is appended by MindSpore's rule (:func:`unique_prefix`); a prefix another
+            running process has just chosen there counts too, so two trainings sharing a
+            folder never share a prefix (:func:`claim_prefix`). A callable gets
             ``cb_params`` at every step and returns the whole file name stem: the file is
             ``{prefix(cb_params)}.ckpt``, without epoch and step, and nothing is renamed.
         directory (Union[str, callable]): folder to save in, created if needed (default: the
@@ -152,8 +251,10 @@ class ModelCheckpoint(Callback):
         self._suffix = "." + config.format
         self._manager = CheckpointManager(config.format)
         self._prefix = prefix
+        self._claim = None          # the claim file of the prefix until a file holds it
         if self._prefix_func is None and self._directory_func is None:
-            self._prefix = unique_prefix(self._directory, prefix)
+            self._prefix, self._claim = claim_prefix(self._directory, prefix)
+            atexit.register(release_claim, self._claim)
         append = config.append_dict or {}
         self._append_start = {name: append[name] for name in ("epoch_num", "step_num")
                               if name in append}
@@ -220,6 +321,7 @@ class ModelCheckpoint(Callback):
             except Exception as save_error:  # the training error stays the one raised
                 logger.error("ModelCheckpoint: the exception_save checkpoint could not be "
                              "written: %s: %s", type(save_error).__name__, save_error)
+        self._release_claim()  # the run is over: its files (if any) hold the prefix
         return None
 
     # -- names --------------------------------------------------------------------------------
@@ -264,11 +366,15 @@ class ModelCheckpoint(Callback):
     def _rotate(self, newest):
         """Remove old files by the policy, once ``newest`` is complete on disk (never
         before: a save that dies must leave the previous checkpoint)."""
+        self._release_claim()  # a complete file holds the prefix now
         cfg = self._config
         if cfg.keep_checkpoint_max and cfg.keep_checkpoint_max > 0:
             self._manager.update_ckpoint_filelist(self._directory, self._prefix)
             while self._manager.ckpoint_num > cfg.keep_checkpoint_max:
+                before = self._manager.ckpoint_num
                 self._manager.remove_oldest_ckpoint_file()
+                if self._manager.ckpoint_num == before:  # could not be removed: stop here
+                    break
         elif cfg.keep_checkpoint_per_n_minutes and cfg.keep_checkpoint_per_n_minutes > 0:
             # as MindSpore: of the older files written in the last n minutes keep only the
             # oldest, so one file per n minutes survives (plus the newest)
@@ -334,6 +440,11 @@ class ModelCheckpoint(Callback):
         serialization.save_checkpoint(network, path,
                                       **self._save_kwargs(self._append_values(epoch, step)))
         self._wait()
+
+    def _release_claim(self):
+        claim, self._claim = self._claim, None
+        if claim is not None:
+            release_claim(claim)
 
     def _wait(self):
         if self._config.async_save:

@@ -16,7 +16,19 @@ def _age_key(path):
     """Oldest first: by modification time, then by the numbers in the name (file times
     are coarse, so two files written in one tick keep their epoch/step order)."""
     name = os.path.basename(path)
-    return os.stat(path).st_mtime_ns, [int(n) for n in re.findall(r"\d+", name)], name
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except FileNotFoundError:  # removed by another process: it goes first
+        mtime = -1
+    return mtime, [int(n) for n in re.findall(r"\d+", name)], name
+
+
+def _mtime(path):
+    """The modification time of ``path`` in seconds; -inf for a file already removed."""
+    try:
+        return os.path.getmtime(path)
+    except FileNotFoundError:
+        return float("-inf")
 
 
 class CheckpointManager:
@@ -64,6 +76,9 @@ class CheckpointManager:
             os.chmod(file_name, stat.S_IWRITE)
             os.remove(file_name)
             self._ckpoint_filelist.remove(file_name)
+        except FileNotFoundError:  # another process removed it: it is gone all the same
+            if file_name in self._ckpoint_filelist:
+                self._ckpoint_filelist.remove(file_name)
         except OSError:
             logger.warning("OSError, failed to remove the older ckpt file %s.", file_name)
         except ValueError:
@@ -77,7 +92,7 @@ class CheckpointManager:
         """Of the files written less than ``minutes`` before ``cur_time`` (seconds since the
         epoch) keep only the oldest; delete the others."""
         recent = [path for path in self._ckpoint_filelist
-                  if cur_time - os.path.getmtime(path) < 60 * minutes]
+                  if cur_time - _mtime(path) < 60 * minutes]
         if not recent:
             return
         keep = min(recent, key=_age_key)

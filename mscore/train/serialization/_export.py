@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 
 import numpy as np
 
@@ -314,9 +315,25 @@ def build_onnx_model(net, *inputs, dynamic_batch=False):
         if all(x.shape[0] == batch for x in inputs):
             one_more = [Tensor(np.concatenate([x.asnumpy(), x.asnumpy()[:1]]), x.dtype)
                         for x in inputs]
-            model = with_dynamic_batch(model, _traced_onnx_model(net, one_more), batch)
+            model_b = _trace_at_another_batch(net, one_more, batch)
+            if model_b is not None:
+                model = with_dynamic_batch(model, model_b, batch)
     onnx.checker.check_model(model)
     return model
+
+
+def _trace_at_another_batch(net, inputs, batch):
+    """The ONNX model of ``net(*inputs)`` (inputs one row longer than the example's), or None
+    with a warning when the network does not run at that batch size: the batch axis is then
+    left at the example's size, the export still succeeds."""
+    try:
+        return _traced_onnx_model(net, inputs)
+    except Exception as exc:  # any failure of the user's network at another batch size
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        warnings.warn(f"export: the network does not run at batch {batch + 1} "
+                      f"({type(exc).__name__}: {first}); it is exported for batch {batch} "
+                      f"only", RuntimeWarning, stacklevel=5)
+        return None
 
 
 def _traced_onnx_model(net, inputs):

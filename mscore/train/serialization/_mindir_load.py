@@ -46,6 +46,10 @@ def _tensor_value(tensor, what):
         raise _BadFile(f"{what} has a dynamic shape {shape}")
     count = math.prod(shape)
     np_dtype = dtype.np_dtype.newbyteorder("<")
+    # numpy refuses a shape whose non-zero dimensions span more bytes than an index holds,
+    # even with a zero among them: such a file is corrupt, whatever its data
+    if math.prod(d for d in shape if d) * np_dtype.itemsize > np.iinfo(np.intp).max:
+        raise _BadFile(f"{what} has shape {shape}, larger than any array can be")
     if len(tensor.raw_data) != count * np_dtype.itemsize:
         raise _BadFile(f"{what} holds {len(tensor.raw_data)} bytes, but shape {shape} of "
                        f"{dtype} needs {count * np_dtype.itemsize}")

@@ -73,7 +73,9 @@ def train_lineage(folder):
                     if isinstance(record, dict) and record.get("plugin") == "train_lineage" \
                             and isinstance(record.get("value"), dict):
                         found = record["value"]
-        except (OSError, ValueError):  # a lineage file still being written: no title from it
+        except (OSError, ValueError, RecursionError):
+            # a lineage file still being written, or not one mscore wrote (nested too deep
+            # for the parser): no title from it
             continue
     return found
 
@@ -83,9 +85,10 @@ def describe_training(lineages):
     (``"Network, Momentum, CrossEntropyLoss"``), or None."""
     parts = []
     for key in ("network", "optimizer", "loss_function"):
-        values = {lin.get(key) for lin in lineages}
-        if len(values) == 1 and None not in values:
-            parts.append(str(values.pop()))
+        values = [lin.get(key) for lin in lineages]
+        # a name is a string; anything else (a list, a dict) is not a name to show
+        if values and all(isinstance(v, str) for v in values) and len(set(values)) == 1:
+            parts.append(values[0])
     return ", ".join(parts) or None
 
 

@@ -20,6 +20,9 @@ call ``init()`` before building the network.
 """
 from __future__ import annotations
 
+import signal
+import threading
+
 import numpy as np
 
 import jax
@@ -48,6 +51,13 @@ _probe = [None]           # a list collecting "used" while a step is probed for 
 def active():
     """The initialised :class:`JaxCollectives` of this process, or None."""
     return _ACTIVE[0] if _ACTIVE else None
+
+
+def _restore_handler(signum, handler):
+    """Put back the Python-level disposition of ``signum`` (a native library may have
+    installed its own handler beneath Python's); only the main thread can."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signum, handler)
 
 
 def _spmd(body, mesh):
@@ -124,12 +134,18 @@ class JaxCollectives(Collectives):
             kwargs["coordinator_bind_address"] = kwargs["coordinator_address"]
         if device_target == "GPU":
             kwargs["local_device_ids"] = [env.local_rank]
+        # jax's preemption service catches SIGTERM (to let a job checkpoint at a sync point
+        # it never reaches here), so a rank told to stop would keep training: SIGTERM must
+        # end the rank, and the launcher then ends the job naming it
+        jax.config.update("jax_enable_preemption_service", False)
+        sigterm = signal.getsignal(signal.SIGTERM)
         try:
             jax.distributed.initialize(**kwargs)
         except Exception as exc:
             raise RuntimeError(f"jax.distributed.initialize failed for rank {env.rank} of "
                                f"{env.world_size} at {kwargs['coordinator_address']}: "
                                f"{type(exc).__name__}: {exc}") from exc
+        _restore_handler(signal.SIGTERM, sigterm)
         # XLA restarted: every process sees exactly one device of its own now (the CPU, or
         # the GPU of its local rank), so the backend goes back onto local device 0
         self._backend.set_device(device_target, 0)
