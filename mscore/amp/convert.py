@@ -16,8 +16,8 @@ import warnings
 
 from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
-from mscore.ops import primitives as P
-from mscore.ops.primitives import cast_floating
+from mscore.ops import operations as P
+from mscore.ops.primitive_base import cast_floating
 from mscore.amp.autocast import autocast
 from mscore.amp.lists import CastList, default_policy
 

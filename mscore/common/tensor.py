@@ -194,7 +194,7 @@ class Tensor:
         return tensor_text.tensor_str(self.asnumpy(), self.dtype)
 
     # The methods that compute (operators, astype, reshape, sum, ...) are ops: the ops layer
-    # attaches them (mscore/ops/tensor_methods.py).
+    # attaches them (mscore/ops/tensor_api/).
     # -- copies ------------------------------------------------------------------------------
     def copy(self):
         """A copy with its own storage."""

@@ -6,7 +6,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops import array_extra_func
+from mscore.ops.array import sorting as array_extra_func
 from mscore.numpy._convert import asarray
 
 __all__ = [

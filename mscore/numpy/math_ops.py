@@ -9,8 +9,8 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore import ops
-from mscore.ops import integer_random_func
-from mscore.ops.elementwise import int_fmod
+from mscore.ops.reduction import statistics as integer_random_func
+from mscore.ops.math.elementwise import int_fmod
 from mscore.numpy._convert import asarray, float_input, with_dtype
 
 __all__ = []

@@ -208,7 +208,7 @@ class Backend:
     int_floor_divide = None
     # Not in FUSED_OPS, looked up by name where a backend without native autodiff has them:
     # relu_backward, sparse_nll_rows, sparse_xent_grad (defined in mscore/autodiff/kernels.py)
-    # and class_label_check (mscore.ops.loss), each by its composite.
+    # and class_label_check (mscore.ops.nn.loss), each by its composite.
 
     # Over lists of arrays, returning new ones (multi-tensor passes: no Python loop per array):
     # foreach_div(arrays, scalar) -> [a / scalar] with a 0-d scalar (results keep each dtype);
