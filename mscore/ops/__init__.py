@@ -48,8 +48,8 @@ from mscore.ops.reduction.reduce import (
     reduce_sum, ReduceAll, ReduceAny, ReduceMax, ReduceMean, ReduceMin, ReduceSum, std, sum,
     var)
 from mscore.ops.linalg.products import (
-    batch_matmul, BatchMatMul, bias_add, BiasAdd, bidense, bmm, cosine_similarity, CumSum,
-    cumsum, Dense, dense, Ger, ger, MatMul, matmul, mm, outer)
+    batch_matmul, BatchMatMul, bias_add, BiasAdd, bidense, bmm, cosine_similarity, Dense,
+    dense, Ger, ger, MatMul, matmul, mm, outer)
 from mscore.ops.random.draws import (
     Dropout, dropout, dropout1d, dropout2d, dropout3d, normal, rand, randn, standard_normal,
     StandardNormal, uniform, UniformReal)
@@ -96,8 +96,22 @@ from mscore.ops import composite, functional, operations
 from mscore.ops.summary import (
     HistogramSummary, ImageSummary, ScalarSummary, TensorSummary)
 from mscore.ops.math.arithmetic import *
+from mscore.ops.math.trigonometric import *
+from mscore.ops.math.complex import *
+from mscore.ops.linalg.products import (
+    addbmm, addmm, addmv, addr, baddbmm, cross, dot, inner, mv, trace)
 from mscore.ops.array.sorting import *
+from mscore.ops.array.selection import *
+from mscore.ops.array.manipulation import (
+    diag, diagonal, dsplit, fliplr, flipud, hsplit, hstack, moveaxis, movedim, ravel,
+    repeat_interleave, rot90, tensor_split, vsplit, vstack)
+from mscore.ops.reduction.reduce import aminmax, count_nonzero, nanmean, nansum, prod
+from mscore.ops.reduction.cumulative import (
+    CumSum, cummax, cummin, cumprod, cumsum, diff, logcumsumexp)
 from mscore.ops.reduction.statistics import *
+from mscore.ops.math.bitwise import *
+from mscore.ops.random.draws import multinomial
 from mscore.ops.linalg.decompositions import *
+from mscore.ops.linalg.norms import *
 from mscore.ops.nn.image_fold import col2im, fold
 from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E702

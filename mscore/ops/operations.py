@@ -22,7 +22,8 @@ from mscore.ops.reduction.reduce import (
     Argmax, ArgMaxWithValue, Argmin, ArgMinWithValue, ReduceAll, ReduceAny, ReduceMax,
     ReduceMean, ReduceMin, ReduceSum)
 from mscore.ops.linalg.products import (
-    BatchMatMul, BiasAdd, CumSum, Dense, Ger, MatMul)
+    BatchMatMul, BiasAdd, Dense, Ger, MatMul)
+from mscore.ops.reduction.cumulative import CumSum
 from mscore.ops.random.draws import (
     Dropout, StandardNormal, UniformReal)
 from mscore.ops.math.arithmetic import (

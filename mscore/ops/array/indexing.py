@@ -18,6 +18,7 @@ from mscore.ops.control import cast
 from mscore.ops.math.elementwise import where
 from mscore.ops.array.manipulation import reshape, transpose
 from mscore.ops.array.creation import arange
+from mscore import ops
 
 _wrap = Tensor._wrap
 
@@ -475,3 +476,25 @@ class OneHot(Primitive):
 
     def compute(self, indices, depth, on_value, off_value):
         return one_hot(indices, depth, on_value, off_value, self.axis)
+
+
+def _grids(index_shape, axis, index):
+    """Advanced-index tuple that picks ``index`` along ``axis`` and every other position in
+    place (``take_along_axis``'s index)."""
+    grids = []
+    for ax in range(len(index_shape)):
+        if ax == axis:
+            grids.append(index)
+        else:
+            shape = [1] * len(index_shape)
+            shape[ax] = index_shape[ax]
+            grids.append(Tensor(np.arange(index_shape[ax], dtype=np.int64).reshape(shape)))
+    return tuple(grids)
+
+
+def _take_along(x, axis, idx):
+    """``x`` picked along ``axis`` by the integer numpy array ``idx`` (differentiable in
+    ``x``)."""
+    if x.ndim == 0:
+        return x
+    return ops.getitem(x, _grids(idx.shape, axis, Tensor(idx.astype(np.int64))))

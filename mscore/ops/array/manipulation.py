@@ -1,5 +1,7 @@
 """Shape manipulation: ``reshape``, ``transpose``, ``expand_dims``, ``squeeze``, ``flatten``,
-``concat``, ``stack``, ``tile``, ``broadcast_to`` and the shape queries, with their Primitives.
+``concat``, ``stack``, ``tile``, ``broadcast_to`` and the shape queries, with their Primitives;
+axis moves, diagonals, splits (``tensor_split``, ``hsplit`` ...), stacks (``hstack``,
+``vstack``), rotations and flips.
 """
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from mscore.dispatch import call
 from mscore.dispatch import shape as _shape_of
 from mscore.ops._args import _axes, _axis1, _check_tensor
 from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primitive
+import numbers
+from mscore import ops
+from mscore.ops._args import _axis, _tensor
 
 _wrap = Tensor._wrap
 
@@ -403,3 +408,137 @@ class Flatten(Primitive):
 
     def compute(self, x):
         return flatten(x)
+
+
+def movedim(x, source, destination):
+    """``x`` with the axes ``source`` moved to the positions ``destination``."""
+    src = source if isinstance(source, (tuple, list)) else (source,)
+    dst = destination if isinstance(destination, (tuple, list)) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError(f"source and destination: expected the same number of axes, got "
+                         f"{len(src)} and {len(dst)}")
+    src = [_axis(a, x.ndim, "source") for a in src]
+    dst = [_axis(a, x.ndim, "destination") for a in dst]
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return ops.transpose(x, tuple(order))
+
+
+def moveaxis(x, source, destination):
+    """NumPy's spelling of :func:`movedim`."""
+    return movedim(x, source, destination)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of the ``dim1``/``dim2`` planes (shifted by ``offset``) as the last
+    axis."""
+    x = _tensor(input)
+    d1, d2 = _axis(dim1, x.ndim, "dim1"), _axis(dim2, x.ndim, "dim2")
+    if d1 == d2:
+        raise ValueError("dim1 and dim2 must differ")
+    x = movedim(x, (d1, d2), (-2, -1))
+    rows, cols = x.shape[-2], x.shape[-1]
+    start_r, start_c = (0, offset) if offset >= 0 else (-offset, 0)
+    n = builtins.max(0, builtins.min(rows - start_r, cols - start_c))
+    r = Tensor(np.arange(start_r, start_r + n, dtype=np.int64))
+    c = Tensor(np.arange(start_c, start_c + n, dtype=np.int64))
+    return ops.getitem(x, (Ellipsis, r, c))
+
+
+def diag(input, diagonal=0):
+    """A 1-d input as the diagonal of a square matrix; the diagonal of a 2-d input."""
+    x = _tensor(input)
+    if x.ndim == 1:
+        n = x.shape[0] + builtins.abs(diagonal)
+        r = np.arange(x.shape[0]) + builtins.max(0, -diagonal)
+        c = np.arange(x.shape[0]) + builtins.max(0, diagonal)
+        return ops.setitem(ops.zeros((n, n), x.dtype),
+                           (Tensor(r.astype(np.int64)), Tensor(c.astype(np.int64))), x)
+    if x.ndim == 2:
+        return globals()["diagonal"](x, diagonal)
+    raise ValueError(f"diag: expected a 1-d or 2-d Tensor, got shape {x.shape}")
+
+
+def repeat_interleave(input, repeats, axis=None):
+    """Each entry repeated ``repeats`` times along ``axis`` (the flattened input when
+    None)."""
+    x = _tensor(input)
+    if axis is None:
+        x, axis = ops.reshape(x, (-1,)), 0
+    ax = _axis(axis, x.ndim)
+    reps = repeats.asnumpy() if isinstance(repeats, Tensor) else np.asarray(repeats)
+    idx = np.repeat(np.arange(x.shape[ax]), np.broadcast_to(reps, (x.shape[ax],)))
+    return ops.gather(x, Tensor(idx.astype(np.int64)), ax)
+
+
+def tensor_split(input, indices_or_sections, axis=0):
+    """Pieces of ``input`` along ``axis``: ``n`` near-equal ones (the first ``size % n``
+    one larger), or cut at the given indices."""
+    x = _tensor(input)
+    ax = _axis(axis, x.ndim)
+    size = x.shape[ax]
+    if isinstance(indices_or_sections, numbers.Integral):
+        n = int(indices_or_sections)
+        if n <= 0:
+            raise ValueError(f"indices_or_sections: expected a positive int, got {n}")
+        q, r = divmod(size, n)
+        cuts = np.cumsum([q + 1] * r + [q] * (n - r))[:-1].tolist()
+    else:
+        cuts = [int(i) for i in indices_or_sections]
+    bounds = [0] + cuts + [size]
+    lead = (slice(None),) * ax
+    return tuple(x[lead + (slice(a, builtins.max(a, b)),)]
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def hsplit(input, indices_or_sections):
+    """:func:`tensor_split` along axis 1 (axis 0 for a 1-d input)."""
+    return tensor_split(input, indices_or_sections, 1 if input.ndim > 1 else 0)
+
+
+def vsplit(input, indices_or_sections):
+    """:func:`tensor_split` along axis 0."""
+    return tensor_split(input, indices_or_sections, 0)
+
+
+def dsplit(input, indices_or_sections):
+    """:func:`tensor_split` along axis 2."""
+    return tensor_split(input, indices_or_sections, 2)
+
+
+def ravel(input):
+    """``input`` flattened to 1-d."""
+    return ops.reshape(_tensor(input), (-1,))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """``input`` rotated by 90 degrees ``k`` times in the plane ``dims``."""
+    x = _tensor(input)
+    k %= 4
+    d0, d1 = dims
+    for _ in range(k):
+        x = ops.swapaxes(ops.flip(x, (d1,)), d0, d1)
+    return x
+
+
+def fliplr(input):
+    """``input`` reversed along axis 1."""
+    return ops.flip(input, (1,))
+
+
+def flipud(input):
+    """``input`` reversed along axis 0."""
+    return ops.flip(input, (0,))
+
+
+def hstack(tensors):
+    """Joined along axis 1 (axis 0 for 1-d tensors)."""
+    tensors = [_tensor(t, "tensors") for t in tensors]
+    return ops.concat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(inputs):
+    """Joined along axis 0 (1-d tensors as rows)."""
+    rows = [ops.reshape(t, (1, -1)) if _tensor(t, "inputs").ndim < 2 else t for t in inputs]
+    return ops.concat(rows, 0)

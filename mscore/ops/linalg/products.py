@@ -1,12 +1,12 @@
-"""Linear algebra: ``matmul``, ``bmm``, ``dense``, ``bidense``, ``ger``, ``bias_add``,
-``cosine_similarity`` and the cumulative sums, with their Primitives.
+"""Matrix and vector products: ``matmul``, ``bmm``, ``dense``, ``bidense``, ``ger``,
+``bias_add``, ``cosine_similarity``, ``addmm``-style sums of products, ``dot``, ``inner``,
+``mv``, ``cross`` and ``trace``, with their Primitives.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from mscore import dispatch, fused_reference
-from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import (_as_tensor, _axis1, _check_tensor, _float_input, _float_tensor,
@@ -17,6 +17,9 @@ from mscore.ops.math.elementwise import add, div, maximum, mul, sqrt
 from mscore.ops.array.manipulation import (
     _broadcast_shape, expand_dims, reshape, swapaxes, transpose)
 from mscore.ops.reduction.reduce import sum
+from mscore import ops
+from mscore.ops._args import _axis, _tensor
+from mscore.ops.array.manipulation import diagonal
 
 _wrap = Tensor._wrap
 
@@ -94,43 +97,6 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
-def _cumsum_axis(x, axis):
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"axis: expected an int, got {type(axis).__name__}")
-    return _axis1(axis, x.ndim)
-
-
-def cumulative_sum(x, axis, exclusive=False, reverse=False):
-    """Running sums along ``axis`` as one matrix product with a triangular mask (so it
-    differentiates and compiles on every backend); integer inputs keep their dtype."""
-    x = _check_tensor(x, "x")
-    ax = _cumsum_axis(x, axis)
-    n = x.shape[ax] if x.ndim else 1
-    rows = call("reshape", call("arange", 0, n, 1, mdt.int64), (n, 1))
-    cols = call("reshape", call("arange", 0, n, 1, mdt.int64), (1, n))
-    # mask[i, j]: input element i contributes to output j
-    if reverse:
-        keep = call("greater", rows, cols) if exclusive else call("greater_equal", rows,
-                                                                  cols)
-    else:
-        keep = call("less", rows, cols) if exclusive else call("less_equal", rows, cols)
-    work = x.dtype if x.dtype.is_floating else mdt.float64
-    mask = _wrap(call("cast", keep, work))
-    data = x if x.dtype is work else cast(x, work)
-    moved = swapaxes(data, ax, -1) if x.ndim > 1 else reshape(data, (1, n))
-    out = matmul(moved, mask)
-    out = swapaxes(out, ax, -1) if x.ndim > 1 else reshape(out, x.shape)
-    return out if work is x.dtype else cast(out, x.dtype)
-
-
-def cumsum(x, axis, dtype=None):
-    """Running sums of ``x`` along ``axis`` (``dtype`` casts the input first)."""
-    x = _check_tensor(x, "x")
-    if dtype is not None:
-        x = cast(x, dtype)
-    return cumulative_sum(x, axis)
-
-
 def bias_add(input_x, bias):
     """``input_x + bias`` with ``bias`` along axis 1 (the channels)."""
     x = _check_tensor(input_x, "input_x")
@@ -173,18 +139,6 @@ def bidense(input1, input2, weight, bias=None):
     if bias is not None:
         y = add(y, cast(bias, a.dtype))
     return reshape(y, lead + (out_c,))
-
-
-class CumSum(Primitive):
-    """``CumSum(exclusive=False, reverse=False)(input, axis)``: running sums."""
-
-    def __init__(self, exclusive=False, reverse=False):
-        super().__init__()
-        self.exclusive = check_bool(exclusive, "exclusive", "CumSum")
-        self.reverse = check_bool(reverse, "reverse", "CumSum")
-
-    def compute(self, input, axis):
-        return cumulative_sum(input, axis, self.exclusive, self.reverse)
 
 
 class Dense(Primitive):
@@ -235,3 +189,91 @@ class Ger(Primitive):
 
     def compute(self, x1, x2):
         return ger(x1, x2)
+
+
+def _beta_alpha(base, product, beta, alpha):
+    """``beta * base + alpha * product`` (``base`` ignored when ``beta`` is 0, so its NaNs do
+    not leak, as in MindSpore)."""
+    out = product if alpha == 1 else ops.mul(product, alpha)
+    if beta == 0:
+        return out
+    return ops.add(base if beta == 1 else ops.mul(base, beta), out)
+
+
+def addmm(input, mat1, mat2, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _beta_alpha(input, ops.matmul(mat1, mat2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    return _beta_alpha(input, ops.sum(ops.bmm(batch1, batch2), 0), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
+    return _beta_alpha(input, ops.bmm(batch1, batch2), beta, alpha)
+
+
+def addmv(input, mat, vec, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _beta_alpha(input, ops.matmul(mat, vec), beta, alpha)
+
+
+def addr(x, vec1, vec2, beta=1, alpha=1):
+    """``beta * x + alpha * outer(vec1, vec2)``."""
+    return _beta_alpha(x, ops.outer(vec1, vec2), beta, alpha)
+
+
+def inner(input, other):
+    """Sum of products over the last axes (a scalar times a tensor when one is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return ops.mul(input, other)
+    k = input.shape[-1]
+    if other.shape[-1] != k:
+        raise ValueError(f"inner: the last dimensions differ: {input.shape} and "
+                         f"{other.shape}")
+    flat = ops.matmul(ops.reshape(input, (-1, k)), ops.transpose(ops.reshape(other, (-1, k)),
+                                                                (1, 0)))
+    return ops.reshape(flat, input.shape[:-1] + other.shape[:-1])
+
+
+def dot(input, other):
+    """The dot product of two 1-d Tensors."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise ValueError(f"dot: expected two 1-d Tensors, got shapes {input.shape} and "
+                         f"{other.shape}")
+    return ops.sum(ops.mul(input, other))
+
+
+def mv(mat, vec):
+    """Matrix times vector."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: expected a 2-d matrix and a 1-d vector, got shapes "
+                         f"{mat.shape} and {vec.shape}")
+    return ops.matmul(mat, vec)
+
+
+def trace(input, offset=0, axis1=0, axis2=1, dtype=None):
+    """Sum of the diagonal."""
+    out = ops.sum(diagonal(input, offset, axis1, axis2), -1)
+    return ops.cast(out, dtype) if dtype is not None else out
+
+
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along ``dim`` (the first axis of size 3 when None)."""
+    x = _tensor(input)
+    if dim is None:
+        dim = next((i for i, s in enumerate(x.shape) if s == 3), None)
+        if dim is None:
+            raise ValueError(f"cross: no dimension of size 3 in shape {x.shape}")
+    ax = _axis(dim, x.ndim, "dim")
+    lead = (slice(None),) * ax
+
+    def part(t, i):
+        return t[lead + (slice(i, i + 1),)]
+    a = [part(x, i) for i in range(3)]
+    b = [part(other, i) for i in range(3)]
+    return ops.concat((ops.sub(ops.mul(a[1], b[2]), ops.mul(a[2], b[1])),
+                       ops.sub(ops.mul(a[2], b[0]), ops.mul(a[0], b[2])),
+                       ops.sub(ops.mul(a[0], b[1]), ops.mul(a[1], b[0]))), ax)

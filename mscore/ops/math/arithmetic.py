@@ -1,6 +1,7 @@
-"""Elementwise and small linear-algebra functions of ``mindspore.ops`` that training code and
-Tensor methods use, built from the ops in :mod:`mscore.ops` (so every backend runs them and
-gradients follow from those ops' rules)."""
+"""Elementwise arithmetic of ``mindspore.ops`` beyond the backend's primitives: logarithms and
+powers of other bases, rounding, truncating division, float classification, ``lerp``,
+``nan_to_num``, ``copysign`` ..., built from the ops in :mod:`mscore.ops` (so every backend
+runs them and gradients follow from those ops' rules)."""
 from __future__ import annotations
 
 import math
@@ -15,19 +16,14 @@ from mscore.ops._args import _check_broadcast, _operands
 from mscore.ops.math.elementwise import int_fmod, int_truncate_divide
 from mscore.ops.primitive_base import _elementwise
 from mscore.plugin.rules import is_half_precision
+from mscore.ops._args import _host
 
 __all__ = [
-    "tan", "sinh", "cosh", "log2", "log10", "exp2", "trunc", "frac", "round",
-    "deg2rad", "rad2deg", "erfc", "logit", "hypot", "xlogy", "xdivy", "lerp", "fmod",
-    "float_power", "logaddexp2", "sinc", "signbit", "isneginf", "isposinf", "isreal",
-    "nan_to_num", "addcdiv", "addmm", "addbmm", "baddbmm", "addmv", "addr", "inner", "dot",
-    "mv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin",
-    "is_floating_point", "is_complex", "atan", "arctan", "atan2", "arctan2", "asin",
-    "arcsin", "acos", "arccos", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh",
-    "inv", "angle", "conj", "real", "imag", "truncate_div", "truncate_mod", "TruncateDiv",
-    "TruncateMod",
+    "log2", "log10", "exp2", "trunc", "frac", "round", "erfc", "logit", "xlogy", "xdivy", "lerp",
+    "fmod", "float_power", "logaddexp2", "signbit", "isneginf", "isposinf", "nan_to_num",
+    "addcdiv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin", "is_floating_point",
+    "inv", "truncate_div", "truncate_mod", "TruncateDiv", "TruncateMod", "nextafter", "ldexp",
 ]
-
 
 def _float(x, name="input"):
     """``x`` as a floating Tensor (integers and bools become float32, as MindSpore's float
@@ -35,24 +31,6 @@ def _float(x, name="input"):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
     return x if x.dtype.is_floating else ops.cast(x, mdt.float32)
-
-
-def tan(input):
-    """Tangent, elementwise: ``sin(x) / cos(x)``."""
-    x = _float(input)
-    return ops.div(ops.sin(x), ops.cos(x))
-
-
-def sinh(input):
-    """Hyperbolic sine, elementwise: ``(exp(x) - exp(-x)) / 2``."""
-    x = _float(input)
-    return ops.mul(ops.sub(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
-
-
-def cosh(input):
-    """Hyperbolic cosine, elementwise: ``(exp(x) + exp(-x)) / 2``."""
-    x = _float(input)
-    return ops.mul(ops.add(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
 
 
 def log2(input):
@@ -108,16 +86,6 @@ def round(input, decimals=0):
     return ops.div(out, scale) if decimals else out
 
 
-def deg2rad(x):
-    """Degrees to radians, elementwise."""
-    return ops.mul(_float(x, "x"), math.pi / 180.0)
-
-
-def rad2deg(x):
-    """Radians to degrees, elementwise."""
-    return ops.mul(_float(x, "x"), 180.0 / math.pi)
-
-
 def erfc(input):
     """Complementary error function ``1 - erf(x)``, elementwise."""
     return ops.sub(1.0, ops.erf(_float(input)))
@@ -130,12 +98,6 @@ def logit(input, eps=None):
     if eps is not None:
         p = ops.clamp(p, float(eps), 1.0 - float(eps))
     return ops.log(ops.div(p, ops.sub(1.0, p)))
-
-
-def hypot(input, other):
-    """``sqrt(input ** 2 + other ** 2)``, elementwise."""
-    a, b = _float(input), _float(other, "other")
-    return ops.sqrt(ops.add(ops.mul(a, a), ops.mul(b, b)))
 
 
 def xlogy(input, other):
@@ -224,14 +186,6 @@ def logaddexp2(input, other):
     return ops.add(hi, log2(ops.add(1.0, exp2(ops.sub(lo, hi)))))
 
 
-def sinc(input):
-    """``sin(pi x) / (pi x)``, 1 at 0."""
-    x = _float(input)
-    zero = ops.equal(x, 0.0)
-    px = ops.mul(ops.where(zero, ops.ones_like(x), x), math.pi)
-    return ops.where(zero, ops.ones_like(x), ops.div(ops.sin(px), px))
-
-
 def signbit(input):
     """True where the value is negative."""
     return ops.less(input, 0)
@@ -245,11 +199,6 @@ def isneginf(input):
 def isposinf(input):
     """True where the value is +inf."""
     return ops.logical_and(ops.isinf(input), ops.greater(input, 0))
-
-
-def isreal(input):
-    """True everywhere: mscore's dtypes are real."""
-    return ops.ones_like(input, dtype=mdt.bool_)
 
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
@@ -269,69 +218,6 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
 def addcdiv(input, tensor1, tensor2, value=1):
     """``input + value * tensor1 / tensor2``."""
     return ops.add(input, ops.mul(value, ops.div(tensor1, tensor2)))
-
-
-def _beta_alpha(base, product, beta, alpha):
-    """``beta * base + alpha * product`` (``base`` ignored when ``beta`` is 0, so its NaNs do
-    not leak, as in MindSpore)."""
-    out = product if alpha == 1 else ops.mul(product, alpha)
-    if beta == 0:
-        return out
-    return ops.add(base if beta == 1 else ops.mul(base, beta), out)
-
-
-def addmm(input, mat1, mat2, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    return _beta_alpha(input, ops.matmul(mat1, mat2), beta, alpha)
-
-
-def addbmm(input, batch1, batch2, beta=1, alpha=1):
-    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    return _beta_alpha(input, ops.sum(ops.bmm(batch1, batch2), 0), beta, alpha)
-
-
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):
-    """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
-    return _beta_alpha(input, ops.bmm(batch1, batch2), beta, alpha)
-
-
-def addmv(input, mat, vec, beta=1, alpha=1):
-    """``beta * input + alpha * (mat @ vec)``."""
-    return _beta_alpha(input, ops.matmul(mat, vec), beta, alpha)
-
-
-def addr(x, vec1, vec2, beta=1, alpha=1):
-    """``beta * x + alpha * outer(vec1, vec2)``."""
-    return _beta_alpha(x, ops.outer(vec1, vec2), beta, alpha)
-
-
-def inner(input, other):
-    """Sum of products over the last axes (a scalar times a tensor when one is 0-d)."""
-    if input.ndim == 0 or other.ndim == 0:
-        return ops.mul(input, other)
-    k = input.shape[-1]
-    if other.shape[-1] != k:
-        raise ValueError(f"inner: the last dimensions differ: {input.shape} and "
-                         f"{other.shape}")
-    flat = ops.matmul(ops.reshape(input, (-1, k)), ops.transpose(ops.reshape(other, (-1, k)),
-                                                                (1, 0)))
-    return ops.reshape(flat, input.shape[:-1] + other.shape[:-1])
-
-
-def dot(input, other):
-    """The dot product of two 1-d Tensors."""
-    if input.ndim != 1 or other.ndim != 1:
-        raise ValueError(f"dot: expected two 1-d Tensors, got shapes {input.shape} and "
-                         f"{other.shape}")
-    return ops.sum(ops.mul(input, other))
-
-
-def mv(mat, vec):
-    """Matrix times vector."""
-    if mat.ndim != 2 or vec.ndim != 1:
-        raise ValueError(f"mv: expected a 2-d matrix and a 1-d vector, got shapes "
-                         f"{mat.shape} and {vec.shape}")
-    return ops.matmul(mat, vec)
 
 
 def positive(input):
@@ -389,139 +275,6 @@ def is_floating_point(input):
     return bool(input.dtype.is_floating)
 
 
-def is_complex(input):
-    """False: mscore has no complex dtypes."""
-    return False
-
-
-# -- inverse trigonometric and hyperbolic functions ----------------------------------------
-# The backend contract has no inverse trigonometric primitive: arctan is Cephes' single
-# precision rational approximation (range reduced to |x| <= tan(pi/8); error ~1 ulp of
-# float32), the others follow from it and from log/sqrt. Every branch's input is made safe
-# before ``where`` picks, so no branch computes inf/NaN whose gradient would leak.
-_TAN_3PI_8 = 2.414213562373095
-_TAN_PI_8 = 0.4142135623730950
-
-
-def _odd(x, positive_part):
-    """``f(x)`` of an odd function from ``f`` on ``x >= 0``: ``-f(-x)`` for negative ``x``.
-    Mirrored with ``where`` (not ``sign * f(abs)``), so the gradient at 0 is ``f'(0)``."""
-    negative = ops.less(x, 0.0)
-    t = ops.where(negative, ops.neg(x), x)
-    out = positive_part(t)
-    return ops.where(negative, ops.neg(out), out)
-
-
-def _atan_positive(a):
-    """Arctangent of ``a >= 0`` (Cephes' reduction and polynomial)."""
-    big = ops.greater(a, _TAN_3PI_8)
-    mid = ops.logical_and(ops.greater(a, _TAN_PI_8), ops.logical_not(big))
-    a_big = ops.where(big, a, ops.ones_like(a))
-    reduced = ops.where(big, ops.neg(ops.reciprocal(a_big)),
-                        ops.where(mid, ops.div(ops.sub(a, 1.0), ops.add(a, 1.0)), a))
-    offset = ops.where(big, ops.full_like(a, math.pi / 2),
-                       ops.where(mid, ops.full_like(a, math.pi / 4), ops.zeros_like(a)))
-    z = ops.mul(reduced, reduced)
-    poly = ops.sub(ops.mul(ops.add(ops.mul(ops.sub(ops.mul(z, 8.05374449538e-2),
-                                                   1.38776856032e-1), z),
-                                   1.99777106478e-1), z), 3.33329491539e-1)
-    return ops.add(offset, ops.add(ops.mul(ops.mul(poly, z), reduced), reduced))
-
-
-def atan(input):
-    """Arctangent, elementwise (radians in ``(-pi/2, pi/2)``)."""
-    return _odd(_float(input), _atan_positive)
-
-
-def arctan(input):
-    """NumPy's name of :func:`atan`."""
-    return atan(input)
-
-
-def atan2(input, other):
-    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right
-    quadrant, in ``[-pi, pi]``."""
-    y, x = _float(input), _float(other, "other")
-    y, x = ops.broadcast_to(y, _broadcast(y, x)), ops.broadcast_to(x, _broadcast(y, x))
-    x_zero = ops.equal(x, 0.0)
-    base = atan(ops.div(y, ops.where(x_zero, ops.ones_like(x), x)))
-    half_pi = ops.mul(ops.where(ops.less(y, 0.0), ops.full_like(y, -1.0),
-                                ops.where(ops.greater(y, 0.0), ops.ones_like(y),
-                                          ops.zeros_like(y))), math.pi / 2)
-    shift = ops.where(ops.less(y, 0.0), ops.full_like(y, -math.pi), ops.full_like(y, math.pi))
-    out = ops.where(ops.less(x, 0.0), ops.add(base, shift), base)
-    return ops.where(x_zero, half_pi, out)
-
-
-def _broadcast(a, b):
-    return tuple(np.broadcast_shapes(a.shape, b.shape))
-
-
-def arctan2(input, other):
-    """NumPy's name of :func:`atan2`."""
-    return atan2(input, other)
-
-
-def _unit_root(x):
-    """``sqrt(1 - x**2)``, kept at 0 (not NaN) at |x| = 1 and beyond."""
-    return ops.sqrt(ops.maximum(ops.sub(1.0, ops.mul(x, x)), 0.0))
-
-
-def asin(input):
-    """Arcsine, elementwise (NaN outside [-1, 1])."""
-    x = _float(input)
-    out = atan2(x, _unit_root(x))
-    return ops.where(ops.greater(ops.abs(x), 1.0), ops.full_like(x, math.nan), out)
-
-
-def arcsin(x):
-    """NumPy's name of :func:`asin`."""
-    return asin(x)
-
-
-def acos(input):
-    """Arccosine, elementwise (NaN outside [-1, 1])."""
-    return ops.sub(math.pi / 2, asin(input))
-
-
-def arccos(input):
-    """NumPy's name of :func:`acos`."""
-    return acos(input)
-
-
-def asinh(input):
-    """Inverse hyperbolic sine: ``sign(x) * log(|x| + sqrt(x**2 + 1))``."""
-    return _odd(_float(input),
-                lambda t: ops.log(ops.add(t, ops.sqrt(ops.add(ops.mul(t, t), 1.0)))))
-
-
-def arcsinh(input):
-    """NumPy's name of :func:`asinh`."""
-    return asinh(input)
-
-
-def acosh(input):
-    """Inverse hyperbolic cosine: ``log(x + sqrt(x**2 - 1))`` (NaN below 1)."""
-    x = _float(input)
-    return ops.log(ops.add(x, ops.sqrt(ops.sub(ops.mul(x, x), 1.0))))
-
-
-def arccosh(input):
-    """NumPy's name of :func:`acosh`."""
-    return acosh(input)
-
-
-def atanh(input):
-    """Inverse hyperbolic tangent: ``log((1 + x) / (1 - x)) / 2``."""
-    x = _float(input)
-    return ops.mul(ops.log(ops.div(ops.add(1.0, x), ops.sub(1.0, x))), 0.5)
-
-
-def arctanh(input):
-    """NumPy's name of :func:`atanh`."""
-    return atanh(input)
-
-
 # -- reciprocal of MindSpore's ``ops.inv``; the complex-number functions on real tensors ----
 def inv(x):
     """``1 / x`` elementwise in ``x``'s dtype (integers divide as C does: 1 / 2 is 0)."""
@@ -535,30 +288,14 @@ def inv(x):
     return ops.where(ops.equal(ops.abs(x), one), x, ops.zeros_like(x))
 
 
-def angle(input):
-    """The argument of each entry: pi for negative reals, 0 otherwise (nan stays nan;
-    mscore's dtypes are real)."""
-    x = _float(input)
-    return ops.where(ops.less(x, 0.0), math.pi, ops.mul(x, 0.0))
+def nextafter(input, other):
+    """The next representable float after ``input`` toward ``other`` (on the host)."""
+    a = _host(input)
+    return Tensor(np.nextafter(a, _host(other).astype(a.dtype)).astype(a.dtype))
 
 
-def conj(input):
-    """The complex conjugate: a real tensor's own values (a new tensor)."""
-    x = _as_real(input, "conj")
-    return ops.mul(x, 1) if not x.dtype.is_bool else ops.logical_and(x, x)
-
-
-def real(input):
-    """The real part: a real tensor's own values (a new tensor)."""
-    return conj(_as_real(input, "real"))
-
-
-def imag(input):
-    """The imaginary part: zeros of a real tensor's shape and dtype."""
-    return ops.zeros_like(_as_real(input, "imag"))
-
-
-def _as_real(x, name):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', 'input' must be a Tensor, but got {type(x).__name__}")
-    return x
+def ldexp(x, other):
+    """``x * 2 ** other``."""
+    x = x if x.dtype.is_floating else ops.cast(x, mdt.float32)
+    return ops.mul(x, ops.exp(ops.mul(ops.cast(other, x.dtype) if isinstance(other, Tensor)
+                                      else float(other), math.log(2.0))))

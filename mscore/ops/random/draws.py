@@ -1,6 +1,6 @@
 """Random ops and the global random stream of the active backend: ``dropout`` (and its channel
 variants), ``uniform``, ``standard_normal``, ``normal``, ``rand``/``randn``, with their
-Primitives.
+Primitives, and the draws built on them (``multinomial``, ``cauchy``, ``exponential``).
 
 The stream's state is a non-trainable Parameter, so every draw is an assignment a
 :class:`~mscore.common.parameter.MutationScope` sees: a compiled train step threads the
@@ -23,6 +23,9 @@ from mscore.ops.control import cast
 from mscore.ops.math.elementwise import add, floor, greater_equal, mul, not_equal, sub, where
 from mscore.ops.array.creation import zeros_like
 from mscore.common.parameter import Parameter
+import math
+from mscore import ops
+from mscore.ops._args import _host
 
 _wrap = Tensor._wrap
 
@@ -243,3 +246,39 @@ def restore_global_state(host):
         return
     _holder["param"] = Parameter(Tensor(host), name="global_rng_state", requires_grad=False)
     _holder["backend"] = dispatch.backend()
+
+
+def cauchy(shape, median, sigma, dtype):
+    """Cauchy draws: ``median + sigma * tan(pi * (u - 1/2))`` of uniform draws ``u``."""
+    u = ops.uniform(tuple(shape), 0.0, 1.0, dtype=dtype)
+    angle = ops.mul(ops.sub(u, 0.5), math.pi)
+    return ops.add(ops.mul(ops.div(ops.sin(angle), ops.cos(angle)), sigma), median)
+
+
+def exponential(shape, lambd, dtype):
+    """Exponential draws with rate ``lambd``: ``-log(1 - u) / lambd``."""
+    u = ops.uniform(tuple(shape), 0.0, 1.0, dtype=dtype)
+    return ops.div(ops.neg(ops.log(ops.sub(1.0, u))), float(lambd))
+
+
+def multinomial(input, num_samples, replacement=True, seed=None):
+    """``num_samples`` category indices per row drawn with probabilities ``input``
+    (int64), from the uniform stream."""
+    probs = _host(input).astype(np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    n = int(num_samples)
+    if not replacement and n > rows.shape[1]:
+        raise ValueError("For 'multinomial', the 'num_samples' must be less than the last "
+                         "dimension of input without 'replacement', but got 'num_samples': "
+                         f"{n} and 'replacement': {replacement}")
+    out = []
+    for row in rows:
+        p = row / row.sum()
+        if replacement:
+            draws = ops.rand((n,)).asnumpy()
+            out.append(np.minimum(np.searchsorted(np.cumsum(p), draws, side="right"),
+                                  len(p) - 1))
+        else:  # exponential race: the n smallest -log(u) / p, without repeats
+            keys = -np.log(ops.rand((len(p),)).asnumpy() + 1e-30) / np.maximum(p, 1e-300)
+            out.append(np.argsort(keys, kind="stable")[:n])
+    return Tensor(np.stack(out).astype(np.int64).reshape(probs.shape[:-1] + (n,)))

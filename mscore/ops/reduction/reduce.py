@@ -1,5 +1,6 @@
 """Reductions: ``sum``, ``mean``, ``var``/``std``, ``max``/``min``, ``argmax``/``argmin``,
-``all``/``any``, ``logsumexp``, norms and norm clipping, with their Primitives.
+``all``/``any``, ``logsumexp``, ``prod``, ``nansum``/``nanmean``, ``count_nonzero``,
+``aminmax``, norms and norm clipping, with their Primitives.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from mscore.ops.math.elementwise import (
                                     sqrt, square, sub)
 from mscore.ops.array.manipulation import expand_dims, reshape, squeeze, stack
 from mscore.ops.array.creation import full, zeros
+from mscore import ops
+from mscore.ops._args import _axis, _tensor
 
 _wrap = Tensor._wrap
 
@@ -355,3 +358,80 @@ class ReduceMean(_Reduce):
     @staticmethod
     def _reduce(x, axis, keep):
         return mean(x, axis, keep)
+
+
+def count_nonzero(x, axis=(), keep_dims=False, dtype=mdt.int32):
+    """How many entries along ``axis`` (all for ``()``) are non-zero."""
+    nz = ops.cast(ops.not_equal(_tensor(x, "x"), 0), mdt.int32)
+    axis = None if axis in ((), [], None) else axis
+    return ops.cast(ops.sum(nz, axis, keep_dims), dtype)
+
+
+# -- reductions ---------------------------------------------------------------------------
+def prod(input, axis=None, keep_dims=False, dtype=None):
+    """Product over ``axis`` (all axes when None), by pairwise multiplication (exact,
+    differentiable)."""
+    x = _tensor(input)
+    if dtype is not None:
+        x = ops.cast(x, dtype)
+    elif x.dtype.is_bool:
+        x = ops.cast(x, mdt.int64)
+    if axis is None:
+        out = _prod_axis(ops.reshape(x, (-1,)), 0)
+        return ops.reshape(out, (1,) * x.ndim) if keep_dims else out
+    axes = sorted({_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list))
+                                               else (axis,))}, reverse=True)
+    for ax in axes:
+        x = _prod_axis(x, ax)
+        if keep_dims:
+            x = ops.expand_dims(x, ax)
+    return x
+
+
+def _prod_axis(x, ax):
+    """The product along axis ``ax`` (removed), halving the axis each round."""
+    if x.ndim == 0:
+        return x
+    n = x.shape[ax]
+    if n == 0:
+        shape = x.shape[:ax] + x.shape[ax + 1:]
+        return ops.ones(shape, x.dtype)
+    while n > 1:
+        half = n // 2
+        lead = (slice(None),) * ax
+        pairs = ops.mul(x[lead + (slice(0, half),)], x[lead + (slice(half, 2 * half),)])
+        x = ops.concat((pairs, x[lead + (slice(2 * half, n),)]), ax) if n % 2 else pairs
+        n = x.shape[ax]
+    return ops.squeeze(x, ax)
+
+
+def nansum(input, axis=None, keepdims=False, dtype=None):
+    """Sum over ``axis`` treating NaN as 0."""
+    x = _tensor(input)
+    if x.dtype.is_floating:
+        x = ops.where(ops.isnan(x), ops.zeros_like(x), x)
+    return ops.sum(x, axis, keepdims, dtype=dtype)
+
+
+def nanmean(input, axis=None, keepdims=False, dtype=None):
+    """Mean over ``axis`` of the entries that are not NaN."""
+    x = _tensor(input)
+    if dtype is not None:
+        x = ops.cast(x, dtype)
+    valid = ops.cast(ops.logical_not(ops.isnan(x)), x.dtype)
+    return ops.div(nansum(x, axis, keepdims), ops.sum(valid, axis, keepdims))
+
+
+def aminmax(input, axis=0, keepdims=False):
+    """``(minimum, maximum)`` along ``axis``."""
+    return (ops.amin(input, axis, keepdims), ops.amax(input, axis, keepdims))
+
+
+def argmax_with_value(x, axis=0, keep_dims=False):
+    """``(index, value)`` of the maximum along ``axis``."""
+    return (ops.argmax(x, axis, keep_dims), ops.amax(x, axis, keep_dims))
+
+
+def argmin_with_value(x, axis=0, keep_dims=False):
+    """``(index, value)`` of the minimum along ``axis``."""
+    return (ops.argmin(x, axis, keep_dims), ops.amin(x, axis, keep_dims))

@@ -7,8 +7,7 @@ from __future__ import annotations
 import inspect
 
 from mscore import ops
-from mscore.ops.array import sorting as arr
-from mscore.ops.math import arithmetic as elt
+from mscore.ops.math import arithmetic
 from mscore.ops.tensor_api.helpers import dim_alias, store
 from mscore.ops.tensor_api.registry import MethodRegistry
 
@@ -21,55 +20,55 @@ _UNARY = {
     "absolute": (ops.abs, "Absolute value, elementwise."),
     "ceil": (ops.ceil, "Rounded up, elementwise."),
     "cos": (ops.cos, "Cosine, elementwise."),
-    "cosh": (elt.cosh, "Hyperbolic cosine, elementwise."),
+    "cosh": (ops.cosh, "Hyperbolic cosine, elementwise."),
     "sin": (ops.sin, "Sine, elementwise."),
-    "sinh": (elt.sinh, "Hyperbolic sine, elementwise."),
-    "tan": (elt.tan, "Tangent, elementwise."),
+    "sinh": (ops.sinh, "Hyperbolic sine, elementwise."),
+    "tan": (ops.tan, "Tangent, elementwise."),
     "tanh": (ops.tanh, "Hyperbolic tangent, elementwise."),
     "sigmoid": (ops.sigmoid, "Logistic sigmoid, elementwise."),
     "erf": (ops.erf, "Error function, elementwise."),
-    "erfc": (elt.erfc, "Complementary error function, elementwise."),
+    "erfc": (arithmetic.erfc, "Complementary error function, elementwise."),
     "expm1": (ops.expm1, "``exp(x) - 1``, elementwise."),
     "floor": (ops.floor, "Rounded down, elementwise."),
     "log1p": (ops.log1p, "``log(1 + x)``, elementwise."),
-    "log2": (elt.log2, "Base-2 logarithm, elementwise."),
-    "log10": (elt.log10, "Base-10 logarithm, elementwise."),
+    "log2": (arithmetic.log2, "Base-2 logarithm, elementwise."),
+    "log10": (arithmetic.log10, "Base-10 logarithm, elementwise."),
     "neg": (ops.neg, "Negation, elementwise."),
     "negative": (ops.neg, "Negation, elementwise."),
     "reciprocal": (ops.reciprocal, "``1 / x``, elementwise."),
     "rsqrt": (ops.rsqrt, "``1 / sqrt(x)``, elementwise."),
     "sign": (ops.sign, "Sign (-1, 0 or 1), elementwise."),
-    "sgn": (elt.sgn, "Sign (-1, 0 or 1), elementwise."),
-    "trunc": (elt.trunc, "Rounded toward zero, elementwise."),
-    "frac": (elt.frac, "Fractional part, elementwise."),
-    "deg2rad": (elt.deg2rad, "Degrees to radians, elementwise."),
-    "rad2deg": (elt.rad2deg, "Radians to degrees, elementwise."),
+    "sgn": (arithmetic.sgn, "Sign (-1, 0 or 1), elementwise."),
+    "trunc": (arithmetic.trunc, "Rounded toward zero, elementwise."),
+    "frac": (arithmetic.frac, "Fractional part, elementwise."),
+    "deg2rad": (ops.deg2rad, "Degrees to radians, elementwise."),
+    "rad2deg": (ops.rad2deg, "Radians to degrees, elementwise."),
     "digamma": (ops.digamma, "Digamma function, elementwise."),
     "lgamma": (ops.lgamma, "Log-gamma function, elementwise."),
     "logical_not": (ops.logical_not, "Logical NOT, elementwise."),
     "isfinite": (ops.isfinite, "True where finite."),
     "isinf": (ops.isinf, "True where infinite."),
     "isnan": (ops.isnan, "True where NaN."),
-    "isneginf": (elt.isneginf, "True where -inf."),
-    "isposinf": (elt.isposinf, "True where +inf."),
-    "isreal": (elt.isreal, "True everywhere (real dtypes only)."),
-    "signbit": (elt.signbit, "True where negative."),
-    "sinc": (elt.sinc, "Normalised sinc, elementwise."),
-    "positive": (elt.positive, "The tensor itself (unary plus)."),
+    "isneginf": (arithmetic.isneginf, "True where -inf."),
+    "isposinf": (arithmetic.isposinf, "True where +inf."),
+    "isreal": (ops.isreal, "True everywhere (real dtypes only)."),
+    "signbit": (arithmetic.signbit, "True where negative."),
+    "sinc": (ops.sinc, "Normalised sinc, elementwise."),
+    "positive": (arithmetic.positive, "The tensor itself (unary plus)."),
     "exp": (ops.exp, "Exponential, elementwise."),
-    "exp2": (elt.exp2, "``2 ** x``, elementwise."),
-    "atan": (elt.atan, "Arctangent, elementwise."),
-    "arctan": (elt.atan, "Arctangent, elementwise."),
-    "asin": (elt.asin, "Arcsine, elementwise."),
-    "arcsin": (elt.asin, "Arcsine, elementwise."),
-    "acos": (elt.acos, "Arccosine, elementwise."),
-    "arccos": (elt.acos, "Arccosine, elementwise."),
-    "asinh": (elt.asinh, "Inverse hyperbolic sine, elementwise."),
-    "arcsinh": (elt.asinh, "Inverse hyperbolic sine, elementwise."),
-    "acosh": (elt.acosh, "Inverse hyperbolic cosine, elementwise."),
-    "arccosh": (elt.acosh, "Inverse hyperbolic cosine, elementwise."),
-    "atanh": (elt.atanh, "Inverse hyperbolic tangent, elementwise."),
-    "arctanh": (elt.atanh, "Inverse hyperbolic tangent, elementwise."),
+    "exp2": (arithmetic.exp2, "``2 ** x``, elementwise."),
+    "atan": (ops.atan, "Arctangent, elementwise."),
+    "arctan": (ops.atan, "Arctangent, elementwise."),
+    "asin": (ops.asin, "Arcsine, elementwise."),
+    "arcsin": (ops.asin, "Arcsine, elementwise."),
+    "acos": (ops.acos, "Arccosine, elementwise."),
+    "arccos": (ops.acos, "Arccosine, elementwise."),
+    "asinh": (ops.asinh, "Inverse hyperbolic sine, elementwise."),
+    "arcsinh": (ops.asinh, "Inverse hyperbolic sine, elementwise."),
+    "acosh": (ops.acosh, "Inverse hyperbolic cosine, elementwise."),
+    "arccosh": (ops.acosh, "Inverse hyperbolic cosine, elementwise."),
+    "atanh": (ops.atanh, "Inverse hyperbolic tangent, elementwise."),
+    "arctanh": (ops.atanh, "Inverse hyperbolic tangent, elementwise."),
     "log": (ops.log, "Natural logarithm, elementwise."),
     "sqrt": (ops.sqrt, "Square root, elementwise."),
     "square": (ops.square, "Square, elementwise."),
@@ -95,13 +94,13 @@ for _name in ("exp_", "floor_", "log_", "sigmoid_", "sign_", "tanh_", "neg_", "a
 @method
 def round(self, decimals=0):
     """Rounded half to even to ``decimals`` places."""
-    return elt.round(self, decimals)
+    return arithmetic.round(self, decimals)
 
 
 @method
 def logit(self, eps=None):
     """``log(p / (1 - p))`` (``p`` clamped to ``[eps, 1 - eps]`` when given)."""
-    return elt.logit(self, eps)
+    return arithmetic.logit(self, eps)
 
 
 @method
@@ -119,7 +118,7 @@ def soft_shrink(self, lambd=0.5):
 @method
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     """NaN and infinities replaced by finite numbers."""
-    return elt.nan_to_num(self, nan, posinf, neginf)
+    return arithmetic.nan_to_num(self, nan, posinf, neginf)
 
 
 @method
@@ -150,13 +149,13 @@ _BINARY = {
     "multiply": (ops.mul, "Product, elementwise (broadcast).", "value"),
     "true_divide": (ops.div, "True division, elementwise."),
     "floor_divide": (ops.floor_divide, "Division rounded down, elementwise."),
-    "fmod": (elt.fmod, "Remainder with the dividend's sign, elementwise."),
+    "fmod": (arithmetic.fmod, "Remainder with the dividend's sign, elementwise."),
     "pow": (ops.pow, "``self ** exponent``, elementwise.", "exponent"),
-    "float_power": (elt.float_power, "``self ** other`` in floating point."),
+    "float_power": (arithmetic.float_power, "``self ** other`` in floating point."),
     "maximum": (ops.maximum, "Larger of the two, elementwise."),
     "minimum": (ops.minimum, "Smaller of the two, elementwise."),
-    "fmax": (elt.fmax, "Larger of the two, ignoring NaN."),
-    "fmin": (elt.fmin, "Smaller of the two, ignoring NaN."),
+    "fmax": (arithmetic.fmax, "Larger of the two, ignoring NaN."),
+    "fmin": (arithmetic.fmin, "Smaller of the two, ignoring NaN."),
     "eq": (ops.equal, "True where equal."),
     "equal": (ops.equal, "True where equal."),
     "ne": (ops.not_equal, "True where different."),
@@ -173,21 +172,21 @@ _BINARY = {
     "logical_or": (ops.logical_or, "Logical OR, elementwise."),
     "logical_xor": (ops.logical_xor, "Logical XOR, elementwise."),
     "logaddexp": (ops.logaddexp, "``log(exp(self) + exp(other))``, stably."),
-    "logaddexp2": (elt.logaddexp2, "``log2(2**self + 2**other)``, stably."),
-    "hypot": (elt.hypot, "``sqrt(self**2 + other**2)``."),
-    "atan2": (elt.atan2, "Angle of the point ``(other, self)``, elementwise."),
-    "arctan2": (elt.atan2, "Angle of the point ``(other, self)``, elementwise."),
-    "xlogy": (elt.xlogy, "``self * log(other)``, 0 where self is 0."),
-    "xdivy": (elt.xdivy, "``self / y``, 0 where self is 0.", "y"),
-    "copysign": (elt.copysign, "``|self|`` with ``other``'s sign."),
-    "heaviside": (elt.heaviside, "Heaviside step with ``values`` at 0.", "values"),
+    "logaddexp2": (arithmetic.logaddexp2, "``log2(2**self + 2**other)``, stably."),
+    "hypot": (ops.hypot, "``sqrt(self**2 + other**2)``."),
+    "atan2": (ops.atan2, "Angle of the point ``(other, self)``, elementwise."),
+    "arctan2": (ops.atan2, "Angle of the point ``(other, self)``, elementwise."),
+    "xlogy": (arithmetic.xlogy, "``self * log(other)``, 0 where self is 0."),
+    "xdivy": (arithmetic.xdivy, "``self / y``, 0 where self is 0.", "y"),
+    "copysign": (arithmetic.copysign, "``|self|`` with ``other``'s sign."),
+    "heaviside": (arithmetic.heaviside, "Heaviside step with ``values`` at 0.", "values"),
     "igamma": (ops.igamma, "Regularised lower incomplete gamma."),
     "igammac": (ops.igammac, "Regularised upper incomplete gamma."),
     "matmul": (ops.matmul, "Matrix product.", "tensor2"),
     "mm": (ops.mm, "Matrix product of 2-d tensors.", "mat2"),
     "bmm": (ops.bmm, "Batched matrix product.", "mat2"),
-    "dot": (elt.dot, "Dot product of 1-d tensors."),
-    "inner": (elt.inner, "Sum of products over the last axes."),
+    "dot": (ops.dot, "Dot product of 1-d tensors."),
+    "inner": (ops.inner, "Sum of products over the last axes."),
     "outer": (ops.outer, "Outer product of 1-d tensors.", "vec2"),
     "ger": (ops.ger, "Outer product of 1-d tensors.", "vec2"),
 }
@@ -299,7 +298,7 @@ def clamp_(self, min=None, max=None):
 @method
 def lerp(self, end, weight):
     """``self + weight * (end - self)``."""
-    return elt.lerp(self, end, weight)
+    return arithmetic.lerp(self, end, weight)
 
 
 @method
@@ -311,49 +310,49 @@ def addcmul(self, tensor1, tensor2, value=1):
 @method
 def addcdiv(self, tensor1, tensor2, *, value=1):
     """``self + value * tensor1 / tensor2``."""
-    return elt.addcdiv(self, tensor1, tensor2, value)
+    return arithmetic.addcdiv(self, tensor1, tensor2, value)
 
 
 @method
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``."""
-    return elt.addmm(self, mat1, mat2, beta, alpha)
+    return ops.addmm(self, mat1, mat2, beta, alpha)
 
 
 @method
 def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     """In place: :meth:`addmm`; returns the tensor."""
-    return store(self, elt.addmm(self, mat1, mat2, beta, alpha))
+    return store(self, ops.addmm(self, mat1, mat2, beta, alpha))
 
 
 @method
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    return elt.addbmm(self, batch1, batch2, beta, alpha)
+    return ops.addbmm(self, batch1, batch2, beta, alpha)
 
 
 @method
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """``beta * self + alpha * (batch1 @ batch2)`` per batch."""
-    return elt.baddbmm(self, batch1, batch2, beta, alpha)
+    return ops.baddbmm(self, batch1, batch2, beta, alpha)
 
 
 @method
 def addmv(self, mat, vec, *, beta=1, alpha=1):
     """``beta * self + alpha * (mat @ vec)``."""
-    return elt.addmv(self, mat, vec, beta, alpha)
+    return ops.addmv(self, mat, vec, beta, alpha)
 
 
 @method
 def addr(self, vec1, vec2, beta=1, alpha=1):
     """``beta * self + alpha * outer(vec1, vec2)``."""
-    return elt.addr(self, vec1, vec2, beta, alpha)
+    return ops.addr(self, vec1, vec2, beta, alpha)
 
 
 @method
 def cross(self, other, dim=None):
     """Cross product of 3-vectors along ``dim``."""
-    return arr.cross(self, other, dim)
+    return ops.cross(self, other, dim)
 
 
 @method

@@ -1,4 +1,4 @@
-"""What the Tensor-method modules (``mscore.ops.tensor_api_*``) share: :func:`store`, the
+"""What the Tensor-method modules (``mscore.ops.tensor_api``) share: :func:`store`, the
 write-back of the in-place methods; :func:`sizes`, a size argument given as ``f(2, 3)``,
 ``f((2, 3))`` or ``f([2, 3])``; :func:`dim_alias`, a parameter MindSpore spells two ways."""
 from __future__ import annotations

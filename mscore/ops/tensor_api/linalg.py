@@ -13,9 +13,10 @@ import numpy as np
 
 from mscore import context
 from mscore.common.tensor import Tensor
-from mscore.ops.math import arithmetic as elt
+from mscore import ops
+from mscore.ops.math import arithmetic
 from mscore.ops.nn import image_fold as image_fold
-from mscore.ops.linalg import decompositions as la
+from mscore.ops.linalg import decompositions
 from mscore.ops.math import special as special
 from mscore.ops.tensor_api.registry import MethodRegistry
 from mscore.ops.tensor_api.helpers import store
@@ -26,18 +27,18 @@ method = METHODS.method
 
 
 for _name, _op, _doc in (
-        ("det", la.det, "The determinant of the (batched) square matrix."),
-        ("matrix_determinant", la.matrix_determinant, "The determinant (older name)."),
-        ("logdet", la.logdet, "log(det): nan for a negative determinant."),
-        ("slogdet", la.slogdet, "``(sign, log|det|)`` of the square matrix."),
-        ("log_matrix_determinant", la.log_matrix_determinant, "``(sign, log|det|)``."),
-        ("inverse", la.inverse, "The matrix inverse."),
-        ("geqrf", la.geqrf, "LAPACK's Householder QR: ``(y, tau)``."),
-        ("inv", elt.inv, "``1 / x`` elementwise (MindSpore's ``ops.inv``)."),
-        ("angle", elt.angle, "The argument of each (real) entry: pi for negatives, else 0."),
-        ("conj", elt.conj, "The complex conjugate (a real tensor's values)."),
-        ("real", elt.real, "The real part (a real tensor's values)."),
-        ("imag", elt.imag, "The imaginary part (zeros for a real tensor)."),
+        ("det", decompositions.det, "The determinant of the (batched) square matrix."),
+        ("matrix_determinant", decompositions.matrix_determinant, "The determinant (older name)."),
+        ("logdet", decompositions.logdet, "log(det): nan for a negative determinant."),
+        ("slogdet", decompositions.slogdet, "``(sign, log|det|)`` of the square matrix."),
+        ("log_matrix_determinant", decompositions.log_matrix_determinant, "``(sign, log|det|)``."),
+        ("inverse", decompositions.inverse, "The matrix inverse."),
+        ("geqrf", decompositions.geqrf, "LAPACK's Householder QR: ``(y, tau)``."),
+        ("inv", arithmetic.inv, "``1 / x`` elementwise (MindSpore's ``ops.inv``)."),
+        ("angle", ops.angle, "The argument of each (real) entry: pi for negatives, else 0."),
+        ("conj", ops.conj, "The complex conjugate (a real tensor's values)."),
+        ("real", ops.real, "The real part (a real tensor's values)."),
+        ("imag", ops.imag, "The imaginary part (zeros for a real tensor)."),
         ("erfinv", special.erfinv, "The inverse error function, elementwise."),
         ("i0", special.i0, "The modified Bessel function I0, elementwise.")):
     METHODS.bind(_name, _op, _doc)
@@ -52,49 +53,49 @@ def erfinv_(self):
 @method
 def matrix_power(self, n):
     """The matrix multiplied by itself ``n`` times (the inverse's power when negative)."""
-    return la.matrix_power(self, n)
+    return decompositions.matrix_power(self, n)
 
 
 @method
 def cholesky(self, upper=False):
     """The Cholesky factor (lower, or upper when ``upper``)."""
-    return la.cholesky(self, upper)
+    return decompositions.cholesky(self, upper)
 
 
 @method
 def cholesky_inverse(self, upper=False):
     """The inverse of the matrix whose Cholesky factor is ``self``."""
-    return la.cholesky_inverse(self, upper)
+    return decompositions.cholesky_inverse(self, upper)
 
 
 @method
 def cholesky_solve(self, input2, upper=False):
     """``x`` with ``A @ x == self``, ``input2`` being A's Cholesky factor."""
-    return la.cholesky_solve(self, input2, upper)
+    return decompositions.cholesky_solve(self, input2, upper)
 
 
 @method
 def lu_solve(self, LU_data, LU_pivots):
     """``x`` with ``A @ x == self`` from A's packed LU factors and pivots."""
-    return la.lu_solve(self, LU_data, LU_pivots)
+    return decompositions.lu_solve(self, LU_data, LU_pivots)
 
 
 @method
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """``(x, A)`` with ``op(A) @ x == self`` for triangular ``A``."""
-    return la.triangular_solve(self, A, upper, transpose, unitriangular)
+    return decompositions.triangular_solve(self, A, upper, transpose, unitriangular)
 
 
 @method
 def orgqr(self, input2):
     """Q's first columns from geqrf's ``(self, input2)``."""
-    return la.orgqr(self, input2)
+    return decompositions.orgqr(self, input2)
 
 
 @method
 def ormqr(self, input2, input3, left=True, transpose=False):
     """``op(Q) @ input3`` (or ``input3 @ op(Q)``), Q from geqrf's ``(self, input2)``."""
-    return la.ormqr(self, input2, input3, left, transpose)
+    return decompositions.ormqr(self, input2, input3, left, transpose)
 
 
 @method
@@ -103,20 +104,20 @@ def qr(self, some=True):
     if not isinstance(some, bool):
         raise TypeError(f"For 'Tensor.qr', the type of 'some' should be 'bool', but got type "
                         f"'{type(some).__name__}'.")
-    return la.qr(self, "reduced" if some else "complete")
+    return decompositions.qr(self, "reduced" if some else "complete")
 
 
 @method
 def lstsq(self, A):
     """The least-squares solution ``X`` of ``self @ X ~= A``."""
-    return la.lstsq(self, A)
+    return decompositions.lstsq(self, A)
 
 
 @method
 def svd(self, full_matrices=False, compute_uv=True):
     """``(s, u, v)`` with ``self == u @ diag(s) @ v.T`` (``s`` only without
     ``compute_uv``)."""
-    return la.svd(self, full_matrices, compute_uv)
+    return decompositions.svd(self, full_matrices, compute_uv)
 
 
 @method

@@ -12,8 +12,10 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops.array import sorting as arr
-from mscore.ops.reduction import statistics as irf
+from mscore.ops.math import bitwise
+from mscore.ops.array import sorting
+from mscore.ops.random import draws
+from mscore.ops.reduction import statistics
 from mscore.ops.tensor_api.registry import MethodRegistry
 from mscore.ops.tensor_api.helpers import store as _store
 
@@ -27,18 +29,18 @@ def _floating(self):
 
 # -- integer bit functions ---------------------------------------------------------------------
 for _name, _op, _doc in (
-        ("bitwise_and", irf.bitwise_and, "Bitwise AND, elementwise (integers, bools)."),
-        ("bitwise_or", irf.bitwise_or, "Bitwise OR, elementwise (integers, bools)."),
-        ("bitwise_xor", irf.bitwise_xor, "Bitwise XOR, elementwise (integers, bools)."),
-        ("bitwise_left_shift", irf.bitwise_left_shift, "Left shift, elementwise."),
-        ("bitwise_right_shift", irf.bitwise_right_shift, "Arithmetic right shift."),
-        ("gcd", irf.gcd, "Greatest common divisor, elementwise."),
-        ("lcm", irf.lcm, "Least common multiple, elementwise."),
-        ("nextafter", irf.nextafter, "The next float after ``self`` toward ``other``."),
-        ("ldexp", irf.ldexp, "``self * 2 ** other``.")):
+        ("bitwise_and", ops.bitwise_and, "Bitwise AND, elementwise (integers, bools)."),
+        ("bitwise_or", ops.bitwise_or, "Bitwise OR, elementwise (integers, bools)."),
+        ("bitwise_xor", ops.bitwise_xor, "Bitwise XOR, elementwise (integers, bools)."),
+        ("bitwise_left_shift", ops.bitwise_left_shift, "Left shift, elementwise."),
+        ("bitwise_right_shift", ops.bitwise_right_shift, "Arithmetic right shift."),
+        ("gcd", ops.gcd, "Greatest common divisor, elementwise."),
+        ("lcm", ops.lcm, "Least common multiple, elementwise."),
+        ("nextafter", ops.nextafter, "The next float after ``self`` toward ``other``."),
+        ("ldexp", ops.ldexp, "``self * 2 ** other``.")):
     METHODS.bind(_name, _op, _doc, binary=True)
-METHODS.bind("bitwise_not", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).")
-METHODS.bind("invert", irf.bitwise_not, "Bitwise NOT (logical NOT for bools).")
+METHODS.bind("bitwise_not", bitwise.bitwise_not, "Bitwise NOT (logical NOT for bools).")
+METHODS.bind("invert", bitwise.bitwise_not, "Bitwise NOT (logical NOT for bools).")
 
 
 # -- random draws --------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ def bernoulli(self, *, generator=None):
 @method
 def cauchy(self, median=0.0, sigma=1.0):
     """A tensor shaped like this one of Cauchy draws (inverse CDF of uniform draws)."""
-    return irf.cauchy(self.shape, median, sigma, _floating(self))
+    return draws.cauchy(self.shape, median, sigma, _floating(self))
 
 
 @method
@@ -71,7 +73,7 @@ def log_normal(self, mean=1.0, std=2.0):
 @method
 def exponential_(self, lambd=1, *, generator=None):
     """In place: exponential draws with rate ``lambd``; returns the tensor."""
-    return _store(self, irf.exponential(self.shape, lambd, _floating(self)))
+    return _store(self, draws.exponential(self.shape, lambd, _floating(self)))
 
 
 @method
@@ -85,33 +87,33 @@ def random_(self, from_=0, to=None, *, generator=None):
 @method
 def multinomial(self, num_samples, replacement=True, seed=None):
     """``num_samples`` category indices per row drawn with probabilities ``self``."""
-    return irf.multinomial(self, num_samples, replacement)
+    return ops.multinomial(self, num_samples, replacement)
 
 
 @method
 def random_categorical(self, num_sample, seed=0, dtype=mdt.int64):
     """``num_sample`` category indices per row drawn from the logits ``self``."""
     probs = ops.softmax(ops.cast(self, mdt.float32), -1)
-    return ops.cast(irf.multinomial(probs, num_sample, True), dtype)
+    return ops.cast(ops.multinomial(probs, num_sample, True), dtype)
 
 
 # -- statistics ------------------------------------------------------------------------------
 @method
 def quantile(self, q, axis=None, keepdims=False):
     """The ``q``-th quantiles over ``axis`` (linear interpolation)."""
-    return irf.quantile(self, q, axis, keepdims)
+    return statistics.quantile(self, q, axis, keepdims)
 
 
 @method
 def nanquantile(self, q, axis=None, keepdims=False):
     """The ``q``-th quantiles over ``axis``, ignoring NaN."""
-    return irf.nanquantile(self, q, axis, keepdims)
+    return statistics.nanquantile(self, q, axis, keepdims)
 
 
 @method
 def nanmedian(self, axis=-1, keepdims=False):
     """``(values, indices)`` of the lower median along ``axis``, ignoring NaN."""
-    return irf.nanmedian(self, axis, keepdims)
+    return statistics.nanmedian(self, axis, keepdims)
 
 
 @method
@@ -127,7 +129,7 @@ def histc(self, bins=100, min=0, max=0):
 @method
 def cov(self, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the rows (variables) over the columns (observations)."""
-    return irf.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+    return statistics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
 
 @method
@@ -155,7 +157,7 @@ def choose(self, choices, mode="clip"):
 @method
 def diagflat(self, offset=0):
     """The flattened tensor as the ``offset``-th diagonal of a square matrix."""
-    return arr.diag(ops.reshape(self, (-1,)), offset)
+    return ops.diag(ops.reshape(self, (-1,)), offset)
 
 
 @method
@@ -196,7 +198,7 @@ def put_(self, index, source, accumulate=False):
     flat = ops.reshape(self, (-1,))
     values = ops.reshape(source, (-1,))
     if accumulate:
-        flat = arr.index_add(flat, index, values, 0)
+        flat = ops.index_add(flat, index, values, 0)
     else:
         flat = ops.setitem(flat, (index,), values)
     return _store(self, ops.reshape(flat, self.shape))
@@ -265,11 +267,11 @@ def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     rows, cols = self.shape[dim1], self.shape[dim2]
     start_r, start_c = (0, offset) if offset >= 0 else (-offset, 0)
     n = max(0, min(rows - start_r, cols - start_c))
-    moved = arr.movedim(self, (dim1, dim2), (-2, -1))
+    moved = ops.movedim(self, (dim1, dim2), (-2, -1))
     r = Tensor(np.arange(start_r, start_r + n, dtype=np.int64))
     c = Tensor(np.arange(start_c, start_c + n, dtype=np.int64))
     out = ops.setitem(moved, (Ellipsis, r, c), src)
-    return arr.movedim(out, (-2, -1), (dim1, dim2))
+    return ops.movedim(out, (-2, -1), (dim1, dim2))
 
 
 @method
@@ -325,14 +327,14 @@ def _highest(dtype):
 
 _segment("unsorted_segment_max", ops.amax, _lowest)
 _segment("unsorted_segment_min", ops.amin, _highest)
-_segment("unsorted_segment_prod", lambda x, ax: arr.prod(x, ax), lambda _: 1)
+_segment("unsorted_segment_prod", lambda x, ax: ops.prod(x, ax), lambda _: 1)
 
 
 @method
 def unique_with_pad(self, pad_num):
     """``(values, inverse)`` of the 1-d tensor, the values padded with ``pad_num`` to the
     input's length."""
-    values, inverse = arr.unique(self)
+    values, inverse = sorting.unique(self)
     pad = self.shape[0] - values.shape[0]
     if pad:
         values = ops.concat((values, ops.full((pad,), pad_num, dtype=values.dtype)))

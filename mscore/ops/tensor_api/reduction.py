@@ -8,7 +8,7 @@ import numbers
 
 from mscore.common import dtype as mdt
 from mscore import ops
-from mscore.ops.array import sorting as arr
+from mscore.ops.reduction import reduce as _reduce
 from mscore.ops.tensor_api.helpers import dim_alias
 from mscore.ops.tensor_api.registry import MethodRegistry
 
@@ -44,7 +44,7 @@ def prod(self, dim=None, keepdim=False, dtype=None, *, axis=None, keep_dims=None
     """Product over ``dim`` (every axis when None)."""
     dim = dim_alias(dim, "dim", "axis", axis, None)
     keepdim = keep_dims if keep_dims is not None else keepdim
-    return arr.prod(self, dim, keepdim, dtype)
+    return ops.prod(self, dim, keepdim, dtype)
 
 
 @method
@@ -52,13 +52,13 @@ def nansum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=Non
     """Sum over ``dim`` with NaN counted as 0."""
     dim = dim_alias(dim, "dim", "axis", axis, None)
     keepdim = keepdims if keepdims is not None else keepdim
-    return arr.nansum(self, dim, keepdim, dtype)
+    return ops.nansum(self, dim, keepdim, dtype)
 
 
 @method
 def nanmean(self, axis=None, keepdims=False, *, dtype=None):
     """Mean over ``axis`` of the entries that are not NaN."""
-    return arr.nanmean(self, axis, keepdims, dtype)
+    return ops.nanmean(self, axis, keepdims, dtype)
 
 
 def _extreme(self, reduce, arg, args, kwargs, name):
@@ -115,7 +115,7 @@ def amin(self, axis=None, keepdims=False, *, initial=None, where=None):
 @method
 def aminmax(self, *, axis=0, keepdims=False):
     """``(minimum, maximum)`` along ``axis``."""
-    return arr.aminmax(self, axis, keepdims)
+    return ops.aminmax(self, axis, keepdims)
 
 
 @method
@@ -143,13 +143,13 @@ def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
 @method
 def argmax_with_value(self, axis=0, keep_dims=False):
     """``(index, value)`` of the maximum along ``axis``."""
-    return arr.argmax_with_value(self, axis, keep_dims)
+    return _reduce.argmax_with_value(self, axis, keep_dims)
 
 
 @method
 def argmin_with_value(self, axis=0, keep_dims=False):
     """``(index, value)`` of the minimum along ``axis``."""
-    return arr.argmin_with_value(self, axis, keep_dims)
+    return _reduce.argmin_with_value(self, axis, keep_dims)
 
 
 @method
@@ -206,7 +206,7 @@ def norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):
 def count_nonzero(self, dim=None, *, axis=None, keep_dims=False, dtype=None):
     """Number of non-zero entries over ``dim`` (int64)."""
     dim = dim_alias(dim, "dim", "axis", axis, None)
-    return arr.count_nonzero(self, () if dim is None else dim, keep_dims,
+    return ops.count_nonzero(self, () if dim is None else dim, keep_dims,
                              dtype or mdt.int64)
 
 
@@ -222,28 +222,28 @@ def cumsum(self, dim=None, *, dtype=None, axis=None):
 @method
 def cumprod(self, dim, dtype=None):
     """Running products along ``dim``."""
-    return arr.cumprod(self, dim, dtype)
+    return ops.cumprod(self, dim, dtype)
 
 
 @method
 def cummax(self, axis=None, *, dim=None):
     """``(values, indices)`` of the running maximum along ``axis``."""
-    return arr.cummax(self, dim_alias(axis, "axis", "dim", dim, None))
+    return ops.cummax(self, dim_alias(axis, "axis", "dim", dim, None))
 
 
 @method
 def cummin(self, axis=None, *, dim=None):
     """``(values, indices)`` of the running minimum along ``axis``."""
-    return arr.cummin(self, dim_alias(axis, "axis", "dim", dim, None))
+    return ops.cummin(self, dim_alias(axis, "axis", "dim", dim, None))
 
 
 @method
 def logcumsumexp(self, axis):
     """``log(cumsum(exp(self)))`` along ``axis``, stably."""
-    return arr.logcumsumexp(self, axis)
+    return ops.logcumsumexp(self, axis)
 
 
 @method
 def trace(self, offset=0, axis1=0, axis2=1, dtype=None):
     """Sum of the diagonal."""
-    return arr.trace(self, offset, axis1, axis2, dtype)
+    return ops.trace(self, offset, axis1, axis2, dtype)

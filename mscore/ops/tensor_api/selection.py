@@ -8,7 +8,7 @@ import numbers
 
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops.array import sorting as arr
+from mscore.ops.array import selection
 from mscore.ops.tensor_api.helpers import store
 from mscore.ops.tensor_api.registry import MethodRegistry
 
@@ -38,13 +38,13 @@ def gather_elements(self, dim, index):
 @method
 def index_select(self, axis, index):
     """Slices along ``axis`` at ``index``."""
-    return arr.index_select(self, axis, index)
+    return ops.index_select(self, axis, index)
 
 
 @method
 def take(self, indices, axis=None, mode="clip"):
     """Entries at ``indices`` (of the flattened tensor when ``axis`` is None)."""
-    return arr.take(self, indices, axis, mode)
+    return selection.take(self, indices, axis, mode)
 
 
 @method
@@ -77,13 +77,13 @@ def masked_fill_(self, mask, value):
 @method
 def masked_scatter(self, mask, source):
     """The positions where ``mask`` is true filled in order from ``source``."""
-    return arr.masked_scatter(self, mask, source)
+    return selection.masked_scatter(self, mask, source)
 
 
 @method
 def masked_scatter_(self, mask, source):
     """In place: :meth:`masked_scatter`; returns the tensor."""
-    return store(self, arr.masked_scatter(self, mask, source))
+    return store(self, selection.masked_scatter(self, mask, source))
 
 
 @method
@@ -95,28 +95,28 @@ def scatter(self, dim=None, index=None, src=None, *, axis=None, value=None, redu
     if reduce == "add":
         if not isinstance(src, Tensor):
             src = ops.full(index.shape, src, self.dtype)
-        return arr.scatter_add_dim(self, dim, index, src)
+        return selection.scatter_add_dim(self, dim, index, src)
     if reduce is not None:
         raise ValueError(f"reduce: expected None or 'add', got {reduce!r}")
-    return arr.scatter(self, dim, index, src)
+    return ops.scatter(self, dim, index, src)
 
 
 @method
 def scatter_(self, dim, index, src):
     """In place: :meth:`scatter`; returns the tensor."""
-    return store(self, arr.scatter(self, dim, index, src))
+    return store(self, ops.scatter(self, dim, index, src))
 
 
 @method
 def scatter_add(self, dim, index, src):
     """``src`` added along ``dim`` at ``index``."""
-    return arr.scatter_add_dim(self, dim, index, src)
+    return selection.scatter_add_dim(self, dim, index, src)
 
 
 @method
 def scatter_add_(self, dim, index, src):
     """In place: :meth:`scatter_add`; returns the tensor."""
-    return store(self, arr.scatter_add_dim(self, dim, index, src))
+    return store(self, selection.scatter_add_dim(self, dim, index, src))
 
 
 @method
@@ -125,26 +125,26 @@ def index_add(self, indices, y, axis, use_lock=True, check_index_bound=True, *, 
     ``indices``; ``index_add(dim, index, source, *, alpha=1)``: ``alpha * source``."""
     if isinstance(indices, numbers.Integral):  # the (dim, index, source) overload
         indices, y, axis = y, axis, indices
-    return arr.index_add(self, indices, y if alpha == 1 else ops.mul(y, alpha), axis)
+    return ops.index_add(self, indices, y if alpha == 1 else ops.mul(y, alpha), axis)
 
 
 @method
 def index_add_(self, dim, index, source, *, alpha=1):
     """In place: ``source * alpha`` added along ``dim`` at ``index``; returns the tensor."""
     source = source if alpha == 1 else ops.mul(source, alpha)
-    return store(self, arr.index_add(self, index, source, dim))
+    return store(self, ops.index_add(self, index, source, dim))
 
 
 @method
 def index_fill(self, axis, index, value):
     """``value`` in the slices along ``axis`` at ``index``."""
-    return arr.index_fill(self, axis, index, value)
+    return ops.index_fill(self, axis, index, value)
 
 
 @method
 def index_fill_(self, dim, index, value):
     """In place: :meth:`index_fill`; returns the tensor."""
-    return store(self, arr.index_fill(self, dim, index, value))
+    return store(self, ops.index_fill(self, dim, index, value))
 
 
 @method

@@ -18,7 +18,6 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops.array import sorting as arr
 from mscore.ops.tensor_api import args as checks
 from mscore.ops.tensor_api.helpers import sizes, store  # noqa: F401 (store: its former home)
 from mscore.ops.tensor_api.registry import MethodRegistry
@@ -171,7 +170,7 @@ def flatten(self, start_dim=0, end_dim=-1, *, order="C"):
 @method
 def ravel(self):
     """Flattened to 1-d."""
-    return arr.ravel(self)
+    return ops.ravel(self)
 
 
 @method
@@ -189,7 +188,7 @@ def tile(self, dims):
 @method
 def repeat_interleave(self, repeats, dim=None, *, output_size=None):
     """Each entry repeated ``repeats`` times along ``dim``."""
-    return arr.repeat_interleave(self, repeats, dim)
+    return ops.repeat_interleave(self, repeats, dim)
 
 
 @method
@@ -207,25 +206,25 @@ def split(self, split_size, dim=0, *, axis=None):
 @method
 def tensor_split(self, indices_or_sections, axis=0):
     """Near-equal pieces, or pieces cut at the given indices, along ``axis``."""
-    return arr.tensor_split(self, indices_or_sections, axis)
+    return ops.tensor_split(self, indices_or_sections, axis)
 
 
 @method
 def hsplit(self, indices_or_sections):
     """:meth:`tensor_split` along axis 1."""
-    return arr.hsplit(self, indices_or_sections)
+    return ops.hsplit(self, indices_or_sections)
 
 
 @method
 def vsplit(self, indices_or_sections):
     """:meth:`tensor_split` along axis 0."""
-    return arr.vsplit(self, indices_or_sections)
+    return ops.vsplit(self, indices_or_sections)
 
 
 @method
 def dsplit(self, indices_or_sections):
     """:meth:`tensor_split` along axis 2."""
-    return arr.dsplit(self, indices_or_sections)
+    return ops.dsplit(self, indices_or_sections)
 
 
 @method
@@ -249,13 +248,13 @@ def flip(self, dims):
 @method
 def fliplr(self):
     """Reversed along axis 1."""
-    return arr.fliplr(self)
+    return ops.fliplr(self)
 
 
 @method
 def flipud(self):
     """Reversed along axis 0."""
-    return arr.flipud(self)
+    return ops.flipud(self)
 
 
 @method
@@ -267,31 +266,31 @@ def roll(self, shifts, dims):
 @method
 def rot90(self, k, dims):
     """Rotated by 90 degrees ``k`` times in the plane ``dims``."""
-    return arr.rot90(self, k, dims)
+    return ops.rot90(self, k, dims)
 
 
 @method
 def movedim(self, source, destination):
     """Axes ``source`` moved to ``destination``."""
-    return arr.movedim(self, source, destination)
+    return ops.movedim(self, source, destination)
 
 
 @method
 def moveaxis(self, source, destination):
     """Axes ``source`` moved to ``destination``."""
-    return arr.moveaxis(self, source, destination)
+    return ops.moveaxis(self, source, destination)
 
 
 @method
 def diagonal(self, offset=0, axis1=0, axis2=1):
     """The diagonal of the ``axis1``/``axis2`` planes as the last axis."""
-    return arr.diagonal(self, offset, axis1, axis2)
+    return ops.diagonal(self, offset, axis1, axis2)
 
 
 @method
 def diag(self, diagonal=0):
     """A 1-d tensor as a diagonal matrix; the diagonal of a 2-d one."""
-    return arr.diag(self, diagonal)
+    return ops.diag(self, diagonal)
 
 
 @method
@@ -309,7 +308,7 @@ def triu(self, diagonal=0):
 @method
 def diff(self, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis``."""
-    return arr.diff(self, n, axis, prepend, append)
+    return ops.diff(self, n, axis, prepend, append)
 
 
 @method

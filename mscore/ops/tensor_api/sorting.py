@@ -4,7 +4,8 @@ values, distinct values, non-zero positions, ``masked_select``, ``searchsorted``
 :mod:`mscore.ops.tensor_api`)."""
 from __future__ import annotations
 
-from mscore.ops.array import sorting as arr
+from mscore import ops
+from mscore.ops.array import sorting
 from mscore.ops.tensor_api.helpers import dim_alias
 from mscore.ops.tensor_api.registry import MethodRegistry
 
@@ -16,31 +17,31 @@ method = METHODS.method
 @method
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """``(values, indices)`` sorted along ``dim``."""
-    return arr.sort(self, dim_alias(dim, "dim", "axis", axis, -1), descending)
+    return sorting.sort(self, dim_alias(dim, "dim", "axis", axis, -1), descending)
 
 
 @method
 def argsort(self, axis=-1, descending=False, *, dim=None, stable=False):
     """Indices that sort the tensor along ``axis``."""
-    return arr.argsort(self, dim_alias(axis, "axis", "dim", dim, -1), descending)
+    return sorting.argsort(self, dim_alias(axis, "axis", "dim", dim, -1), descending)
 
 
 @method
 def msort(self):
     """Sorted along the first axis."""
-    return arr.msort(self)
+    return sorting.msort(self)
 
 
 @method
 def topk(self, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (smallest) entries along ``dim``."""
-    return arr.topk(self, k, dim, largest, sorted)
+    return sorting.topk(self, k, dim, largest, sorted)
 
 
 @method
 def top_k(self, k, sorted=True):
     """``(values, indices)`` of the ``k`` largest entries along the last axis."""
-    return arr.topk(self, k, -1, True, sorted)
+    return sorting.topk(self, k, -1, True, sorted)
 
 
 @method
@@ -48,52 +49,52 @@ def median(self, axis=-1, keepdims=False, *, dim=None, keepdim=None):
     """``(values, indices)`` of the lower median along ``axis``."""
     axis = dim_alias(axis, "axis", "dim", dim, -1)
     keepdims = keepdim if keepdim is not None else keepdims
-    return arr.median(self, axis, keepdims)
+    return ops.median(self, axis, keepdims)
 
 
 @method
 def kthvalue(self, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest entry along ``dim``."""
-    return arr.kthvalue(self, k, dim, keepdim)
+    return sorting.kthvalue(self, k, dim, keepdim)
 
 
 @method
 def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values, with the inverse indices and counts on request."""
-    return arr.unique_values(self, sorted, return_inverse, return_counts, dim)
+    return sorting.unique_values(self, sorted, return_inverse, return_counts, dim)
 
 
 @method
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     """Runs of equal consecutive values collapsed to one."""
-    return arr.unique_consecutive(self, return_inverse, return_counts, dim)
+    return sorting.unique_consecutive(self, return_inverse, return_counts, dim)
 
 
 @method
 def nonzero(self, *, as_tuple=False):
     """Indices of the non-zero entries."""
-    return arr.nonzero(self, as_tuple)
+    return sorting.nonzero(self, as_tuple)
 
 
 @method
 def argwhere(self):
     """``(n, ndim)`` indices of the non-zero entries."""
-    return arr.argwhere(self)
+    return sorting.argwhere(self)
 
 
 @method
 def masked_select(self, mask):
     """The entries where ``mask`` is true, as 1-d."""
-    return arr.masked_select(self, mask)
+    return ops.masked_select(self, mask)
 
 
 @method
 def searchsorted(self, v, side="left", sorter=None):
     """Where ``v`` would be inserted to keep the last axis sorted."""
-    return arr.searchsorted(self, v, side=side, sorter=sorter)
+    return sorting.searchsorted(self, v, side=side, sorter=sorter)
 
 
 @method
 def bincount(self, weights=None, minlength=0):
     """Counts of each non-negative integer value."""
-    return arr.bincount(self, weights, minlength)
+    return ops.bincount(self, weights, minlength)
