@@ -50,15 +50,17 @@ class Tensor:
     """
 
     __slots__ = ("_data", "__weakref__")
+    # ``initializer(init, shape, dtype)`` of mscore.common.initializer, for ``Tensor(init=...)``
+    _initializer = None
 
     def __init__(self, input_data=None, dtype=None, shape=None, init=None, const_arg=False):
         dtype = None if dtype is None else mdt.as_dtype(dtype)
         if init is not None:
             if input_data is not None:
                 raise ValueError("Tensor: give either input_data or init with shape, not both")
-            # initializer (a layer above: it makes Tensors) is imported where it is used.
-            from mscore.common.initializer import initializer
-            self._data = initializer(init, shape, dtype or mdt.float32)._data
+            # mscore.common.initializer makes Tensors, so it binds itself here on import
+            # (mscore.common loads it).
+            self._data = Tensor._initializer(init, shape, dtype or mdt.float32)._data
             return
         if input_data is None:
             if shape is None:

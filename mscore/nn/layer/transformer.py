@@ -19,7 +19,8 @@ from mscore.common.initializer import HeUniform, Uniform, XavierNormal, XavierUn
     initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.nn.cell import Cell, CellList
+from mscore.nn.cell import Cell
+from mscore.nn.layer.container import CellList
 from mscore.nn.layer._checks import check_positive_int
 from mscore.nn.layer.activation import GELU, ReLU
 from mscore.nn.layer.basic import Dense, Dropout
