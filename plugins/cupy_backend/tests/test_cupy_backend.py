@@ -10,7 +10,7 @@ Three parts:
   through the registry;
 - the same logic on a CUDA device against the numpy reference, skipped with the probe's
   reason where there is none. On a GPU machine, run just this file with
-  ``pytest tests/test_cupy_backend.py`` (see ``bench/gpu_check.py`` for the cross-backend check).
+  ``pytest plugins/cupy_backend/tests`` (see ``bench/gpu_check.py`` for the cross-backend check).
 """
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ from mscore import ops
 from mscore.plugin.backend import missing_primitives
 from mscore.plugin.registry import BackendUnavailableError, get_registry
 
+from _backend_compare import assert_close
+
 try:
     import mscore_cupy
 except ImportError:  # not pip-installed: test the code from the checkout all the same
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "cupy_backend"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import mscore_cupy  # noqa: F401
 from mscore_cupy import plugin as cupy_plugin
 from mscore_cupy.backend import CupyBackend, _scan_table_on_host, scatter_accumulator
@@ -54,12 +56,6 @@ def _installed():
         return True
     except metadata.PackageNotFoundError:
         return False
-
-
-@pytest.fixture(autouse=True)
-def _back_to_numpy():
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", device_id=0)
 
 
 # == plugin plumbing ===============================================================================
@@ -167,7 +163,7 @@ def _run_kit(*args):
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
            "--pyargs", "mscore.conformance", "--mscore-no-matrix", "-rs", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=Path(__file__).resolve().parents[3])
 
 
 @without_gpu
@@ -469,11 +465,8 @@ def _ref():
 
 
 def _cmp(actual, expected, name):
-    a = np.asarray(actual).astype(np.float64)
-    e = np.asarray(expected).astype(np.float64)
-    assert a.shape == e.shape
-    scale = max(float(np.abs(e).max()) if e.size else 1.0, 1.0)
-    np.testing.assert_allclose(a, e, rtol=TOL[name], atol=TOL[name] * scale)
+    assert_close(np.asarray(actual).astype(np.float64), np.asarray(expected).astype(np.float64),
+                 name, tol={k: (v, v) for k, v in TOL.items()}, min_scale=1.0)
 
 
 def _op_cases(rng):

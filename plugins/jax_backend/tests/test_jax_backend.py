@@ -21,8 +21,9 @@ from mscore.common import dtype as mdt  # noqa: E402
 from mscore.compile import graph  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-PLUGIN_DIR = ROOT / "plugins" / "jax_backend"
+from _backend_compare import assert_close as _assert_close  # noqa: E402
+
+PLUGIN_DIR = Path(__file__).resolve().parents[1]
 
 
 def _ensure_plugin():
@@ -45,29 +46,11 @@ TOL = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6), "float16": (3e-3, 1.5
        "bfloat16": (2e-2, 1e-2)}
 
 
-@pytest.fixture(autouse=True)
-def _restore_context():
-    yield
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-
-
 def assert_close(actual, expected, dtype="float32", factor=1.0, what="", min_scale=0.0):
-    """``|a - e| <= atol * scale + rtol * |e|`` with ``scale`` the largest ``|e|`` (at least
-    ``min_scale``: for quantities that are rounding noise around zero, like the gradient of a
-    bias that BatchNorm cancels)."""
-    a = np.asarray(actual)
-    e = np.asarray(expected)
-    assert a.shape == e.shape, f"{what}: shape {a.shape} != {e.shape}"
-    if e.dtype.kind in "biu":
-        np.testing.assert_array_equal(a.astype(np.int64), e.astype(np.int64), err_msg=what)
-        return
-    a = a.astype(np.float64)
-    e = e.astype(np.float64)
-    rtol, atol = TOL[dtype]
-    scale = float(np.abs(e[np.isfinite(e)]).max()) if np.isfinite(e).any() else 1.0
-    scale = max(scale, min_scale)
-    np.testing.assert_allclose(a, e, rtol=rtol * factor, atol=atol * factor * (scale or 1.0),
-                               err_msg=what)
+    """The shared comparison (:mod:`_backend_compare`) with jax's tolerances; ``min_scale``
+    for quantities that are rounding noise around zero, like the gradient of a bias that
+    BatchNorm cancels."""
+    _assert_close(actual, expected, dtype, factor, tol=TOL, what=what, min_scale=min_scale)
 
 
 def _both(op, inputs, dtype="float32", factor=1.0, **attrs):

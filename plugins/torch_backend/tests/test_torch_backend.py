@@ -22,6 +22,8 @@ from mscore import ops  # noqa: E402
 from mscore.dispatch import call  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
 
+from _backend_compare import assert_close as _assert_close  # noqa: E402
+
 if "torch" not in get_registry().names():
     pytest.skip("the torch plugin is not installed (pip install --no-deps -e "
                 "plugins/torch_backend)", allow_module_level=True)
@@ -29,12 +31,6 @@ if "torch" not in get_registry().names():
 TOL = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6), "float16": (3e-3, 2e-3),
        "bfloat16": (2e-2, 1e-2)}
 CUDA = torch.cuda.is_available()
-
-
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
 
 
 def run_on(backend, fn, *arrays, dtypes=None, device="CPU"):
@@ -54,23 +50,8 @@ def _to_numpy(out):
 
 
 def assert_close(actual, expected, dtype="float32", factor=1.0):
-    """Per-dtype comparison (magnitude-relative atol); ints and bools exactly."""
-    if isinstance(expected, (tuple, list)):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert_close(a, e, dtype, factor)
-        return
-    a, e = np.asarray(actual), np.asarray(expected)
-    assert a.shape == e.shape, (a.shape, e.shape)
-    assert a.dtype == e.dtype, (a.dtype, e.dtype)
-    if e.dtype.kind in "biu":
-        np.testing.assert_array_equal(a, e)
-        return
-    a64, e64 = a.astype(np.float64), e.astype(np.float64)
-    rtol, atol = TOL[dtype]
-    scale = max(float(np.nanmax(np.abs(e64), initial=0.0)), 1.0) if e64.size else 1.0
-    np.testing.assert_allclose(a64, e64, rtol=rtol * factor, atol=atol * factor * scale,
-                               equal_nan=True)
+    """Per-dtype comparison (magnitude-relative atol, at least 1); ints and bools exactly."""
+    _assert_close(actual, expected, dtype, factor, tol=TOL, min_scale=1.0, same_dtype=True)
 
 
 def both(fn, *arrays, dtype="float32", factor=1.0, exact_dtype=True):
