@@ -24,26 +24,19 @@ from mscore._state import thread as _thread
 from mscore.common import cast_cache
 from mscore.common.tensor import Tensor
 from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+from mscore.plugin.optional import OPTIONAL_MEMBERS
+from mscore.plugin.optional import signature as optional_signature
 from mscore.nn.cell import Cell
 
 # Primitive ops that only read metadata or move data out: forwarded, never recorded.
 _PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
 RANDOM_OPS = {"random_uniform", "random_normal"}
 
-_P = inspect.Parameter
-# Signatures of the fused ops a format may record (Backend declares them as None).
-_FUSED_SIGNATURES = {
-    "softmax": ("x", "axis"), "log_softmax": ("x", "axis"), "relu": ("x",),
-    "dense": ("x", "w", "b"),
-    "batch_norm": ("x", "running_mean", "running_var", "weight", "bias", "training",
-                   "momentum", "eps"),
-}
 
 
 def _signature(name):
-    if name in _FUSED_SIGNATURES:
-        return inspect.Signature([_P(p, _P.POSITIONAL_OR_KEYWORD)
-                                  for p in _FUSED_SIGNATURES[name]])
+    if name in OPTIONAL_MEMBERS:
+        return optional_signature(name)
     sig = inspect.signature(getattr(Backend, name))
     params = list(sig.parameters.values())[1:]  # drop self
     return sig.replace(parameters=params)
