@@ -14,8 +14,7 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.wrap.loss_scale import (
     HOST_OPS, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaleRule, DynamicLossScaleUpdateCell,
-    FixedLossScaleUpdateCell, all_finite, check_loss_scale,  # noqa: F401 (mscore.amp's)
-    check_overflow_streak)
+    FixedLossScaleUpdateCell, check_loss_scale, check_overflow_streak)
 from mscore.ops import functional as F
 
 
