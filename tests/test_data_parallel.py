@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _helpers import available_backends
+
 from conftest import subprocess_env
 
 HERE = Path(__file__).resolve().parent
