@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _helpers import available_backends
-
 from conftest import subprocess_env
 
 HERE = Path(__file__).resolve().parent

@@ -30,10 +30,10 @@ from _dataset_worker_ops import (
     segfault,
     to_none,
 )
+from conftest import subprocess_env
 
 import mscore as ms
 import mscore.dataset as ds
-from conftest import subprocess_env
 from mscore import _state
 from mscore.dataset import config, vision
 from mscore.dataset.engine import map_workers

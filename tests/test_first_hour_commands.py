@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import subprocess_env
 
 import mscore as ms
-from conftest import subprocess_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

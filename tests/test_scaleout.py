@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _helpers import available_backends
+from conftest import subprocess_env
 from test_data_parallel import free_port, run_job
 
 import mscore as ms
-from conftest import subprocess_env
 from mscore import nn
 from mscore.nn.wrap.parallel_optimizer import ShardPlan
 from mscore.parallel import _context
