@@ -178,9 +178,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     import mscore as ms
     if args.plugin:
-        import importlib
-
         from mscore.plugin.registry import get_registry
+        import importlib
         for mod in args.plugin:
             get_registry().register_plugin(importlib.import_module(mod), mod)
     from mscore.plugin.registry import BackendUnavailableError

@@ -30,8 +30,9 @@ from __future__ import annotations
 import math
 import sys
 
-import _compare
 import numpy as np
+
+import _compare
 
 LR, MOMENTUM = 0.01, 0.9
 EPS = 1e-5

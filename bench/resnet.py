@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import sys
 
-import _compare
 import numpy as np
+
+import _compare
 
 LR, MOMENTUM = 0.01, 0.9
 STAGES = ((1, 1), (2, 2), (4, 2), (8, 2))   # (width multiple, first stride)

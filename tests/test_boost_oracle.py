@@ -15,11 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
-from _oracle import check_case, load
 
 import mscore as ms
-from mscore import _state, boost, nn
+from mscore import _state
+from mscore import boost, nn
+
+from _helpers import available_backends, use_backend
+from _oracle import check_case, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 import boost_nets

@@ -19,17 +19,8 @@ import time
 
 import numpy as np
 import pytest
-from _dataset_worker_ops import (
-    Broken,
-    Locked,
-    die,
-    kill_self,
-    noisy,
-    pid_of,
-    plus_ten,
-    segfault,
-    to_none,
-)
+from _dataset_worker_ops import (Broken, Locked, die, kill_self, noisy, pid_of, plus_ten,
+                                 segfault, to_none)
 from conftest import subprocess_env
 
 import mscore as ms

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import subprocess_env
 
 import mscore as ms
+from conftest import subprocess_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -187,7 +187,6 @@ def test_torch_limits_its_own_thread_pools_inside_the_block():
 
 def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
     import numpy as np
-
     from mscore import nn
     from mscore.train.summary.graph import network_graph
     from mscore.train.summary.proto import summary_pb2 as pb
@@ -218,7 +217,6 @@ def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
 # -- long work shows progress on a terminal -------------------------------------------------------
 def test_compare_shows_its_progress_on_one_line_and_clears_it(capsys):
     from _helpers import available_backends
-
     from mscore.compare.cli import main
     others = available_backends(exclude=("numpy", "cupy"))
     if not others:
@@ -277,7 +275,6 @@ def test_dir_of_mscore_train_offers_its_public_names():
 # -- errors name what the user wrote -------------------------------------------------------------
 def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path, monkeypatch):
     import errno
-
     from mscore import nn
     from mscore.train.serialization import _atomic
     net = nn.Dense(2, 2)
@@ -301,7 +298,6 @@ def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path,
 
 def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them():
     import numpy as np
-
     from mscore import nn
     from mscore.train import Model
     net = nn.Dense(3, 2)

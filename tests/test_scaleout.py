@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import available_backends
-from conftest import subprocess_env
-from test_data_parallel import free_port, run_job
 
 import mscore as ms
 from mscore import nn
-from mscore.nn.wrap.parallel_optimizer import ShardPlan
 from mscore.parallel import _context
+from mscore.nn.wrap.parallel_optimizer import ShardPlan
+from _helpers import available_backends
+from conftest import subprocess_env
+from test_data_parallel import free_port, run_job
 
 HERE = Path(__file__).resolve().parent
 ORACLE = json.loads((HERE / "data" / "parallel_optimizer_oracle.json").read_text())

@@ -11,6 +11,7 @@ import textwrap
 
 from fontTools.unicodedata import Scripts
 
+
 HEADER = '''"""The Unicode Script property (ISO 15924 codes) by code point range:
 ``"START:CODE"`` items (START in hex) where the script changes, written by
 ``tools/make_unicode_scripts.py`` from the Unicode Character Database; do not edit."""

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from mscore import dispatch, nn
 from mscore.nn.cell import Cell
-from mscore.ops import operations as P
 from mscore.plugin.registry import get_registry
-
-
+from mscore.ops import operations as P
 class CastList:
     """An ordered set of Cell and/or Primitive classes with a role ("white" or "black").
 

@@ -40,8 +40,8 @@ from mscore.common import dtype as mdt
 from mscore.common.parameter import stateless_call
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.ops.grad import _flatten
 from mscore.ops.random import draws as _random
+from mscore.ops.grad import _flatten
 
 trace_count = 0     # programs traced since import (the benches report it)
 

@@ -32,18 +32,22 @@ import time
 
 import numpy as np
 
-import mscore as ms
-from mscore import dispatch, nn
-from mscore.amp import FixedLossScaleManager
-from mscore.commands import ArgumentParser, CommandError, backend_choice, command, select_backend
+from mscore import dispatch
+from mscore.commands import ArgumentParser, CommandError, backend_choice, command, \
+    select_backend
 from mscore.common.dtype import float32
 from mscore.common.tensor import Tensor
-from mscore.dataset import MnistDataset, transforms, vision, write_idx
-from mscore.plugin.registry import get_registry
-from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, ProgressBar
-from mscore.train.summary import SummaryCollector
-from mscore.train.summary.plot import plot_summary
 from mscore.train.summary.record import SummaryRecord
+from mscore.dataset import write_idx
+from mscore.dataset import MnistDataset, transforms, vision
+from mscore import nn
+from mscore.plugin.registry import get_registry
+from mscore.train.summary.plot import plot_summary
+from mscore.amp import FixedLossScaleManager
+from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
+    ProgressBar
+from mscore.train.summary import SummaryCollector
+import mscore as ms
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64

@@ -14,9 +14,9 @@ import threading
 
 import numpy as np
 
-from mscore import _state, dispatch
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore import _state, dispatch
 from mscore.ops.primitive_base import Primitive
 
 _lock = threading.Lock()

@@ -19,17 +19,8 @@ import warnings
 
 from mscore.supervisor import signal_name
 
-from .registry import (
-    DEFAULT_BACKEND,
-    Claim,
-    LoadFailure,
-    Registry,
-    choose_claim,
-    entry_points,
-    normalize_distribution,
-    register_builtin,
-    spec_row,
-)
+from .registry import (DEFAULT_BACKEND, Claim, LoadFailure, Registry, choose_claim,
+                       entry_points, normalize_distribution, register_builtin, spec_row)
 
 DEFAULT_TIMEOUT = 20.0          # seconds one plugin may take to import (and check)
 PROBE_TIMEOUT = 60.0            # ... and to import its array library, with probe=True

@@ -11,6 +11,7 @@ import copy
 import tempfile
 
 import numpy as np
+
 import private_helper_cases
 
 

@@ -19,7 +19,6 @@ JSON holds:
 * ``history``, ``lr_scheduler``, ``time_monitor``, ``backup_and_restore``,
   ``on_request_exit``: what those callbacks record, print or write.
 """
-import contextlib
 import io
 import json
 import os
@@ -28,10 +27,11 @@ import shutil
 import signal
 import sys
 import tempfile
+import contextlib
 
-import mindspore as ms
 import numpy as np
-from mindspore import Tensor, nn
+import mindspore as ms
+from mindspore import nn, Tensor
 from mindspore.train import Model
 from mindspore.train import callback as C
 from mindspore.train.callback import _InternalCallbackParam

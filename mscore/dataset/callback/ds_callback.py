@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from mscore.dataset import config
 from mscore.train.callback._callback import Callback
+from mscore.dataset import config
 
 __all__ = ["DSCallback", "WaitedDSCallback", "DSRunContext", "CallbackRunner"]
 

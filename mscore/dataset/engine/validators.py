@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-
 from mscore.common.tensor import Tensor
 
 INT32_MAX = 2 ** 31 - 1

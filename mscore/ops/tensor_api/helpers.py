@@ -7,8 +7,8 @@ import numbers
 
 import numpy as np
 
-from mscore import ops
 from mscore.common.tensor import Tensor
+from mscore import ops
 
 
 def store(self, result):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-
 from mscore.common.tensor import Tensor
 
 

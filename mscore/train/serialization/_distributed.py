@@ -16,19 +16,12 @@ import numpy as np
 
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.train.serialization._checkpoint import load_checkpoint, load_param_into_net, \
+    save_checkpoint
+from mscore.train.serialization._parallel import build_searched_strategy, device_count, \
+    merge_sliced_parameter, slice_parameter
 from mscore.nn.cell import Cell
 from mscore.parallel import get_auto_parallel_context
-from mscore.train.serialization._checkpoint import (
-    load_checkpoint,
-    load_param_into_net,
-    save_checkpoint,
-)
-from mscore.train.serialization._parallel import (
-    build_searched_strategy,
-    device_count,
-    merge_sliced_parameter,
-    slice_parameter,
-)
 
 _FORMATS = ("ckpt", "safetensors")
 

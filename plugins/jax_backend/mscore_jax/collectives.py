@@ -20,9 +20,10 @@ call ``init()`` before building the network.
 """
 from __future__ import annotations
 
+import numpy as np
+
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -95,8 +96,8 @@ class JaxCollectives(Collectives):
     # -- joining -------------------------------------------------------------------------
     def init(self, env, device_target):
         """Start ``jax.distributed`` (gloo CPU collectives on the CPU) and build the mesh."""
-        from jax._src import xla_bridge
         from jax.extend import backend as jax_backend
+        from jax._src import xla_bridge
         if device_target == "CPU":
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
         if xla_bridge.backends_are_initialized():

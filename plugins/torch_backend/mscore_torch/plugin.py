@@ -10,6 +10,7 @@ from importlib import metadata
 
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
+
 from mscore_torch import __version__
 
 NAME = "torch"
