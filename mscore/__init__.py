@@ -21,9 +21,9 @@ from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common import initializer as _initializer_module
 from mscore.common.initializer import initializer
 from mscore import ops
-from mscore.ops.generator import Generator
+from mscore.ops.random.generator import Generator
 from mscore.ops.grad import get_grad, grad, value_and_grad, vjp
-from mscore.ops.creation import from_numpy, is_tensor
+from mscore.ops.array.creation import from_numpy, is_tensor
 from mscore import nn
 from mscore.compile import (
     constexpr, jit, jit_class, lazy_inline, mutable, no_inline, recompute)

@@ -118,7 +118,12 @@ class _Process:
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
       ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
-      all None (``groups`` empty) outside a job.
+      all None (``groups`` empty) outside a job;
+    * ``summary_slots``: ``(plugin, tag) -> slot``, the latest value of each summary operator
+      (:mod:`mscore.ops.summary`), in first-write order;
+    * ``summary_writers``: the open summary event writers (closed at exit);
+    * ``async_saves``: the threads of ``save_checkpoint(..., async_save=True)`` still to be
+      waited for, and ``async_save_errors``, what failed in them, not yet reported.
     """
 
     def __init__(self):
@@ -134,6 +139,10 @@ class _Process:
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
                               "seed": None}
+        self.summary_slots = {}
+        self.summary_writers = weakref.WeakSet()
+        self.async_saves = []
+        self.async_save_errors = []
 
 
 process = _Process()
@@ -184,9 +193,12 @@ def _reset_process():
     drop_compiled_programs()
     fresh = _Process()
     for key, value in vars(fresh).items():
-        if isinstance(getattr(process, key, None), dict):
-            getattr(process, key).clear()
-            getattr(process, key).update(value)
+        current = getattr(process, key, None)
+        if isinstance(current, (dict, weakref.WeakSet)):  # in place: modules keep them
+            current.clear()
+            current.update(value)
+        elif isinstance(current, list):
+            current[:] = value
         else:
             setattr(process, key, value)
 
@@ -196,9 +208,10 @@ def reset():
     backend selected: the next op selects ``MSCORE_BACKEND`` or numpy again), no seeds, no
     random stream, determinism off (every backend switched to its deterministic mode is
     switched back, e.g. torch's global deterministic algorithms), no compiled programs, no
-    communication job, every :func:`section` at its defaults, and the calling thread's
-    :class:`_PerThread` state and :data:`boost_active` cleared. Other threads' per-thread
-    state is theirs to clear.
+    communication job, no summary values, open summary writers or pending asynchronous
+    checkpoint saves (forgotten: not closed, not waited for), every :func:`section` at its
+    defaults, and the calling thread's :class:`_PerThread` state and :data:`boost_active`
+    cleared. Other threads' per-thread state is theirs to clear.
     A communication job that is running is forgotten, not released."""
     _reset_process()
     thread.__init__()

@@ -179,7 +179,7 @@ def host_rng() -> np.random.Generator:
 
 def _restart_random_stream():
     """Drop the global random stream: the next draw starts it afresh from the global seed
-    (:mod:`mscore.ops.random` makes it, reading the seed from :mod:`mscore._state`)."""
+    (:mod:`mscore.ops.random.draws` makes it, reading the seed from :mod:`mscore._state`)."""
     stream = _state.process.random_stream
     stream["param"] = None
     stream["backend"] = None

@@ -55,7 +55,7 @@ def call(name, *args, **attrs):
 
 # What amp's casts ask of the active backend, each asked once: [backend, {mscore dtype:
 # (native dtype, the backend's float_caster for it)}, {native dtype: whether it is floating}].
-_float_cast_memo = [None, {}, {}]
+_float_cast_memo: list = [None, {}, {}]
 
 
 def recast_float(a, target):
@@ -119,7 +119,7 @@ def shape(a):
 # The active backend's answers of ``dtype`` by native dtype object: an array's mscore dtype
 # is a function of its library dtype alone, so it is asked once per dtype (the first list is
 # the backend the memo was filled by; another backend starts afresh).
-_dtype_memo = [None, {}]
+_dtype_memo: list = [None, {}]
 
 
 def dtype(a):

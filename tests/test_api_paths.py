@@ -82,7 +82,7 @@ def test_reexports_are_the_same_objects():
     assert ms.ops.operations.MatMul is ms.ops.MatMul
     assert "Model" in dir(ms) and "float" in dir(ms)
     with pytest.raises(AttributeError):
-        ms.no_such_name
+        _ = ms.no_such_name
 
 
 @pytest.fixture(scope="module")

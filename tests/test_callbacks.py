@@ -186,7 +186,7 @@ def test_run_context_and_callback_param():
     p.x = 3
     assert p["x"] == 3
     with pytest.raises(AttributeError):
-        p.missing
+        _ = p.missing
 
 
 def test_callbacks_argument_is_checked():

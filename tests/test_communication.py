@@ -277,14 +277,13 @@ def fake_job(monkeypatch):
     """Make this process rank 1 of a 2-process job whose collectives are a FakeJob."""
     job = FakeJob(rank=1)
     backend = ms.context.current_backend()
-    monkeypatch.setitem(management._state, "collectives", job)
-    monkeypatch.setitem(management._state, "backend", backend)
-    monkeypatch.setitem(management._state, "env", JobEnv(1, 2, 1, 2, "127.0.0.1", 1))
-    monkeypatch.setitem(management._state, "groups", {})
-    monkeypatch.setitem(management._state, "seed", 1234)
+    # the job this process joined is process state (mscore._state); reset() forgets it
+    _state.process.communication.update(
+        collectives=job, backend=backend, env=JobEnv(1, 2, 1, 2, "127.0.0.1", 1), groups={},
+        seed=1234)
     monkeypatch.setattr(GlobalComm, "INITED", True)
     yield job
-    management._state.update(collectives=None, env=None, backend=None, groups={}, seed=None)
+    _state.reset()
 
 
 def test_reducer_sums_in_buckets_and_averages(fake_job):

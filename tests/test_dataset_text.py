@@ -43,5 +43,5 @@ def test_every_case_was_recorded():
 
 def test_unknown_names_raise_attribute_error():
     with pytest.raises(AttributeError, match="has no attribute 'SentencePieceTrainer'"):
-        ms.dataset.text.SentencePieceTrainer
+        _ = ms.dataset.text.SentencePieceTrainer
     assert set(ms.dataset.text.ABSENT).isdisjoint(ms.dataset.text.__all__)

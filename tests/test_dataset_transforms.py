@@ -172,4 +172,4 @@ def test_vision_transforms_module_holds_every_vision_transform():
     for name in vision.__all__:
         assert getattr(vt, name) is getattr(vision, name), name
     with pytest.raises(AttributeError, match="NoSuchTransform"):
-        vt.NoSuchTransform
+        _ = vt.NoSuchTransform

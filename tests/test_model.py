@@ -535,7 +535,9 @@ def test_model_argument_checks():
     opt = nn.SGD(net.trainable_params(), 0.1)
     with pytest.raises(ValueError, match="optimizer"):
         Model(net, loss, amp_level="O2")
-    with pytest.raises(ValueError, match="amp_level"):
+    with pytest.raises(ValueError,
+                       match=r"^The .level. should be in : \[.O0., .O1., .O2., .O3., .auto.\], "
+                             r"but got O4\.$"):
         Model(net, loss, opt, amp_level="O4")
     with pytest.raises(ValueError, match="unsupported keyword"):
         Model(net, loss, opt, loss_scale=3)

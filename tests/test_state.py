@@ -83,3 +83,30 @@ def test_reset_clears_only_the_calling_threads_state():
     worker.join(5)
     assert seen == {"exporting": True}
     assert _state.thread.exporting is False
+
+
+def test_reset_forgets_summary_values_writers_and_async_saves(tmp_path):
+    """Each piece of state the summary operators, the summary writers and asynchronous
+    checkpoint saves keep lives in ``_state.process``; reset() forgets it."""
+    from mscore.ops import summary as summary_ops
+    from mscore.train.summary.record import SummaryRecord
+
+    _state.reset()
+    ms.ops.ScalarSummary()("loss", ms.Tensor(np.array(2.5, np.float32)))
+    record = SummaryRecord(str(tmp_path / "summary"))
+    net = ms.nn.Dense(3, 2)
+    ms.save_checkpoint(net, str(tmp_path / "net.ckpt"), async_save=True)
+    saves = list(_state.process.async_saves)
+    assert list(_state.process.summary_slots) == [("scalar", "loss")]
+    assert len(_state.process.summary_writers) == 1 and saves
+    _state.reset()
+    try:
+        assert summary_ops.consume_pending() == []   # the recorded value is gone
+        assert len(_state.process.summary_writers) == 0
+        assert _state.process.async_saves == [] and _state.process.async_save_errors == []
+        assert not ms.async_ckpt_thread_status()
+    finally:
+        for thread in saves:
+            thread.join()
+        record.close()
+    assert (tmp_path / "net.ckpt").exists()

@@ -106,7 +106,7 @@ def mscore_params(obj, call=False):
     """``[name, kind code, default-or-_MISSING]`` of mscore's callable (a class: its
     constructor; ``call=True``: the inputs of a Primitive instance), or None."""
     if call:
-        sig_of = getattr(importlib.import_module("mscore.ops.primitives"), "call_signature",
+        sig_of = getattr(importlib.import_module("mscore.ops.primitive_base"), "call_signature",
                          None)
         if sig_of is None:
             return None

@@ -5,7 +5,8 @@ from mscore.amp.convert import auto_mixed_precision, custom_mixed_precision
 from mscore.amp.lists import CastList, get_black_list, get_white_list
 from mscore.amp.loss_scale import (
     DynamicLossScaleManager, DynamicLossScaler, FixedLossScaleManager, LossScaleManager,
-    LossScaler, StaticLossScaler, all_finite, init_status)
+    LossScaler, StaticLossScaler, init_status)
+from mscore.nn.wrap.loss_scale import all_finite
 from mscore.amp.loss_scale import _grad_scale_map, _grad_unscale_map
 #   LossScaler example imports these two private helpers)
 

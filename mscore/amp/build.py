@@ -20,17 +20,16 @@ from __future__ import annotations
 
 from mscore import context
 from mscore.common import dtype as mdt
-from mscore.boost.boost import boost_for_training
+from mscore.boost.boost import boost_for_training, check_boost_level
 from mscore.boost.boost_cell_wrapper import (
     BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell)
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.cell_wrapper import TrainOneStepCell, WithLossCell
 from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
 from mscore.ops import functional as F
-from mscore.amp.convert import auto_mixed_precision
+from mscore.amp.convert import check_amp_level, convert_checked
 from mscore.amp.loss_scale import DynamicLossScaleManager, LossScaleManager
 
-_LEVELS = ("O0", "O1", "O2", "O3", "auto")
 _KWARGS = ("cast_model_type", "keep_batchnorm_fp32", "loss_scale_manager")
 
 
@@ -105,11 +104,15 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
                         f"{type(optimizer).__name__}")
     if loss_fn is not None and not isinstance(loss_fn, Cell):
         raise TypeError(f"loss_fn: expected a Cell or None, got {type(loss_fn).__name__}")
-    if not isinstance(level, str) or level not in _LEVELS:
-        raise ValueError(f"level: expected one of {list(_LEVELS)}, got {level!r}")
-    if boost_level not in ("O0", "O1", "O2"):
-        raise ValueError(f"boost_level: expected 'O0', 'O1' or 'O2', got {boost_level!r}")
+    check_amp_level(level)
+    check_boost_level(boost_level)
     validate_build_kwargs(kwargs)
+    return build_checked(network, optimizer, loss_fn, level, boost_level, **kwargs)
+
+
+def build_checked(network, optimizer, loss_fn, level, boost_level, **kwargs):
+    """:func:`build_train_network` of a network, optimizer, loss, levels and keywords already
+    checked (``Model`` checks them when it is made and builds on first use)."""
     if boost_level != "O0":   # less BN, gradient freezing, AdaSum: see mscore.boost
         network, optimizer = boost_for_training(network, optimizer, boost_level)
     level = resolve_auto_level(level)
@@ -128,9 +131,9 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
 
     if cast_type is not mdt.float32:
         amp_level = "O2" if config["keep_batchnorm_fp32"] else "O3"
-        network = auto_mixed_precision(network, amp_level, cast_type)
+        network = convert_checked(network, amp_level, cast_type)
     elif level == "O1":
-        network = auto_mixed_precision(network, "O1")
+        network = convert_checked(network, "O1", mdt.float16)
 
     if loss_fn is not None:
         if cast_type is not mdt.float32:

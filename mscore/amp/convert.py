@@ -18,12 +18,20 @@ import warnings
 
 from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
-from mscore.ops import primitives as P
-from mscore.ops.primitives import cast_floating
+from mscore.ops import operations as P
+from mscore.ops.primitive_base import cast_floating
 from mscore.amp.autocast import autocast
 from mscore.amp.lists import CastList, default_policy
 
 AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
+
+
+def check_amp_level(level):
+    """``level`` if it is one of :data:`AMP_LEVELS`, else MindSpore's ValueError (of ``Model``
+    and ``build_train_network``)."""
+    if not isinstance(level, str) or level not in AMP_LEVELS:
+        raise ValueError(f"The 'level' should be in : {list(AMP_LEVELS)}, but got {level}.")
+    return level
 
 
 class _OutputCast(Cell):
@@ -173,8 +181,13 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mdt.float16):
                             "function.")
         return _autocast_function(network, _check_low_dtype(dtype))
     if not isinstance(amp_level, str) or amp_level not in AMP_LEVELS:
-        raise ValueError(f"amp_level: expected one of {list(AMP_LEVELS)}, got {amp_level!r}")
-    dtype = _check_low_dtype(dtype)
+        raise ValueError(f"The amp level {amp_level} is not supported")
+    return convert_checked(network, amp_level, _check_low_dtype(dtype))
+
+
+def convert_checked(network, amp_level, dtype):
+    """:func:`auto_mixed_precision` of arguments already checked (``build_train_network``
+    converts with the level it checked)."""
     if amp_level == "O0":
         return network
     _mark_level(network, amp_level)

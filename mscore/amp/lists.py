@@ -12,9 +12,7 @@ from __future__ import annotations
 from mscore import dispatch, nn
 from mscore.nn.cell import Cell
 from mscore.plugin.registry import get_registry
-from mscore.ops import primitives as P
-
-
+from mscore.ops import operations as P
 class CastList:
     """An ordered set of Cell and/or Primitive classes with a role ("white" or "black").
 

@@ -8,23 +8,14 @@ overflow or increase it is multiplied by ``factor``.
 """
 from __future__ import annotations
 
-import numbers
 
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.wrap.loss_scale import (
     HOST_OPS, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaleRule, DynamicLossScaleUpdateCell,
-    FixedLossScaleUpdateCell, all_finite, check_overflow_streak)  # noqa: F401 (mscore.amp's)
+    FixedLossScaleUpdateCell, check_loss_scale, check_overflow_streak)
 from mscore.ops import functional as F
-
-
-def _check_scale(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
-    if not value >= 1:
-        raise ValueError(f"{name}: must be >= 1, got {value}")
-    return float(value)
 
 
 def init_status():
@@ -77,7 +68,7 @@ class StaticLossScaler(LossScaler):
     """A constant scale: ``StaticLossScaler(scale_value)``, ``scale_value >= 1``."""
 
     def __init__(self, scale_value):
-        value = _check_scale(scale_value, "scale_value")
+        value = check_loss_scale(scale_value, "scale_value")
         self.scale_value = Parameter(Tensor(value, mdt.float32), name="scale_value",
                                      requires_grad=False)
 
@@ -92,7 +83,7 @@ class DynamicLossScaler(LossScaler):
     finite steps (if the product stays finite): :class:`DynamicLossScaleRule` on Tensors."""
 
     def __init__(self, scale_value, scale_factor, scale_window):
-        value = _check_scale(scale_value, "scale_value")
+        value = check_loss_scale(scale_value, "scale_value")
         self._rule = DynamicLossScaleRule(scale_factor, scale_window, keep_finite=True)
         self.scale_factor = scale_factor
         self.scale_window = scale_window
@@ -147,7 +138,7 @@ class FixedLossScaleManager(LossScaleManager):
     """
 
     def __init__(self, loss_scale=128.0, drop_overflow_update=True):
-        self._loss_scale = _check_scale(loss_scale, "loss_scale")
+        self._loss_scale = check_loss_scale(loss_scale, "loss_scale")
         if not isinstance(drop_overflow_update, bool):
             raise TypeError(f"drop_overflow_update: expected a bool, got "
                             f"{type(drop_overflow_update).__name__}")
@@ -178,7 +169,7 @@ class DynamicLossScaleManager(LossScaleManager):
     """
 
     def __init__(self, init_loss_scale=2 ** 24, scale_factor=2, scale_window=2000):
-        self.loss_scale = _check_scale(init_loss_scale, "init_loss_scale")
+        self.loss_scale = check_loss_scale(init_loss_scale, "init_loss_scale")
         self._rule = DynamicLossScaleRule(scale_factor, scale_window)
         self.scale_factor = scale_factor
         self.scale_window = scale_window

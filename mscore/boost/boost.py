@@ -46,7 +46,18 @@ _LEVELS = {
     "O2": dict(dict.fromkeys(_FEATURES, False), less_bn=True, grad_freeze=True, adasum=True),
 }
 
+BOOST_LEVELS = tuple(_LEVELS)   # the boost_level values ('O0', 'O1', 'O2')
+
 _active = _state.boost_active   # the AutoBoost made last in this context
+
+
+def check_boost_level(level):
+    """``level`` if it is one of :data:`BOOST_LEVELS`, else MindSpore's ValueError (of
+    ``Model`` and ``build_train_network``)."""
+    if not isinstance(level, str) or level not in BOOST_LEVELS:
+        raise ValueError(f"The 'boost_level' should be in : {list(BOOST_LEVELS)}, but got "
+                         f"{level}.")
+    return level
 
 
 def current():

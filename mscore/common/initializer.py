@@ -453,3 +453,6 @@ def initializer(init, shape=None, dtype=mdt.float32):
     arr = np.zeros(shape, dtype=dtype.np_dtype)
     init(arr)
     return Tensor(arr, dtype=dtype)
+
+
+Tensor._initializer = staticmethod(initializer)

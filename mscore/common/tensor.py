@@ -64,15 +64,17 @@ class Tensor:
     """
 
     __slots__ = ("_data", "__weakref__")
+    # ``initializer(init, shape, dtype)`` of mscore.common.initializer, for ``Tensor(init=...)``
+    _initializer = None
 
     def __init__(self, input_data=None, dtype=None, shape=None, init=None, const_arg=False):
         dtype = None if dtype is None else mdt.as_dtype(dtype)
         if init is not None:
             if input_data is not None:
                 raise ValueError("Tensor: give either input_data or init with shape, not both")
-            # initializer (a layer above: it makes Tensors) is imported where it is used.
-            from mscore.common.initializer import initializer
-            self._data = initializer(init, shape, dtype or mdt.float32)._data
+            # mscore.common.initializer makes Tensors, so it binds itself here on import
+            # (mscore.common loads it).
+            self._data = Tensor._initializer(init, shape, dtype or mdt.float32)._data
             return
         if input_data is None:
             if shape is None:
@@ -208,7 +210,7 @@ class Tensor:
         return tensor_text.tensor_str(self.asnumpy(), self.dtype)
 
     # The methods that compute (operators, astype, reshape, sum, ...) are ops: the ops layer
-    # attaches them (mscore/ops/tensor_methods.py).
+    # attaches them (mscore/ops/tensor_api/).
     # -- copies ------------------------------------------------------------------------------
     def copy(self):
         """A copy with its own storage."""

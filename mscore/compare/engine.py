@@ -10,9 +10,11 @@ from mscore.compare.errors import BackendRunError, CompareSetupError
 from mscore.compare.report import CompareReport
 from mscore.compare._factory import load_factory
 from mscore.compare.bisect import bisect_drifts
+from mscore.amp.convert import AMP_LEVELS
 import mscore as ms
 
-_AMP = ("O0", "O1", "O2", "O3")
+# the levels of mscore.amp but 'auto' (which picks O2 or O3 by device)
+_AMP = tuple(level for level in AMP_LEVELS if level != "auto")
 
 
 def _check_options(steps, amp_level, mode, seed, device_target):

@@ -18,32 +18,25 @@ import inspect
 import numpy as np
 
 from mscore import context as _context
+from mscore import fused_reference
 from mscore._state import process as _process
 from mscore._state import thread as _thread
 from mscore.common import cast_cache
-from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+from mscore.plugin.optional import OPTIONAL_MEMBERS
+from mscore.plugin.optional import signature as optional_signature
 from mscore.nn.cell import Cell
 
 # Primitive ops that only read metadata or move data out: forwarded, never recorded.
 _PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
 RANDOM_OPS = {"random_uniform", "random_normal"}
 
-_P = inspect.Parameter
-# Signatures of the fused ops a format may record (Backend declares them as None).
-_FUSED_SIGNATURES = {
-    "softmax": ("x", "axis"), "log_softmax": ("x", "axis"), "relu": ("x",),
-    "dense": ("x", "w", "b"),
-    "batch_norm": ("x", "running_mean", "running_var", "weight", "bias", "training",
-                   "momentum", "eps"),
-}
 
 
 def _signature(name):
-    if name in _FUSED_SIGNATURES:
-        return inspect.Signature([_P(p, _P.POSITIONAL_OR_KEYWORD)
-                                  for p in _FUSED_SIGNATURES[name]])
+    if name in OPTIONAL_MEMBERS:
+        return optional_signature(name)
     sig = inspect.signature(getattr(Backend, name))
     params = list(sig.parameters.values())[1:]  # drop self
     return sig.replace(parameters=params)
@@ -196,21 +189,9 @@ def _batch_norm(real, x, running_mean, running_var, weight, bias, training, mome
     fused = getattr(real, "batch_norm", None)
     if fused is not None:
         return fused(x, running_mean, running_var, weight, bias, training, momentum, eps)[0]
-    xdt = real.dtype(x)
-    cdt = mdt.float32 if xdt.itemsize < 4 else xdt
-    n = len(real.shape(x))
-    bshape = (1, -1) + (1,) * (n - 2)
-
-    def param(p):
-        p = p if real.dtype(p) is cdt else real.cast(p, cdt)
-        return real.reshape(p, bshape)
-
-    xc = x if xdt is cdt else real.cast(x, cdt)
-    scale = real.div(param(weight), real.sqrt(real.add(param(running_var),
-                                                        real.full((), eps, cdt))))
-    shift = real.sub(param(bias), real.mul(param(running_mean), scale))
-    out = real.add(real.mul(xc, scale), shift)
-    return out if xdt is cdt else real.cast(out, xdt)
+    # the one eval forward (and half-precision rule), run on the real backend (active here)
+    return fused_reference.batch_norm(x, running_mean, running_var, weight, bias, False,
+                                      momentum, eps)[0]
 
 
 FUSED_RECORDERS = {
@@ -245,7 +226,11 @@ class Recorder:
 
         def recorded(*args, **attrs):
             bound = _signature(name).bind(*args, **attrs)
-            out = compute(self._real, *bound.args, **bound.kwargs)
+            _process.backend = self._real   # computed by the real backend, recorded as one op
+            try:
+                out = compute(self._real, *bound.args, **bound.kwargs)
+            finally:
+                _process.backend = self
             self._graph.record(name, args, attrs, out)
             if name == "batch_norm":  # the layer expects (out, new_mean, new_var)
                 return out, None, None

@@ -104,8 +104,8 @@ def stack(tensors, dim=0):
 
 @_export
 def hstack(tensors):
-    """Joined along axis 1 (axis 0 for 1-d tensors)."""
-    return ops.concat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    """Joined along axis 1 (axis 0 for 1-d tensors): :func:`mscore.ops.hstack`."""
+    return ops.hstack(tensors)
 
 
 @_export
@@ -265,22 +265,9 @@ def bernoulli(input, *, generator=None):
 
 @_export
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """``num_samples`` category indices drawn per row with probabilities ``input``."""
-    probs = input.asnumpy().astype(np.float64)
-    rows = probs.reshape(-1, probs.shape[-1])
-    n = int(num_samples)
-    out = []
-    for row in rows:
-        p = row / row.sum()
-        if replacement:
-            draws = ops.rand((n,)).asnumpy()
-            out.append(np.minimum(np.searchsorted(np.cumsum(p), draws, side="right"),
-                                  len(p) - 1))
-        else:  # exponential race: the n smallest -log(u) / p, without repeats
-            keys = -np.log(ops.rand((len(p),)).asnumpy() + 1e-30) / np.maximum(p, 1e-300)
-            out.append(np.argsort(keys, kind="stable")[:n])
-    res = np.stack(out).astype(np.int64)
-    return Tensor(res.reshape(probs.shape[:-1] + (n,)))
+    """``num_samples`` category indices drawn per row with probabilities ``input``
+    (:func:`mscore.ops.multinomial`, without replacement by default)."""
+    return ops.multinomial(input, num_samples, replacement)
 
 
 @_export

@@ -443,16 +443,3 @@ def _cast_input(a, dtype):
     if isinstance(a, (tuple, list)):
         return type(a)(_cast_input(x, dtype) for x in a)
     return a
-
-
-def __getattr__(name):
-    # The containers moved to mscore.nn.layer.container (MindSpore's module); this keeps
-    # ``from mscore.nn.cell import SequentialCell`` working.
-    if name in ("SequentialCell", "CellList", "CellDict"):
-        from mscore.nn.layer import container
-        return getattr(container, name)
-    raise AttributeError(f"module 'mscore.nn.cell' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted({*globals(), "SequentialCell", "CellList", "CellDict"})

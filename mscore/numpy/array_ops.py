@@ -6,7 +6,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore import ops
-from mscore.ops import array_extra_func
+from mscore.ops.array import sorting
 from mscore.numpy._convert import asarray
 
 __all__ = [
@@ -267,7 +267,7 @@ def searchsorted(a, v, side="left", sorter=None):
 
 def unique(x, return_inverse=False):
     """The distinct values, sorted (with the inverse indices on request)."""
-    return array_extra_func.unique_values(asarray(x), return_inverse=return_inverse)
+    return sorting.unique_values(asarray(x), return_inverse=return_inverse)
 
 
 def size(a, axis=None):

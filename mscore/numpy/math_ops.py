@@ -9,8 +9,8 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore import ops
-from mscore.ops import integer_random_func
-from mscore.ops.elementwise import int_fmod
+from mscore.ops.math import bitwise
+from mscore.ops.math.elementwise import int_fmod
 from mscore.numpy._convert import asarray, float_input, with_dtype
 
 __all__ = []
@@ -55,8 +55,8 @@ _UNARY = {
     "arcsin": (ops.asin, float_input), "arccos": (ops.acos, float_input),
     "arctan": (ops.atan, float_input), "arcsinh": (ops.asinh, float_input),
     "arccosh": (ops.acosh, float_input), "arctanh": (ops.atanh, float_input),
-    "invert": (integer_random_func.bitwise_not, asarray),
-    "bitwise_not": (integer_random_func.bitwise_not, asarray),
+    "invert": (bitwise.bitwise_not, asarray),
+    "bitwise_not": (bitwise.bitwise_not, asarray),
     "cbrt": (lambda x: ops.mul(ops.sign(x), ops.pow(ops.abs(x), 1.0 / 3.0)), float_input),
 }
 for _name, (_op, _prep) in _UNARY.items():

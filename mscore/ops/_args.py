@@ -211,3 +211,24 @@ def _float_tensor(x, name, cls):
     if not x.dtype.is_floating:
         raise TypeError(f"For '{cls}', '{name}' must be a floating-point Tensor, got {x.dtype}")
     return x
+
+
+def _tensor(x, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _axis(axis, ndim, name="axis"):
+    """``axis`` as a non-negative int in ``[0, ndim)`` (a 0-d tensor has axis 0 and -1)."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{name}: expected an int, got {type(axis).__name__}")
+    n = builtins.max(ndim, 1)
+    if not -n <= axis < n:
+        raise ValueError(f"{name}: {axis} is out of range [{-n}, {n})")
+    return int(axis) % n
+
+
+def _host(x):
+    """``x`` (a Tensor, or an array-like) as a host numpy array."""
+    return x.asnumpy() if isinstance(x, Tensor) else np.asarray(x)

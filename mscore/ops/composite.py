@@ -25,8 +25,8 @@ from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
 from mscore.ops.grad import GradOperation
-from mscore.ops.linalg import mm
-from mscore.ops.random import normal
+from mscore.ops.linalg.products import mm
+from mscore.ops.random.draws import normal
 
 uniform = F.uniform
 

@@ -14,7 +14,7 @@ from operator import attrgetter
 
 from mscore import dispatch
 from mscore.dispatch import call
-from mscore.ops.elementwise import native_addcmul
+from mscore.ops.math.elementwise import native_addcmul
 
 
 def divide_all(arrays, scalar):

@@ -18,11 +18,11 @@ from mscore import context
 from mscore._state import GRAPH_MODE
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import dispatch
+from mscore import _state, dispatch
 from mscore.ops.primitive_base import Primitive
 
 _lock = threading.Lock()
-_slots: dict = {}            # (plugin, tag) -> _SummarySlot, in first-write order
+_slots = _state.process.summary_slots   # (plugin, tag) -> _SummarySlot, in first-write order
 
 
 class _SummarySlot(Parameter):

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+from .optional import OPTIONAL_MEMBERS
+
+# A type checker sees the optional members' signatures on Backend; at run time each is None
+# until a backend binds it.
+if TYPE_CHECKING:
+    from .optional import OptionalMethods as _Typed
+else:
+    _Typed = object
 
 # The primitive op names, in the order the docs list them. The conformance kit checks each.
 PRIMITIVE_OPS = (
@@ -171,7 +180,7 @@ def device_target(device):
     return {"CUDA": "GPU", "ASCEND": "Ascend"}.get(head, head)
 
 
-class Backend:
+class Backend(_Typed):
     """Base class of a backend: the primitive op set over native arrays.
 
     Subclasses set ``name`` and implement every method that raises ``NotImplementedError``
@@ -183,105 +192,11 @@ class Backend:
     name = "abstract"
     capabilities: frozenset = frozenset()
 
-    # Fused ops: None means "use the core's composite from primitives".
-    softmax = None
-    log_softmax = None
-    layer_norm = None
-    batch_norm = None
-    cross_entropy = None
-    attention = None
-    # addcmul(a, b, c) -> a + b * c (one dtype, numpy broadcasting): one pass instead of two
-    # for the optimizers' updates (param + step * -lr, momentum * v + grad).
-    addcmul = None
-    # relu(x) -> max(x, 0) with gradient 0 at 0; dense(x, w, b) -> x @ w.T + b with x
-    # (..., in), w (out, in), b (out,) or None, one dtype: the MLP hot path in one kernel
-    # each (the composites cost 2-3 kernels forward and backward).
-    relu = None
-    dense = None
-    # gelu(x, approximate) with approximate "none" (erf) or "tanh"; conv_bias(x, w, b, stride,
-    # padding, dilation, groups) -> conv(x, w, ...) + b over the channel axis (b: (O,)).
-    gelu = None
-    conv_bias = None
-    # int_floor_divide(a, b) -> a // b of integer (not bool) arrays of one dtype, broadcasting,
-    # exact: rounded toward -inf, ``MIN // -1`` wraps to MIN, ``x // 0`` is MAX, MIN or 0 by
-    # the sign of x (``rules.floor_divide_edges`` turns a library's floor division into that).
-    # None: the core's composite from ``div`` (about twenty calls).
-    int_floor_divide = None
-    # rnn_sequence(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh) -> (out, h_T, c_T): one direction
-    # of one recurrent layer ('LSTM', 'GRU', 'RNN_TANH', 'RNN_RELU') over the whole sequence,
-    # x (T, N, in), h0/c0 (N, H) (c0 and c_T None but for LSTM), weights as nn.LSTM's, biases
-    # both None or both given; differentiable by the backend's own autodiff. The reference:
-    # mscore.fused_reference.rnn_sequence (a Python loop over the steps).
-    rnn_sequence = None
-    # Not in FUSED_OPS, looked up by name where a backend without native autodiff has them:
-    # relu_backward, sparse_nll_rows, sparse_xent_grad (defined in mscore/autodiff/kernels.py)
-    # and class_label_check (mscore.ops.loss), each by its composite.
-
-    # Over lists of arrays, returning new ones (multi-tensor passes: no Python loop per array):
-    # foreach_div(arrays, scalar) -> [a / scalar] with a 0-d scalar (results keep each dtype);
-    # momentum_update(params, moments, grads, lr, momentum, nesterov, inplace) -> (params,
-    # moments), one dtype, lr/momentum 0-d: v = momentum * v + g; p -= lr * v (Nesterov:
-    # lr * (g + m v)); with inplace=True the results may be written into params and moments.
-    # unscale_check(arrays, scale) -> (arrays / scale, finite): one pass that also tells
-    # (finite: a 0-d bool array) whether no result holds inf/nan; may overwrite ``arrays``.
-    # adam_update(params, m, v, grads, lr, beta1, beta2, eps, nesterov, weight_decay, inplace)
-    # -> (params, m, v): m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
-    # p -= lr (n / (sqrt(v) + eps) + wd p), n = m (Nesterov: b1 m + (1-b1) g); lr and
-    # weight_decay (or None) 0-d, betas/eps floats.
-    foreach_div = None
-    # batch_norm_inplace(x, running_mean, running_var, weight, bias, momentum, eps) -> out:
-    # training batch_norm that writes the new running statistics into the given arrays (the
-    # core calls it only when nothing else can see them), or None when it cannot for these
-    # dtypes (the core then uses the functional ``batch_norm``).
-    batch_norm_inplace = None
-    momentum_update = None
-    adam_update = None
-    unscale_check = None
-    # Model parallelism in one process (SEMI_AUTO_PARALLEL strategies): shard(array, parts)
-    # -> the array laid out over this process's devices, ``parts`` one int per axis (how many
-    # equal pieces along it; 1: whole), eagerly a placed array, inside a compiled program a
-    # sharding annotation the compiler partitions by (GSPMD). None: no such layout.
-    shard = None
-
-    # Optional methods (OPTIONAL_METHODS), None when the backend does without; section 5 of
-    # docs/backend-authors.md says more:
-    # native_dtype(dtype) -> the library's dtype object for mscore ``dtype`` (used by the
-    #     backend's own creation ops and by tests; the core never needs it).
-    native_dtype = None
-    # float_caster(dtype) -> a one-argument callable ``f`` with ``f(a) == cast(a, dtype)`` for
-    #     a floating array ``a`` and the floating mscore ``dtype``, best a C method of the
-    #     library (amp's per-step casts of weights and inputs reach it with no Python frame
-    #     between); asked once per dtype; needs native_dtype.
-    float_caster = None
-    # copy(a) -> a new array with ``a``'s values sharing no buffer with it; GRAPH_MODE uses it
-    #     to protect a value passed twice from buffer donation (default: a select of ``a``
-    #     against itself, one extra kernel).
-    copy = None
-    # value_and_grad(fn, primals, has_aux) -> ((value, aux), grads): native autodiff;
-    #     ``fn`` maps native arrays to (scalar value, aux); ``grads`` has one native array per
-    #     primal (zeros where the value does not depend on it). None: mscore.autodiff.
-    value_and_grad = None
+    # The optional members (:mod:`mscore.plugin.optional` has their signatures, grouped by
+    # concern) are None here, each set below the class: a backend binds the ones it has.
     # True when every array value_and_grad returns is already cut from the library's graph
     # (torch: detached): the core then skips its stop_gradient of each.
     value_and_grad_detached = False
-    # grad_boundary(arrays, vjp) -> arrays unchanged (a list); on the backward pass
-    #     ``vjp(cotangents, needed)`` gives one cotangent per input (None where ``needed[i]``
-    #     is False). Required with native autodiff for cells' backward hooks.
-    grad_boundary = None
-    # compile(fn, donate_argnums=()) -> fn with the same signature, compiled (jit): the
-    #     GRAPH_MODE program. None: GRAPH_MODE runs the program eagerly.
-    compile = None
-    # set_deterministic(flag) -> None: switch the library's deterministic mode on (True) or
-    #     off (False); mscore.set_deterministic calls it on each switch, and on selecting the
-    #     backend while the flag is on. None: the backend is deterministic as it is (where it
-    #     declares ``deterministic``) and has nothing to switch.
-    set_deterministic = None
-    # host_callback(fn, arrays) -> None: call ``fn(*numpy copies of arrays)`` on the host when
-    #     the program reaches this point: eagerly at once; inside a compiled or differentiated
-    #     program each time it runs, in program order (jax: ``jax.debug.callback``, ordered).
-    #     ``ops.Print`` uses it. None: the core calls ``fn`` with ``to_numpy`` of each array
-    #     (enough when the arrays are always concrete).
-    host_callback = None
 
     def __init__(self):
         self.device = "CPU"
@@ -477,6 +392,10 @@ class Backend:
 
 
 # Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).
+for _name in OPTIONAL_MEMBERS:
+    setattr(Backend, _name, None)
+
+
 _DEFAULTED = frozenset({"stop_gradient", "synchronize", "memory_stats"})
 
 

@@ -15,6 +15,9 @@ values move over at the first update; the numbers are the same.
 from __future__ import annotations
 
 import functools
+
+import numpy as np
+
 from mscore.plugin.registry import get_registry
 
 
@@ -22,9 +25,8 @@ from mscore.plugin.registry import get_registry
 def _array_type(backend):
     """The type of the native arrays ``backend`` makes, or None if it cannot tell (cached:
     backends live as long as the process)."""
-    from mscore.common import dtype as mdt
     try:
-        return type(backend.full((1,), 0, mdt.float32))
+        return type(backend.from_numpy(np.zeros(1, np.float32)))
     except Exception:  # a backend that cannot even make an array: nothing to compare with
         return None
 

@@ -501,11 +501,17 @@ def _adopt_capabilities(backend, spec):
 REGISTRY = Registry()
 
 
+# The built-in numpy backend's entry point, as pyproject.toml declares it: the registry loads
+# it like any plugin, by name (the backends sit above the registry).
+BUILTIN_ENTRY_POINT = metadata.EntryPoint(
+    name=DEFAULT_BACKEND, value="mscore.backends.numpy.plugin", group=ENTRY_POINT_GROUP)
+
+
 def register_builtin(registry):
     """Register the built-in numpy backend in ``registry`` (for when the package's metadata,
     which names it as an entry point, is missing)."""
-    from mscore.backends.numpy import plugin as numpy_plugin
-    registry.register_plugin(numpy_plugin, DEFAULT_BACKEND, distribution=CORE_DISTRIBUTION)
+    registry.register_plugin(BUILTIN_ENTRY_POINT.load(), DEFAULT_BACKEND,
+                             distribution=CORE_DISTRIBUTION)
 
 
 def get_registry() -> Registry:

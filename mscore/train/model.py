@@ -16,16 +16,15 @@ from mscore.train.callback._callback import CallbackList, CallbackParam, RunCont
 from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
-from mscore.boost.boost import boost_model
+from mscore.boost.boost import boost_model, check_boost_level
 import mscore.nn as nn
 from mscore.nn.cell import Cell
 from mscore.nn.graph import GraphCell
-from mscore.amp import build_train_network
+from mscore.amp.build import build_checked
+from mscore.amp.convert import check_amp_level
 
 __all__ = ["Model"]
 
-_AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
-_BOOST_LEVELS = ("O0", "O1", "O2")
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 _BOOST_KWARGS = ("boost_config_dict", "acc_level")
 # what Model.predict takes as an input (MindSpore's check; a numpy array is refused)
@@ -94,10 +93,7 @@ def _boost(network, optimizer, eval_network, boost_level, boost_kwargs):
         import warnings
         warnings.warn("Model: 'acc_level' is MindSpore's old name of 'boost_level'; use "
                       "boost_level", DeprecationWarning, stacklevel=3)
-        boost_level = boost_kwargs["acc_level"]
-        if not isinstance(boost_level, str) or boost_level not in _BOOST_LEVELS:
-            raise ValueError(f"acc_level: expected one of {list(_BOOST_LEVELS)}, got "
-                             f"{boost_level!r}")
+        boost_level = check_boost_level(boost_kwargs["acc_level"])
     if boost_level == "O0" and "boost_config_dict" not in boost_kwargs:
         return network, optimizer, eval_network, boost_level
     network, optimizer, eval_network = boost_model(
@@ -162,12 +158,8 @@ class Model:
                             f"{type(eval_network).__name__}")
         if not isinstance(amp_level, str):
             raise TypeError(f"amp_level: expected a str, got {type(amp_level).__name__}")
-        if amp_level not in _AMP_LEVELS:
-            raise ValueError(f"amp_level: expected one of {list(_AMP_LEVELS)}, got "
-                             f"{amp_level!r}")
-        if not isinstance(boost_level, str) or boost_level not in _BOOST_LEVELS:
-            raise ValueError(f"boost_level: expected one of {list(_BOOST_LEVELS)}, got "
-                             f"{boost_level!r}")
+        check_amp_level(amp_level)
+        check_boost_level(boost_level)
         unknown = sorted(set(kwargs) - set(_KWARGS))
         if unknown:
             raise ValueError(f"Model: unsupported keyword argument(s) {unknown}; supported: "
@@ -225,9 +217,8 @@ class Model:
 
     def _build_train_network(self):
         if self._optimizer is not None:
-            return build_train_network(self._network, self._optimizer, self._loss_fn,
-                                       level=self._amp_level, boost_level=self._boost_level,
-                                       **self._amp_kwargs)
+            return build_checked(self._network, self._optimizer, self._loss_fn,
+                                 self._amp_level, self._boost_level, **self._amp_kwargs)
         if self._loss_fn is not None:
             return nn.WithLossCell(self._network, self._loss_fn)
         return self._network

@@ -4,7 +4,7 @@ recurrent layers' LSTM/GRU/RNN sequence), the multi-tensor
 updates (momentum_update, adam_update, foreach_div, unscale_check), the reference autodiff's
 kernels (relu_backward, sparse_nll_rows, sparse_xent_grad, see mscore.autodiff.kernels) and
 cross entropy's class_label_check through ``mscore.ops`` (the kernels through their
-definitions in mscore.autodiff.kernels and mscore.ops.loss), once with the backend's fused op
+definitions in mscore.autodiff.kernels and mscore.ops.nn.loss), once with the backend's fused op
 (when it provides one) and once with the core's composite from primitives, both against the
 numpy reference."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ from mscore.common import dtype as mstype
 from mscore.conformance import harness
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.ops.loss import class_label_check
+from mscore.ops.nn.loss import class_label_check
 from mscore.ops.multi_tensor import divide_all
 from mscore.dispatch import call
 from mscore.ops.multi_tensor import momentum_update

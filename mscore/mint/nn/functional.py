@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore import ops
-from mscore.ops.conv import conv as _conv_nd
-from mscore.ops.pooling import adaptive_max_pool_nd, avg_pool, sliding_avg
+from mscore.ops.nn.conv import conv as _conv_nd
+from mscore.ops.nn.pooling import adaptive_max_pool_nd, avg_pool, sliding_avg
 
 __all__ = [
     "relu", "relu_", "relu6", "gelu", "silu", "sigmoid", "tanh", "elu", "leaky_relu",

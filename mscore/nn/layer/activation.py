@@ -17,7 +17,7 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_int, check_number, check_tensor
 from mscore.ops import functional as F
 from mscore.ops._args import _axis1
-from mscore.ops.activation import fast_gelu
+from mscore.ops.nn.activation import fast_gelu
 
 _wrap = Tensor._wrap
 

@@ -21,8 +21,8 @@ from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_n
 from mscore.nn.layer.activation import _activation_arg
 from mscore.ops import functional as F
 from mscore.ops._args import _axis1
-from mscore.ops.image import extract_image_patches
-from mscore.ops.random import channel_dropout
+from mscore.ops.nn.image import extract_image_patches
+from mscore.ops.random.draws import channel_dropout
 
 _wrap = Tensor._wrap
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.nn.cell import Cell, CellList
+from mscore.nn.cell import Cell
+from mscore.nn.layer.container import CellList
 from mscore.nn.layer._checks import check_int, check_tensor
 from mscore.nn.layer.conv import Conv2d
 from mscore.ops import functional as F

@@ -11,7 +11,7 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_tensor
 from mscore.ops import functional as F
 from mscore import ops
-from mscore.ops.special import lbeta
+from mscore.ops.math.special import lbeta
 
 
 def _float_in(x, name, cls, dtypes=(mdt.float16, mdt.float32)):

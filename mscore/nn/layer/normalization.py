@@ -15,7 +15,7 @@ from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_n
                                      check_positive_int, check_tensor)
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
-from mscore.ops.normalization import batch_norm_checked, instance_norm, layer_norm_checked
+from mscore.ops.nn.normalization import batch_norm_checked, instance_norm, layer_norm_checked
 
 def _has_hooks(cell):
     """Whether any hook is registered on ``cell`` (one would see its inputs or their
@@ -232,25 +232,21 @@ class LayerNorm(Cell):
             gamma, beta = self.cast_param(gamma), self.cast_param(beta)
         # else: half-precision inputs are normalised in float32 (MindSpore's rule): the
         # float32 master gamma/beta serve them as they are.
-        if b != p:
-            return self._normalize_from(x, b, gamma, beta)
         if not dt.is_floating:
             raise TypeError(f"input: expected a floating-point Tensor, got {dt}")
+        normalized = tuple(shape[b:])
+        if b != p:
+            # The parameters span other axes than the normalised ones: the one normalisation
+            # in the work dtype, then scale and shift there, rounded once to the input's dtype
+            # (the half-precision rule of mscore.fused_reference).
+            work = fused_reference.work_dtype(dt)
+            xhat = Tensor._wrap(layer_norm_checked(F.cast(x, work)._data, normalized, None,
+                                                   None, float(self.epsilon)))
+            out = F.add(F.mul(xhat, F.cast(gamma, work)), F.cast(beta, work))
+            return F.cast(out, dt)
         return Tensor._wrap(layer_norm_checked(
-            xd, self.normalized_shape, None if gamma is None else gamma._data,
+            xd, normalized, None if gamma is None else gamma._data,
             None if beta is None else beta._data, float(self.epsilon)))
-
-    def _normalize_from(self, x, b, gamma, beta):
-        """Normalise over the axes from ``b`` on (wider than the parameters' axes), in the
-        half-precision rule of :mod:`mscore.fused_reference`."""
-        xc = F.cast(x, fused_reference.work_dtype(x.dtype))
-        axes = tuple(range(b, x.ndim))
-        m = F.mean(xc, axes, True)
-        d = F.sub(xc, m)
-        v = F.mean(F.mul(d, d), axes, True)
-        out = F.mul(d, F.rsqrt(F.add(v, self.epsilon)))
-        out = F.add(F.mul(out, F.cast(gamma, xc.dtype)), F.cast(beta, xc.dtype))
-        return F.cast(out, x.dtype)
 
     def extend_repr(self):
         return (f"normalized_shape={self.normalized_shape}, "

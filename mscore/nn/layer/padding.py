@@ -1,12 +1,12 @@
 """Padding layers: ``nn.Pad`` (MindSpore's per-axis paddings, CONSTANT / REFLECT /
 SYMMETRIC), ``nn.ConstantPad1d/2d/3d``, ``nn.ZeroPad2d``, ``nn.ReflectionPad1d/2d/3d`` and
 ``nn.ReplicationPad1d/2d/3d`` (torch-style ``(left, right, top, bottom, ...)`` padding of
-the last axes). The computation is :mod:`mscore.ops.pad_modes`'s."""
+the last axes). The computation is :mod:`mscore.ops.nn.pad_modes`'s."""
 from __future__ import annotations
 
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_tensor
-from mscore.ops.pad_modes import pad_axes, torch_style_widths
+from mscore.ops.nn.pad_modes import pad_axes, torch_style_widths
 
 
 def _is_int(v):

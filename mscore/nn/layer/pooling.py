@@ -4,7 +4,7 @@
 
 Plain max/avg windows run on the backend's pooling op; ``return_indices``, ``ceil_mode``,
 dilation and ``divisor_override`` (MindSpore's 'pad'-mode options) and the other poolings use
-:mod:`mscore.ops.pooling`'s gathered windows."""
+:mod:`mscore.ops.nn.pooling`'s gathered windows."""
 from __future__ import annotations
 
 from mscore import ops
@@ -14,7 +14,8 @@ from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_str, check_tensor, int_tuple
 from mscore.ops import functional as F
-from mscore.ops.pooling import (adaptive_avg_pool_nd, adaptive_max_pool_nd, fractional_max_pool_nd,
+from mscore.ops.nn.pooling import (
+    adaptive_avg_pool_nd, adaptive_max_pool_nd, fractional_max_pool_nd,
                                 max_unpool_nd, sliding_avg, sliding_max)
 
 _wrap = Tensor._wrap

@@ -7,7 +7,7 @@ mark the positions to leave out (True) and float masks are added to the scores;
 ``TransformerEncoder``/``Decoder`` build ``num_layers`` copies of a fresh layer with the given
 layer's settings (all copies start from the same values); ``Transformer`` re-initialises
 every matrix with Xavier-uniform. The attention itself is
-:func:`mscore.ops.attention.multi_head_attention_forward` (the backend's fused attention
+:func:`mscore.ops.nn.attention.multi_head_attention_forward` (the backend's fused attention
 where no weights are returned).
 """
 from __future__ import annotations
@@ -19,13 +19,14 @@ from mscore.common.initializer import HeUniform, Uniform, XavierNormal, XavierUn
     initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.nn.cell import Cell, CellList
+from mscore.nn.cell import Cell
+from mscore.nn.layer.container import CellList
 from mscore.nn.layer._checks import check_positive_int
 from mscore.nn.layer.activation import GELU, ReLU
 from mscore.nn.layer.basic import Dense, Dropout
 from mscore.nn.layer.normalization import LayerNorm
 from mscore.ops import functional as F
-from mscore.ops.attention import multi_head_attention_forward
+from mscore.ops.nn.attention import multi_head_attention_forward
 from mscore import ops
 
 

@@ -11,7 +11,7 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
-from mscore.ops.loss_embedding import reduce_loss
+from mscore.ops.nn.loss_embedding import reduce_loss
 from mscore.ops.operations import Cast, Mul, ReduceMean, ReduceSum
 
 REDUCTIONS = ("mean", "sum", "none")

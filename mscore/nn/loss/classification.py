@@ -10,7 +10,7 @@ from mscore.nn.layer._checks import check_bool, check_int, check_number
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
 from mscore import ops
-from mscore.ops.loss import _check_class_labels, _cross_entropy
+from mscore.ops.nn.loss import _check_class_labels, _cross_entropy
 
 
 def _check_pair(cls, logits, labels):

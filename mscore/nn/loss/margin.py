@@ -8,7 +8,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_reduction, check_tensor
 from mscore.ops import functional as F
 from mscore import ops
-from mscore.ops.loss_embedding import _cosine, multi_margin
+from mscore.ops.nn.loss_embedding import _cosine, multi_margin
 
 
 class MarginRankingLoss(LossBase):

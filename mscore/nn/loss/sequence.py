@@ -10,7 +10,7 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore.ops.ctc import ctc_loss
+from mscore.ops.nn.ctc import ctc_loss
 from mscore import context
 
 

@@ -22,7 +22,7 @@ def _adam_step(opt, moments1, moments2, grads, lrs, decays, nesterov):
     parameters sharing a learning rate, a weight decay and a dtype."""
     params = opt.parameters
     groups = {}
-    for i, (p, lr, wd) in enumerate(zip(params, lrs, decays)):
+    for i, (_param, lr, wd) in enumerate(zip(params, lrs, decays)):
         groups.setdefault((id(lr), id(wd)), (lr, wd, []))[2].append(i)
     for lr, wd, idx in groups.values():
         inplace = not in_compiled() and solely_owned(

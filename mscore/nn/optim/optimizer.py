@@ -49,7 +49,8 @@ from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
 from mscore import dispatch
 from mscore.dispatch import call
-from mscore.nn.cell import Cell, CellList
+from mscore.nn.cell import Cell
+from mscore.nn.layer.container import CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule
 from mscore.nn.optim.optimizer_arguments import (OptimizerArguments, centralization_flags,
                                                  default_decay_filter, recording_init)

@@ -7,6 +7,9 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
+from mscore.nn.wrap.grad_cells import (  # noqa: F401  (MindSpore's path for them)
+    ForwardValueAndGrad, GradAccumulationCell, ParameterUpdate, WithGradCell)
+from mscore.nn.wrap.loss_cell import WithLossCell, _check_cell  # noqa: F401  (its MindSpore path)
 from mscore.nn.wrap.accumulation import AccumulateGrads, ApplyAccumulated, MicroBatchSchedule
 from mscore.nn.wrap.parallel_optimizer import accumulation_plan, train_cell_update
 from mscore.ops import functional as F
@@ -14,36 +17,6 @@ from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
 
 _wrap = Tensor._wrap
-
-
-def _check_cell(value, name, cls):
-    if not isinstance(value, Cell):
-        raise TypeError(f"For '{cls}', '{name}' must be a Cell, got {type(value).__name__}")
-    return value
-
-
-class WithLossCell(Cell):
-    """``loss_fn(backbone(data), label)``: a network with its loss, for training.
-
-    ``WithLossCell(backbone, loss_fn)``; parameter names are the backbone's (no prefix).
-    """
-
-    def __init__(self, backbone, loss_fn):
-        super().__init__(auto_prefix=False)
-        self._backbone = _check_cell(backbone, "backbone", "WithLossCell")
-        if not callable(loss_fn):
-            raise TypeError(f"For 'WithLossCell', 'loss_fn' must be a Cell or a callable, got "
-                            f"{type(loss_fn).__name__}")
-        self._loss_fn = loss_fn
-
-    def construct(self, data, label):
-        out = self._backbone(data)
-        return self._loss_fn(out, label)
-
-    @property
-    def backbone_network(self):
-        """The wrapped backbone."""
-        return self._backbone
 
 
 class WithEvalCell(Cell):
@@ -157,18 +130,3 @@ class TrainOneStepCell(Cell):
         if self.return_grad:
             return loss, dict(zip(self.weights_name, grads))
         return loss
-
-
-_GRAD_CELLS = ("ForwardValueAndGrad", "WithGradCell", "GradAccumulationCell", "ParameterUpdate")
-
-
-def __getattr__(name):
-    # MindSpore's path for these; they live in grad_cells, which imports this module.
-    if name in _GRAD_CELLS:
-        from mscore.nn.wrap import grad_cells
-        return getattr(grad_cells, name)
-    raise AttributeError(f"module 'mscore.nn.wrap.cell_wrapper' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted({*globals(), *_GRAD_CELLS})

@@ -7,7 +7,7 @@ import types
 
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.cell_wrapper import WithLossCell
+from mscore.nn.wrap.loss_cell import WithLossCell
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 

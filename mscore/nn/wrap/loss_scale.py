@@ -149,17 +149,24 @@ def check_overflow_streak(streak, scale, where, limit=MAX_CONSECUTIVE_OVERFLOWS)
             f"learning rate")
 
 
+def check_loss_scale(value, name):
+    """``value`` as a float if it is a number >= 1, else the error of MindSpore's loss-scale
+    managers (``The argument 'loss_scale' must be >= 1, but got 0.5``); the one check of a
+    loss scale for the update cells, the managers and the scalers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"The argument '{name}' must be a number, but got "
+                        f"{type(value).__name__}")
+    if not value >= 1:
+        raise ValueError(f"The argument '{name}' must be >= 1, but got {value}")
+    return float(value)
+
+
 class FixedLossScaleUpdateCell(Cell):
     """Keeps the scale; ``cell(loss_scale, overflow)`` returns ``overflow``."""
 
     def __init__(self, loss_scale_value):
         super().__init__(auto_prefix=False)
-        if isinstance(loss_scale_value, bool) or not isinstance(loss_scale_value,
-                                                                  numbers.Real):
-            raise TypeError("loss_scale_value: expected a number")
-        if loss_scale_value < 1:
-            raise ValueError(f"loss_scale_value: must be >= 1, got {loss_scale_value}")
-        self.loss_scale_value = float(loss_scale_value)
+        self.loss_scale_value = check_loss_scale(loss_scale_value, "loss_scale_value")
 
     def get_loss_scale(self):
         """The scale value."""
@@ -178,10 +185,8 @@ class DynamicLossScaleUpdateCell(Cell):
 
     def __init__(self, loss_scale_value, scale_factor, scale_window):
         super().__init__(auto_prefix=False)
-        if loss_scale_value < 1:
-            raise ValueError(f"loss_scale_value: must be >= 1, got {loss_scale_value}")
+        self.loss_scale_value = check_loss_scale(loss_scale_value, "loss_scale_value")
         self.rule = DynamicLossScaleRule(scale_factor, scale_window)
-        self.loss_scale_value = float(loss_scale_value)
         self.scale_factor = float(scale_factor)
         self.scale_window = scale_window
         self.current_iterator_step = Parameter(Tensor(1, mdt.int32),

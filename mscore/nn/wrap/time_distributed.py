@@ -4,8 +4,8 @@ from __future__ import annotations
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.ops import functional as F
-from mscore.ops.array_func import unbind
-from mscore.ops.primitives import Primitive
+from mscore.ops.array.indexing import unbind
+from mscore.ops.primitive_base import Primitive
 
 
 def _check_int(value, name):

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from mscore.nn.cell import Cell, SequentialCell
+from mscore.nn.cell import Cell
+from mscore.nn.layer.container import SequentialCell
 from mscore.nn.layer.activation import LeakyReLU, ReLU, ReLU6, Sigmoid
 from mscore.nn.layer.basic import Dense
 from mscore.nn.layer.combined import Conv2dBnAct, DenseBnAct

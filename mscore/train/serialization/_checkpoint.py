@@ -30,7 +30,7 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import dispatch
+from mscore import _state, dispatch
 from mscore.train.serialization import _crypto
 from mscore.train.serialization._args import _check_bool, _check_flag
 from mscore.train.serialization._reading import read_bounded
@@ -172,8 +172,8 @@ def _check_unique(entries):
 
 
 # -- asynchronous saving ---------------------------------------------------------------------------
-_pending: list[threading.Thread] = []
-_async_errors: list[BaseException] = []
+_pending = _state.process.async_saves
+_async_errors = _state.process.async_save_errors
 _pending_lock = threading.Lock()
 
 

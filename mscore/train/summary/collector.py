@@ -11,7 +11,7 @@ import numpy as np
 
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
-from mscore.train.callback import Callback
+from mscore.train.callback._callback import Callback
 from mscore.train.summary._checks import check_landscape, check_positive, check_value_type
 from mscore.train.summary.graph import network_graph
 from mscore.train.summary.record import (SummaryRecord, _describe_network,

@@ -23,10 +23,10 @@ import threading
 import time
 import urllib.parse
 import warnings
-import weakref
 
 import numpy as np
 
+from mscore import _state
 from mscore.train.summary import events as _events
 from mscore.train.summary.crc32c import masked_crc32c
 
@@ -75,7 +75,7 @@ def create_exclusively(directory, name_for, seq=0):
             seq += 1
 
 
-_open_writers = weakref.WeakSet()
+_open_writers = _state.process.summary_writers
 
 
 @atexit.register

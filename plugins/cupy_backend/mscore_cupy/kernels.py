@@ -2,7 +2,7 @@
 
 The fused ``relu``, the kernels :mod:`mscore.autodiff.kernels` defines (``relu_backward``,
 ``sparse_nll_rows``, ``sparse_xent_grad``; that module holds each one's definition and its
-composite) and the class-label check of cross entropy (:func:`mscore.ops.loss.
+composite) and the class-label check of cross entropy (:func:`mscore.ops.nn.loss.
 class_label_check`, likewise): one elementwise CUDA kernel per call for the dtypes listed (the
 label check: one kernel and one reduction), so that a train step of an MLP launches about as
 many kernels as a hand-written CuPy step. The numpy stand-in and other dtypes run the same

@@ -37,7 +37,7 @@ from mscore_jax.core import is_tracer
 try:
     from jax import shard_map as _shard_map
 except ImportError:  # pragma: no cover - jax < 0.7
-    from jax.experimental.shard_map import shard_map as _shard_map
+    from jax.experimental.shard_map import shard_map as _shard_map  # type: ignore[no-redef]
 
 AXIS = "mscore_dp"
 SHUTDOWN_SECONDS = 20     # the most a leaving rank waits for the others in shutdown's barrier

@@ -31,7 +31,7 @@ def is_tracer(x) -> bool:
 
 def x64_enabled() -> bool:
     """True when JAX's process-wide ``jax_enable_x64`` flag is on."""
-    return bool(jax.config.jax_enable_x64)
+    return bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]  # a config flag
 
 
 def enable_x64() -> None:

@@ -7,6 +7,7 @@ from collections import deque
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
+from typing import Callable
 
 import torch
 
@@ -21,7 +22,7 @@ _PRIMAL_REFS = 3
 _wants_grad = attrgetter("requires_grad")
 _floating = torch.Tensor.is_floating_point
 _mark = torch.Tensor.requires_grad_
-_consume = partial(deque, maxlen=0)   # runs an iterator to its end, keeping nothing
+_consume: Callable = partial(deque, maxlen=0)   # runs an iterator to its end, keeping nothing
 
 # The autograd engine's entry that ``torch.autograd.grad`` and ``Tensor.backward`` both end in
 # (private; absent in another torch, where the public call is used). Called directly for a
@@ -30,7 +31,7 @@ _consume = partial(deque, maxlen=0)   # runs an iterator to its end, keeping not
 try:
     from torch.autograd.graph import _engine_run_backward
 except ImportError:   # pragma: no cover - a torch without it
-    _engine_run_backward = None
+    _engine_run_backward = None  # type: ignore[assignment]
 _PRESERVE = torch.preserve_format
 
 

@@ -59,9 +59,10 @@ class TorchBackend(TorchCore, TorchOps, TorchFused, TorchRandom, TorchAutodiff, 
                 ("minimum", t.minimum), ("equal", t.eq), ("not_equal", t.ne),
                 ("less", t.lt), ("less_equal", t.le), ("greater", t.gt),
                 ("greater_equal", t.ge), ("logical_and", t.logical_and),
-                ("logical_or", t.logical_or), ("where", t.where), ("matmul", t.matmul),
+                ("logical_or", t.logical_or), ("where", t.where),
                 ("pow", t.pow), ("reshape", t.reshape), ("transpose", t.permute),
                 ("broadcast_to", t.broadcast_to), ("stop_gradient", t.Tensor.detach),
                 ("softmax", t.softmax), ("log_softmax", t.log_softmax),
                 ("addcmul", t.addcmul), ("relu", t.relu), ("dense", tnf.linear)):
             setattr(self, name, fn)
+        self._bind_matmul()

@@ -76,8 +76,13 @@ class TorchCore:
         self._device = device
         self.device = "CPU" if device.type == "cpu" else f"GPU:{device.index}"
         self._const.clear()
-        # CUDA has no integer GEMM: there matmul takes integer operands elsewhere.
-        self.matmul = torch.matmul if device.type == "cpu" else matmul_any_device
+        self._bind_matmul()
+
+    def _bind_matmul(self):
+        """``matmul`` for the current device, bound once here: ``torch.matmul`` itself on the
+        CPU; on CUDA, which has no integer GEMM, integer operands go through
+        :func:`~mscore_torch.ops.exact_int_matmul` (wrapping around like the CPU kernel)."""
+        self.matmul = torch.matmul if self._device.type == "cpu" else matmul_any_device
 
     @property
     def torch_device(self):

@@ -11,7 +11,7 @@ from mscore.plugin.rules import is_half_precision
 
 from ._casts import FLOAT_METHODS
 
-_DTYPE_OF = torch.Tensor.dtype.__get__
+_DTYPE_OF = torch.Tensor.dtype.__get__  # type: ignore[attr-defined]  # a C getset
 # ``torch.backends.cudnn.enabled``'s own getter (F.batch_norm passes it to the kernel)
 _cudnn_enabled = getattr(torch._C, "_get_cudnn_enabled", lambda: torch.backends.cudnn.enabled)
 

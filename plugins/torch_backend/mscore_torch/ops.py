@@ -190,7 +190,8 @@ class TorchOps:
     # -- linear algebra, convolution, pooling --------------------------------------------
     def matmul(self, a, b):
         """``torch.matmul``; on CUDA, which has no integer GEMM, integer operands go
-        through :func:`exact_int_matmul` (wrapping around like the CPU kernel)."""
+        through :func:`exact_int_matmul` (wrapping around like the CPU kernel). The backend
+        binds the fastest form for its device over it (``_bind_matmul``)."""
         return matmul_any_device(a, b)
 
     def conv(self, x, w, stride, padding, dilation, groups):
@@ -312,7 +313,7 @@ def _symmetric(padding):
     return out
 
 
-_symmetric_known = {}
+_symmetric_known: dict = {}
 
 
 def _symmetric_of(padding):

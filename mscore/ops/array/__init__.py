@@ -1,0 +1,1 @@
+"""Arrays: creation, shape manipulation, indexing and scatter, sorting and searching."""

@@ -1,0 +1,2 @@
+"""Linear algebra: matrix products and the matrix functions (determinants, solves,
+decompositions, norms)."""

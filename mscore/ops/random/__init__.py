@@ -1,0 +1,1 @@
+"""Random draws from the backend's stream (distributions, dropout) and ``Generator``."""

@@ -1,0 +1,1 @@
+"""Reductions: sums, means, extrema, running (cumulative) reductions and statistics."""
