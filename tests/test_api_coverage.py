@@ -137,9 +137,10 @@ def test_main_runs(capsys):
 # The share of MindSpore's public names present with a matching signature, per namespace of
 # the Tensor-method / NumPy / mint work (measured values in docs/api-coverage.md; a drop
 # below is a regression).
-PRESENT_FLOOR = {"mindspore.Tensor": 0.80, "mindspore.numpy": 0.95, "mindspore.mint": 0.90,
+PRESENT_FLOOR = {"mindspore.Tensor": 0.80, "mindspore.numpy": 0.95, "mindspore.mint": 0.98,
                  "mindspore.mint.nn": 0.80, "mindspore.mint.nn.functional": 0.75,
-                 "mindspore.mint.optim": 1.0}
+                 "mindspore.mint.optim": 1.0, "mindspore.mint.linalg": 1.0,
+                 "mindspore.mint.special": 1.0, "mindspore.mint.distributed": 0.65}
 
 
 @pytest.mark.parametrize("module", sorted(PRESENT_FLOOR))

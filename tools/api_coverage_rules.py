@@ -307,14 +307,15 @@ _MINT_NUMPY = r"mindspore\.(numpy|mint(\.nn(\.functional)?|\.optim)?)"
 ABSENT += (
     (_MINT_NUMPY, r"^(angle|conj|imag|real|polar)$",
      "complex numbers: mscore's dtypes are real"),
-    (_MINT_NUMPY, r"^(cholesky\w*|det|eigvals|geqrf|inv|inverse|logdet|log_matrix_determinant|"
-                  r"lstsq|lu_solve|matrix_determinant|matrix_power|orgqr|ormqr|qr|slogdet|"
-                  r"svd|triangular_solve|linalg|corrcoef)$",
-     "matrix decompositions and solvers: not bound in mscore.numpy/mint yet (mscore.ops "
-     "and Tensor have det, inverse, cholesky, qr, svd, ...; mint.linalg is not provided)"),
-    (_MINT_NUMPY, r"^(erfinv_?|i0|special|polygamma)$",
-     "special functions: not bound in mscore.numpy/mint yet (mscore.ops and Tensor have "
-     "erfinv and i0; mint.special is not provided)"),
+    (r"mindspore\.numpy", r"^(cholesky\w*|det|eigvals|geqrf|inv|inverse|logdet|"
+                          r"log_matrix_determinant|lstsq|lu_solve|matrix_determinant|"
+                          r"matrix_power|orgqr|ormqr|qr|slogdet|svd|triangular_solve|linalg|"
+                          r"corrcoef)$",
+     "matrix decompositions and solvers: not bound in mscore.numpy yet (mscore.ops, "
+     "Tensor and mint.linalg have det, inverse, cholesky, qr, svd, ...)"),
+    (r"mindspore\.numpy", r"^(erfinv_?|i0|special|polygamma)$",
+     "special functions: not bound in mscore.numpy yet (mscore.ops, Tensor and mint have "
+     "erfinv and i0)"),
     (r"mindspore\.Tensor", r"^eigvals$",
      "eigenvalues of a general matrix are complex: mscore's dtypes are real (MindSpore "
      "2.10's own Tensor.eigvals fails: it calls ops.eigvals without the matrix)"),
@@ -335,9 +336,18 @@ ABSENT += (
     (r"mindspore\.numpy", r"^(dtypes|utils_const)$",
      "implementation submodules of mindspore.numpy (their public names are exported by "
      "mindspore.numpy)"),
-    (r"mindspore\.mint", r"^(batch_norm_elemt|batch_norm_gather_stats_with_counts|"
-                         r"batch_norm_stats|conv_tbc|npu_gelu|distributed|addr_)$",
-     "Ascend kernels and MindSpore's distributed sub-namespace"),
+    (r"mindspore\.mint", r"^npu_gelu$", "an Ascend (NPU) kernel: mint.nn.functional.gelu is "
+                                        "the portable spelling"),
+    (r"mindspore\.mint\.distributed", r"^(send|recv|isend|irecv|P2POp|batch_isend_irecv)$",
+     "point-to-point transfers: the backend contract's collectives have none (all-reduce, "
+     "all-gather, broadcast, reduce-scatter and barrier)"),
+    (r"mindspore\.mint\.distributed", r"^(all_gather_object|broadcast_object_list|"
+                                       r"gather_object|scatter_object_list|send_object_list|"
+                                       r"recv_object_list)$",
+     "object collectives: they unpickle what other processes send, which mscore never does"),
+    (r"mindspore\.mint\.distributed", r"^distributed$",
+     "the implementation submodule of mint.distributed (its functions are exported by "
+     "mint.distributed)"),
     (r"mindspore\.mint\.nn", r"^layer$",
      "the implementation submodule of mint.nn (its classes are exported by mint.nn)"),
     (r"mindspore\.dataset\.text", r"^validators$",

@@ -306,11 +306,10 @@ def histc(input, bins=100, min=0, max=0):
 
 @_export
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """Pairwise ``p``-norm distances between the rows of ``x1`` and ``x2``."""
-    diff = ops.sub(ops.expand_dims(x1, -2), ops.expand_dims(x2, -3))
-    if p == 2.0:
-        return ops.sqrt(ops.sum(ops.square(diff), -1))
-    return ops.pow(ops.sum(ops.pow(ops.abs(diff), p), -1), 1.0 / p)
+    """Pairwise ``p``-norm distances between the rows of ``x1`` and ``x2``
+    (:func:`mscore.ops.cdist`; ``compute_mode`` is accepted and the distances are always
+    computed from the differences)."""
+    return ops.cdist(x1, x2, p)
 
 
 @_export
@@ -319,8 +318,180 @@ def select(input, dim, index):
     return input.select(dim, index)
 
 
+@_export
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (:func:`mscore.ops.addcmul`)."""
+    return ops.addcmul(input, tensor1, tensor2, value)
+
+
+def addr_(input, vec1, vec2, beta=1, alpha=1):
+    """``input`` set in place to ``beta * input + alpha * outer(vec1, vec2)``
+    (:func:`mscore.ops.addr`); returns ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"For 'addr_', 'input' must be a Tensor, got {type(input).__name__}")
+    return input.assign_value(ops.addr(input, vec1, vec2, beta, alpha))
+
+
+__all__.append("addr_")
+
+
+@_export
+def bitwise_and(input, other):
+    """Bitwise AND (logical AND for bools)."""
+    return ops.bitwise_and(input, other)
+
+
+@_export
+def bitwise_or(input, other):
+    """Bitwise OR (logical OR for bools)."""
+    return ops.bitwise_or(input, other)
+
+
+@_export
+def bitwise_xor(input, other):
+    """Bitwise XOR (logical XOR for bools)."""
+    return ops.bitwise_xor(input, other)
+
+
+@_export
+def bitwise_not(input):
+    """Bitwise NOT (logical NOT for bools): :meth:`mscore.Tensor.bitwise_not`."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"For 'bitwise_not', 'input' must be a Tensor, got "
+                        f"{type(input).__name__}")
+    return input.bitwise_not()
+
+
+@_export
+def clip(input, min=None, max=None):
+    """``input`` limited to ``[min, max]`` (:func:`mscore.ops.clamp`)."""
+    return ops.clamp(input, min, max)
+
+
+@_export
+def einsum(equation, *operands):
+    """Einstein summation (:func:`mscore.ops.einsum`)."""
+    return ops.einsum(equation, *operands)
+
+
+@_export
+def equal(input, other):
+    """True when ``input`` and ``other`` have the same shape and the same values (a Python
+    bool, as PyTorch's ``torch.equal``)."""
+    for name, value in (("input", input), ("other", other)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"For 'equal', '{name}' must be a Tensor, got "
+                            f"{type(value).__name__}")
+    if input.shape != other.shape:
+        return False
+    return bool(ops.all(ops.equal(input, other)).item())
+
+
+@_export
+def erfinv(input):
+    """The inverse error function (:func:`mscore.ops.erfinv`)."""
+    return ops.erfinv(input)
+
+
+@_export
+def trunc(input):
+    """Rounded towards zero (:func:`mscore.ops.trunc`)."""
+    return ops.trunc(input)
+
+
+@_export
+def fix(input):
+    """Rounded towards zero: :func:`trunc`."""
+    return ops.trunc(input)
+
+
+@_export
+def ge(input, other):
+    """``input >= other`` elementwise."""
+    return ops.ge(input, other)
+
+
+@_export
+def imag(input):
+    """The imaginary part: zeros for mscore's real dtypes (:func:`mscore.ops.imag`)."""
+    return ops.imag(input)
+
+
+@_export
+def real(input):
+    """The real part: the values of mscore's real dtypes (:func:`mscore.ops.real`)."""
+    return ops.real(input)
+
+
+@_export
+def inverse(input):
+    """The inverse of each square matrix (:func:`mscore.ops.inverse`)."""
+    return ops.inverse(input)
+
+
+@_export
+def item(input):
+    """The value of a one-element tensor as a Python number (:meth:`mscore.Tensor.item`)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"For 'item', 'input' must be a Tensor, got {type(input).__name__}")
+    return input.item()
+
+
+@_export
+def linspace(start, end, steps, *, dtype=None):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 unless
+    ``dtype``)."""
+    out = ops.linspace(start, end, steps)
+    return out if dtype is None else ops.cast(out, dtype)
+
+
+@_export
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted), with the inverse indices and the counts when asked,
+    along ``dim`` (whole slices) or over all elements."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"For 'unique', 'input' must be a Tensor, got {type(input).__name__}")
+    return input.unique(sorted, return_inverse, return_counts, dim)
+
+
+@_export
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(x, A)`` with ``op(A) @ x == b`` for triangular ``A``
+    (:meth:`mscore.Tensor.triangular_solve`)."""
+    if not isinstance(b, Tensor):
+        raise TypeError(f"For 'triangular_solve', 'b' must be a Tensor, got "
+                        f"{type(b).__name__}")
+    return b.triangular_solve(A, upper, transpose, unitriangular)
+
+
+@_export
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution of a time-batch-channel ``input`` (T, B, C_in) with ``weight``
+    (K, C_in, C_out) and ``bias`` (C_out), ``pad`` zeros at both ends of the time axis:
+    (T + 2 pad - K + 1, B, C_out)."""
+    for name, value in (("input", input), ("weight", weight), ("bias", bias)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"For 'conv_tbc', '{name}' must be a Tensor, got "
+                            f"{type(value).__name__}")
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise ValueError(f"For 'conv_tbc', 'input' and 'weight' must be 3-d and 'bias' 1-d, "
+                         f"but got {input.ndim}-d, {weight.ndim}-d and {bias.ndim}-d")
+    if weight.shape[1] != input.shape[2] or bias.shape[0] != weight.shape[2]:
+        raise ValueError(f"For 'conv_tbc', weight {weight.shape} must be (K, C_in, C_out) for "
+                         f"input {input.shape} and bias {bias.shape}")
+    out = ops.conv1d(ops.transpose(input, (1, 2, 0)), ops.transpose(weight, (2, 1, 0)),
+                     bias, pad_mode="pad" if pad else "valid", padding=int(pad))
+    return ops.transpose(out, (2, 0, 1))
+
+
 from mscore.mint import nn, optim  # noqa: E402  (submodules use the functions above)
 from mscore.mint.nn import functional  # noqa: E402
 
 conv2d = functional.conv2d
 __all__ += ["nn", "optim", "conv2d"]
+from mscore.mint import distributed, linalg, special  # noqa: E402
+from mscore.mint.sync_batch_norm import (  # noqa: E402
+    batch_norm_elemt, batch_norm_gather_stats_with_counts, batch_norm_stats)
+
+__all__ += ["distributed", "linalg", "special", "batch_norm_elemt",
+            "batch_norm_gather_stats_with_counts", "batch_norm_stats"]

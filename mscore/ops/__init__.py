@@ -113,5 +113,6 @@ from mscore.ops.math.bitwise import *
 from mscore.ops.random.draws import multinomial
 from mscore.ops.linalg.decompositions import *
 from mscore.ops.linalg.norms import *
+from mscore.ops.linalg.einsum import einsum, Einsum
 from mscore.ops.nn.image_fold import col2im, fold
 from mscore.ops import tensor_api as _tensor_api; _tensor_api.attach()  # noqa: E702

@@ -26,7 +26,8 @@ from mscore.ops.array.indexing import (
 from mscore.ops.reduction.reduce import (
     all, amax, amin, any, argmax, argmin, clip_by_global_norm, clip_by_norm, logsumexp, max,
     mean, min, reduce_mean, reduce_sum, std, sum, var)
-from mscore.ops.linalg.norms import norm
+from mscore.ops.linalg.norms import cdist, matrix_norm, norm, vector_norm
+from mscore.ops.linalg.einsum import einsum
 from mscore.ops.linalg.products import (
     batch_matmul, bias_add, bmm, cosine_similarity, dense, ger, matmul, mm, outer)
 from mscore.ops.reduction.cumulative import cumsum

@@ -24,6 +24,7 @@ from mscore.ops.reduction.reduce import (
 from mscore.ops.linalg.products import (
     BatchMatMul, BiasAdd, Dense, Ger, MatMul)
 from mscore.ops.reduction.cumulative import CumSum
+from mscore.ops.linalg.einsum import Einsum
 from mscore.ops.random.draws import (
     Dropout, StandardNormal, UniformReal)
 from mscore.ops.math.arithmetic import (

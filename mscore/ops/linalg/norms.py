@@ -1,5 +1,6 @@
-"""Vector and matrix norms of ``mindspore.ops`` (``norm``), built from the reductions and
-the singular values of :mod:`mscore.ops.linalg.decompositions`."""
+"""Vector and matrix norms of ``mindspore.ops`` (``norm``, ``vector_norm``, ``matrix_norm``)
+and pairwise distances (``cdist``), built from the reductions and the singular values of
+:mod:`mscore.ops.linalg.decompositions`."""
 from __future__ import annotations
 
 import numbers
@@ -11,7 +12,7 @@ from mscore import ops
 from mscore.ops.linalg.decompositions import svd
 
 __all__ = [
-    "norm",
+    "norm", "vector_norm", "matrix_norm", "cdist",
 ]
 
 
@@ -24,6 +25,8 @@ def _vector_norm(x, ord, dim, keepdim):
         raise TypeError(f"For norm, ord mode can not be str for vectors, but got {ord}.")
     if ord is None or ord == 2:
         return ops.sqrt(ops.sum(x * x, dim, keepdim))
+    if ord == 1:
+        return ops.sum(ops.abs(x), dim, keepdim)
     if ord == float("inf"):
         return ops.amax(ops.abs(x), dim, keepdim)
     if ord == -float("inf"):
@@ -82,3 +85,66 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if len(dims) == 1:
         return _vector_norm(x, ord, dims[0], keepdim)
     return _matrix_norm(x, ord, dims, keepdim)
+
+
+def _norm_input(x, name, dtype):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For {name}, the input must be a Tensor, but got {type(x).__name__}.")
+    x = ops.cast(x, dtype) if dtype is not None else x
+    return x if x.dtype.is_floating else ops.cast(x, mdt.float32)
+
+
+def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):
+    """MindSpore's ``ops.vector_norm``: the ``ord``-norm of the entries over ``axis`` (an
+    int, a tuple, or None for all of them): ``sum(|x|**ord)**(1/ord)``, inf / -inf the
+    largest / smallest absolute value, 0 the count of non-zeros."""
+    if isinstance(ord, str) or isinstance(ord, bool) or \
+            not isinstance(ord, numbers.Real):
+        raise ValueError("For vector_norm, the ord mode must be in [0, 2, float('inf'), "
+                         "-float('inf')] or must be int or float, but got "
+                         f"{ord}.")
+    x = _norm_input(x, "vector_norm", dtype)
+    dims = tuple(range(x.ndim)) if axis is None else \
+        (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if not all(-x.ndim <= d < max(x.ndim, 1) for d in dims):
+        raise ValueError("For vector_norm, the dim is out of range.")
+    dims = tuple(int(d) % max(x.ndim, 1) for d in dims)
+    return _vector_norm(x, ord, dims, keepdims)
+
+
+def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):
+    """MindSpore's ``ops.matrix_norm``: the ``ord`` norm of the matrices spanned by the two
+    axes ``axis`` ('fro', 'nuc', 2 / -2 the largest / smallest singular value, 1 / -1 and
+    inf / -inf the largest / smallest absolute column / row sum)."""
+    if ord not in _MATRIX_ORDS or ord is None:
+        raise ValueError("For matrix_norm, the ord mode must be in [2, -2, 1, -1, "
+                         "float('inf'), float('-inf'), 'fro', 'nuc'] but got "
+                         f"{ord}.")
+    x = _norm_input(A, "matrix_norm", dtype)
+    dims = tuple(axis)
+    if len(dims) != 2 or not all(-x.ndim <= d < x.ndim for d in dims) or x.ndim < 2:
+        raise ValueError("For norm, the dim is out of range.")
+    return _matrix_norm(x, ord, tuple(int(d) % x.ndim for d in dims), keepdims)
+
+
+def cdist(x1, x2, p=2.0):
+    """MindSpore's ``ops.cdist``: the ``p``-norm distances between the rows of ``x1``
+    (..., P, M) and ``x2`` (..., R, M), shaped (..., P, R)."""
+    for name, t in (("x1", x1), ("x2", x2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"For 'cdist', '{name}' must be a Tensor, but got "
+                            f"{type(t).__name__}.")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or p < 0:
+        raise ValueError(f"For Primitive[Cdist], p must be a non-negative value, but got "
+                         f"{p}.")
+    if x1.ndim < 2 or x1.ndim != x2.ndim:
+        raise ValueError(f"For Primitive[Cdist], 'x' and 'y' must have the same rank of at "
+                         f"least 2, but got {x1.ndim} and {x2.ndim}.")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError("For Primitive[Cdist], the number of columns of 'x' must be the "
+                         "same as the number of 'y', but got "
+                         f"'x_shape[{x1.ndim - 1}]': {x1.shape[-1]} and "
+                         f"'y_shape[{x2.ndim - 1}]': {x2.shape[-1]}")
+    diff = ops.sub(ops.expand_dims(_norm_input(x1, "cdist", None), -2),
+                   ops.expand_dims(_norm_input(x2, "cdist", None), -3))
+    return _vector_norm(diff, float(p), (-1,), False)
