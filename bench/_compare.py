@@ -260,6 +260,7 @@ def torch_comparisons(workload, args, batches, out, lr, momentum):
     """``{level: {variant: s/step}}`` of mscore[torch] (PYNATIVE) vs the native torch loop
     (``torch.autocast`` + ``GradScaler`` for O2, ``torch.autocast`` for bf16)."""
     import torch
+
     import mscore as ms
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -383,6 +384,7 @@ def jax_comparisons(workload, args, batches, out, lr, momentum):
     ``jax.jit`` + optax step."""
     import jax
     import jax.numpy as jnp
+
     import mscore as ms
     from mscore import dispatch
     from mscore.compile import graph

@@ -178,8 +178,9 @@ def main(argv=None):
     args = p.parse_args(argv)
     import mscore as ms
     if args.plugin:
-        from mscore.plugin.registry import get_registry
         import importlib
+
+        from mscore.plugin.registry import get_registry
         for mod in args.plugin:
             get_registry().register_plugin(importlib.import_module(mod), mod)
     from mscore.plugin.registry import BackendUnavailableError

@@ -53,6 +53,7 @@ def _parse(argv):
 # -- the child: train and save until killed -------------------------------------------------
 def _child(folder, megabytes, async_save):
     import numpy as np
+
     import mscore as ms
     from mscore import nn
     from mscore.dataset import NumpySlicesDataset
@@ -111,6 +112,7 @@ def _inspect(folder):
 def _next_save(folder):
     """What the restarted run does first: save into the same folder."""
     import numpy as np
+
     import mscore as ms
     from mscore.train.serialization import save_checkpoint
     save_checkpoint({"w": ms.Tensor(np.zeros(4, np.float32))},

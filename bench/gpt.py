@@ -30,9 +30,8 @@ from __future__ import annotations
 import math
 import sys
 
-import numpy as np
-
 import _compare
+import numpy as np
 
 LR, MOMENTUM = 0.01, 0.9
 EPS = 1e-5

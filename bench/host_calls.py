@@ -21,10 +21,9 @@ import sys
 from collections import Counter
 from types import SimpleNamespace
 
-import numpy as np
-
 import _compare
 import gpt
+import numpy as np
 import resnet
 
 
@@ -83,6 +82,7 @@ def main(argv=None, out=sys.stdout):
     if bad or args.steps < 1:
         p.error(f"--levels: expected some of {list(_compare.LEVELS)}; --steps: positive")
     import torch
+
     import mscore as ms
     torch.set_num_threads(1)
     ms.set_context(backend="torch", device_target="CPU", mode=ms.PYNATIVE_MODE)

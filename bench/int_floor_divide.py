@@ -23,7 +23,6 @@ import statistics
 import time
 
 import numpy as np
-
 from count_calls import counting
 
 SIZES = (1_000, 1_000_000)

@@ -175,6 +175,7 @@ def native_step(kind, precision):
 def run_model(kind, args, out=sys.stdout):
     """Check, warm up and time one model; returns a dict of the measurements."""
     import jax
+
     import mscore as ms
     from mscore import nn
     from mscore.compile import graph
@@ -265,6 +266,7 @@ def main(argv=None):
                                    " --xla_cpu_multi_thread_eigen=false "
                                    f"intra_op_parallelism_threads={args.threads}").strip()
     import jax
+
     import mscore as ms
     kinds = MODELS if args.model == "all" else (args.model,)
     print(f"mscore {ms.__version__} vs jax {jax.__version__} on {args.device} "

@@ -73,6 +73,7 @@ def _torch_model(torch, ms_net, device):
 def main(argv=None):
     args = _parse(argv)
     import torch
+
     import mscore as ms
     from mscore import nn
 

@@ -127,8 +127,7 @@ def fused_kernels(path):
 
 def run_net(name, data, args, tmp):
     import mscore as ms
-    from mscore.train.quant import (convert_quant_network, export,
-                                    load_nonquant_param_into_quant_net)
+    from mscore.train.quant import convert_quant_network, export, load_nonquant_param_into_quant_net
     from mscore.train.serialization import export as float_export
     train_x, train_y, test_x, test_y = data
     ms.set_seed(args.seed)

@@ -105,6 +105,7 @@ def _mutate(data, rng):
 def run_mindir(args, folder):
     """Mutated MindIR files: loaded and run, a result or a clear error naming the file."""
     import numpy as np
+
     import mscore as ms
     from mscore import nn, ops
     tally = Tally("mindir")
@@ -152,6 +153,7 @@ def _blocks(data, mode):
 def run_crypto(args, folder):
     """Tampered encrypted checkpoints: every one a ValueError naming the file."""
     import numpy as np
+
     import mscore as ms
     from mscore.train.serialization import _crypto
     tally = Tally("crypto")
@@ -203,6 +205,7 @@ def run_crypto(args, folder):
 def worker(backend, case, tag):
     """A rank of a launch case: all-reduces in a loop; the case's rank misbehaves."""
     import numpy as np
+
     import mscore as ms
     from mscore.communication import comm_func, get_rank, init
     # a grandchild that must not outlive the job

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import _compare
+import numpy as np
 
 LR, MOMENTUM = 0.01, 0.9
 STAGES = ((1, 1), (2, 2), (4, 2), (8, 2))   # (width multiple, first stride)

@@ -145,9 +145,12 @@ def torch_decoder(vocab, width, layers, heads, seq, tp_mesh):
     """The same decoder in plain torch, cut by ``parallelize_module`` over ``tp_mesh``."""
     import torch
     from torch import nn as tnn
-    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
-                                                   parallelize_module)
     from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
     tp = tp_mesh.size()
     d = width // heads
 
@@ -205,7 +208,8 @@ def jax_decoder(vocab, width, layers, heads, seq, batch, lr=1e-3):
     import jax
     import jax.numpy as jnp
     import optax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
     mesh = Mesh(np.array(jax.devices()), ("tp",))
     rng = np.random.default_rng(0)
     d = width // heads

@@ -35,10 +35,11 @@ def _child(model, level, steps, folder):
     """Under callgrind: warm both steps up, then run ``steps`` of each side between
     handshakes with the parent, which switches instrumentation on and off."""
     sys.path.insert(0, str(HERE))
-    import torch
-    import mscore as ms
     import _compare
     import host_calls
+    import torch
+
+    import mscore as ms
     torch.set_num_threads(1)
     ms.set_context(backend="torch", device_target="CPU", mode=ms.PYNATIVE_MODE)
     workload, x, y = host_calls._workload(model)
@@ -94,7 +95,7 @@ def measure(model, level, steps):
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             try:
                 pid = str(proc.pid)
-                for number, side in enumerate(SIDES, 1):
+                for _number, side in enumerate(SIDES, 1):
                     _wait_for(folder, f"{side}-start", proc)
                     _control("-z", pid)
                     _control("-i", "on", pid)

@@ -24,9 +24,8 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 import _compare
+import numpy as np
 
 
 def _parse(argv):
@@ -82,6 +81,7 @@ def _torch_net(torch, ms_net, device):
 def build_variants(args):
     """``{name: (step_fn, sync_fn)}`` for each variant, and the fp32 loss check."""
     import torch
+
     import mscore as ms
     from mscore import nn
 

@@ -48,6 +48,7 @@ def gather_paths(path, limit=4096):
     """Every rank's ``path`` (a str of at most ``limit`` UTF-8 bytes), in rank order, on
     every rank: an all-gather of the bytes as a row of int32 codes (0 pads)."""
     import numpy as np
+
     import mscore as ms
     from mscore.communication import comm_func
 

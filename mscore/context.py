@@ -13,10 +13,13 @@ import numpy as np
 
 from mscore import _state
 from mscore._state import GRAPH_MODE, PYNATIVE_MODE
-from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError, get_registry
 from mscore.parallel._context import (  # noqa: F401  (mindspore.context has them)
-    ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
-    set_auto_parallel_context)
+    ParallelMode,
+    get_auto_parallel_context,
+    reset_auto_parallel_context,
+    set_auto_parallel_context,
+)
+from mscore.plugin.registry import BackendUnavailableError, UnknownBackendError, get_registry
 
 # MindSpore's JIT syntax support levels (``set_context(jit_syntax_level=...)``).
 STRICT = 0

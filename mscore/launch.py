@@ -43,7 +43,8 @@ import tempfile
 
 from mscore.commands import ArgumentParser, CommandError, command
 from mscore.communication._failfast import EVENTS_ENV, port_listener_error
-from mscore.supervisor import PREFIX as _PREFIX, start_workers, supervise
+from mscore.supervisor import PREFIX as _PREFIX
+from mscore.supervisor import start_workers, supervise
 
 _LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 

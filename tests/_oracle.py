@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
-from _helpers import available_backends, use_backend
 
 RTOL, ATOL = 1e-5, 1e-6
 

@@ -119,6 +119,7 @@ def train_decoder(ms, nn, ops, semi, dtype):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                     "bench"))
     from semi_auto_decoder import build_decoder, make_batches, mscore_step
+
     from mscore.parallel.auto_parallel import AutoParallel
     ms.reset_auto_parallel_context()
     net = build_decoder(ms, nn, ops, *DECODER, dtype)

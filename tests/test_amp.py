@@ -5,12 +5,10 @@ import warnings
 
 import numpy as np
 import pytest
-
-import mscore as ms
-from mscore import amp, nn, ops
-from mscore import dispatch
 from _helpers import available_backends
 
+import mscore as ms
+from mscore import amp, dispatch, nn, ops
 
 BACKENDS = available_backends()
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"

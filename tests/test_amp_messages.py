@@ -3,12 +3,11 @@ MindSpore's error, whichever public API it is reached from: the exception type a
 recorded from MindSpore (``tests/data/amp_messages_oracle.json``, made by
 ``tests/data/make_amp_messages_oracle.py``)."""
 import pytest
+from _oracle import load
 
 import mscore as ms
 from mscore import amp, nn
 from mscore.train import Model
-
-from _oracle import load
 
 ORACLE = load("amp_messages_oracle.json")
 

@@ -12,13 +12,12 @@ import contextlib
 
 import numpy as np
 import pytest
+from _helpers import available_backends, load_script, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.autodiff import fused
 from mscore.common.parameter import Parameter
-
-from _helpers import available_backends, load_script, use_backend
 
 R = np.random.default_rng(20261122)
 

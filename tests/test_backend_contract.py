@@ -2,10 +2,10 @@
 docs render from it; the export tracer binds recorded calls with the same signatures."""
 import inspect
 
+from _helpers import load_script
+
 from mscore.plugin import optional
 from mscore.plugin.backend import FUSED_OPS, OPTIONAL_METHODS, Backend
-
-from _helpers import load_script
 
 RENDER = load_script("tools", "render_backend_contract")
 

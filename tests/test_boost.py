@@ -10,14 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import mscore as ms
-from mscore import _state
-from mscore import boost, nn
-from mscore.boost import adasum as adasum_module
-
 from _helpers import available_backends, use_backend
 from _oracle import load
+
+import mscore as ms
+from mscore import _state, boost, nn
+from mscore.boost import adasum as adasum_module
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 import boost_nets

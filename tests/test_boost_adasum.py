@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _helpers import available_backends
 from test_data_parallel import mscore_run, run_job
 

@@ -15,13 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import mscore as ms
-from mscore import _state
-from mscore import boost, nn
-
 from _helpers import available_backends, use_backend
 from _oracle import check_case, load
+
+import mscore as ms
+from mscore import _state, boost, nn
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 import boost_nets

@@ -12,9 +12,20 @@ import pytest
 import mscore as ms
 from mscore import nn
 from mscore.dataset import NumpySlicesDataset
-from mscore.train import (Callback, CheckpointConfig, EarlyStopping, History, LambdaCallback,
-                          LossMonitor, Model, ModelCheckpoint, ProgressBar, ReduceLROnPlateau,
-                          RunContext, TimeMonitor)
+from mscore.train import (
+    Callback,
+    CheckpointConfig,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    LossMonitor,
+    Model,
+    ModelCheckpoint,
+    ProgressBar,
+    ReduceLROnPlateau,
+    RunContext,
+    TimeMonitor,
+)
 from mscore.train.callback import CallbackParam
 
 

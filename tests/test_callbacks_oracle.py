@@ -13,6 +13,7 @@ import signal
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -20,8 +21,6 @@ from mscore.dataset import NumpySlicesDataset
 from mscore.train import Model
 from mscore.train import callback as C
 from mscore.train.callback import CallbackParam
-
-from _helpers import available_backends, use_backend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "data", "mindspore_callbacks.json")) as _f:

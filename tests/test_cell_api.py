@@ -11,9 +11,9 @@ import os
 import sys
 
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
-from _helpers import available_backends, use_backend
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 import mscore as ms
-from mscore import _state
-from mscore import nn
+from mscore import _state, nn
 from mscore.communication import _env, management
 from mscore.communication.management import GlobalComm
 from mscore.nn.wrap.grad_reducer import DistributedGradReducer, plan_buckets
@@ -210,6 +209,7 @@ def test_first_host_of_a_slurm_host_list():
 
 def test_launcher_command_environment_and_log_names(tmp_path):
     import sys
+
     from mscore import launch
     assert launch.worker_command("train.py", ["-x"]) == [sys.executable, "train.py", "-x"]
     assert launch.worker_command("python", ["-m", "m"]) == [sys.executable, "-m", "m"]

@@ -11,15 +11,20 @@ import os
 import sys
 from pathlib import Path
 
+import compare_factories as cf
 import numpy as np
 import pytest
-
-import compare_factories as cf
 from _helpers import available_backends
 
-from mscore.compare import CompareSetupError, compare_backends, step_tolerance, \
-    trajectory_tolerance
-from mscore.compare import _run, bisect as bisect_mod, report as report_mod
+from mscore.compare import (
+    CompareSetupError,
+    _run,
+    compare_backends,
+    step_tolerance,
+    trajectory_tolerance,
+)
+from mscore.compare import bisect as bisect_mod
+from mscore.compare import report as report_mod
 from mscore.compare._factory import load_factory
 from mscore.compare.tolerance import local_tolerance
 
@@ -181,7 +186,7 @@ def test_graph_mode_takes_gradients_out_of_the_compiled_step():
     report = compare_backends(cf.tiny, ["numpy", "jax"], steps=2, mode="graph")
     assert report.exit_code == 0, report.table()
     expected = _by_hand(*_initial_dense(cf.tiny), 2)
-    for rec, (loss, gnorm) in zip(report.runs[1].records, expected):
+    for rec, (_loss, gnorm) in zip(report.runs[1].records, expected):
         assert rec.grad_norm == pytest.approx(gnorm, rel=2e-6)
         assert max(rec.step_grad_rel.values()) <= step_tolerance("grad", "float32")
 

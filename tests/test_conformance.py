@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscore.conformance import coverage, harness
+from mscore.conformance import coverage, harness, runner
 from mscore.conformance.kit import Target, normalize_device
 from mscore.conformance.pytest_plugin import _pattern_matches
-from mscore.conformance import runner
 from mscore.plugin.backend import BackendSpec
 
 ROOT = Path(__file__).resolve().parent.parent

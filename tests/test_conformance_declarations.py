@@ -68,7 +68,8 @@ def test_the_project_backends_declare_the_uint_dtypes_or_say_why_not():
     """numpy, jax and CuPy (and its stand-in) declare uint16/32/64; torch leaves them out and
     its spec says why (the kit's skips and the backend's TypeError give that reason)."""
     from mscore.backends.numpy import plugin as numpy_plugin
-    from mscore_cupy import plugin as cupy_plugin, standin
+    from mscore_cupy import plugin as cupy_plugin
+    from mscore_cupy import standin
     from mscore_jax import plugin as jax_plugin
     from mscore_torch import plugin as torch_plugin
 

@@ -9,11 +9,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore.train.serialization import _crypto, load_checkpoint, save_checkpoint
-
-from _helpers import available_backends, use_backend
 
 pytest.importorskip("cryptography")
 

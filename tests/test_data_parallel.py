@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends
 
 from conftest import subprocess_env
-from _helpers import available_backends
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -296,9 +296,10 @@ def test_two_workers_of_32_match_one_process_of_64(backend, configs, tmp_path):
 
 
 def _check_distributed_load(files, rank0, cfg):
+    from dp_worker import build
+
     import mscore as ms
     from mscore import nn
-    from dp_worker import build
     ms.set_context(backend="numpy")
     net = build(ms, nn, seed=123)
     merged = ms.load_distributed_checkpoint(net, files, return_param_dict=True)

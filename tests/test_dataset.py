@@ -8,8 +8,15 @@ import pytest
 import mscore as ms
 from mscore import _state
 from mscore import dataset as ds
-from mscore.dataset import (GeneratorDataset, MnistDataset, NumpySlicesDataset, read_idx,
-                            transforms, vision, write_idx)
+from mscore.dataset import (
+    GeneratorDataset,
+    MnistDataset,
+    NumpySlicesDataset,
+    read_idx,
+    transforms,
+    vision,
+    write_idx,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -399,7 +406,7 @@ def test_amp_tutorial_pipeline_verbatim(tmp_path):
     size = train_dataset.get_dataset_size()
     assert size == 3
     seen = []
-    for batch, (image, label) in enumerate(train_dataset.create_tuple_iterator()):
+    for _batch, (image, label) in enumerate(train_dataset.create_tuple_iterator()):
         assert isinstance(image, ms.Tensor) and image.dtype == ms.float32
         assert label.dtype == ms.int32
         seen.append((image.asnumpy(), label.asnumpy()))

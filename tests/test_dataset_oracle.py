@@ -9,13 +9,12 @@ import os
 
 import numpy as np
 import pytest
+from _oracle import load
 
 import mscore as ms
 from mscore import _state
 from mscore import dataset as ds
 from mscore.dataset import transforms, vision
-
-from _oracle import load
 
 ORACLE = load("dataset_oracle.json")
 CASES = ORACLE["cases"]

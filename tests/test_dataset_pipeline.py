@@ -5,15 +5,13 @@ import threading
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
-from mscore import _state
+from mscore import _state, nn
 from mscore import dataset as ds
-from mscore import nn
 from mscore.dataset import transforms, vision
 from mscore.train import Callback, Model
-
-from _helpers import available_backends, use_backend
 
 
 @pytest.fixture(autouse=True)

@@ -4,11 +4,10 @@ number as 0 or stops its process), and the text transforms work inside a pipelin
 output becomes a Tensor on every installed backend."""
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore.dataset import text
-
-from _helpers import available_backends, use_backend
 
 
 def _write(path, content, mode="w"):

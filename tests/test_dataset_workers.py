@@ -19,12 +19,24 @@ import time
 
 import numpy as np
 import pytest
-from _dataset_worker_ops import (Broken, Locked, die, hang_on_row_2, kill_self, noisy, pid_of,
-                                 plus_ten, segfault, to_none, unloadable, unsendable)
-from conftest import subprocess_env
+from _dataset_worker_ops import (
+    Broken,
+    Locked,
+    die,
+    hang_on_row_2,
+    kill_self,
+    noisy,
+    pid_of,
+    plus_ten,
+    segfault,
+    to_none,
+    unloadable,
+    unsendable,
+)
 
 import mscore as ms
 import mscore.dataset as ds
+from conftest import subprocess_env
 from mscore import _state
 from mscore.dataset import config, vision
 from mscore.dataset.engine import map_workers

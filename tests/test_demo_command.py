@@ -11,10 +11,10 @@ import re
 
 import numpy as np
 import pytest
+from _helpers import available_backends
 
 import mscore as ms
 from mscore.examples import amp_digits
-from _helpers import available_backends
 
 pytest.importorskip("sklearn")
 
@@ -107,9 +107,9 @@ def test_demo_numpy_reaches_95_percent(capsys, tmp_path):
     params = ms.load_checkpoint(printed)
     not_loaded, _ = ms.load_param_into_net(net, params)
     assert not_loaded == []
+    from mscore import nn
     from mscore.amp import auto_mixed_precision
     from mscore.train import Model
-    from mscore import nn
     data = str(tmp_path / "data")
     amp_digits.write_digits_idx(data)
     model = Model(auto_mixed_precision(net, "O2"), nn.CrossEntropyLoss(), metrics={"acc"})

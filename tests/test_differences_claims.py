@@ -50,8 +50,8 @@ def _outcome(fn):
 def check_summary_operators(tmp_path):
     """PyNative: the summary operators' checks against the recorded types; GRAPH_MODE: an
     empty name against the recorded type and message."""
-    from summary_api_cases import CASES
     from cell_api_cases import attempt
+    from summary_api_cases import CASES
     from test_cell_api import _same
     got = json.loads(json.dumps(attempt(lambda: CASES["summary_operators"](ms, str(tmp_path)))))
     _same(got, _load("mindspore_summary_api.json")["summary_operators"], "summary_operators")
@@ -127,8 +127,8 @@ def check_max_rowsize(tmp_path):
 
 def check_optimizer_target(tmp_path):
     """``Optimizer.target``: the recorded cases (results and error types)."""
-    from _oracle import check_case
     import test_nn_optim_oracle as t
+    from _oracle import check_case
     cases = [n for n in t.SAME if "target" in n]
     assert len(cases) >= 5
     for name in cases:

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 import mscore.numpy as mnp
 from mscore import nn, ops
 from mscore.common import dtype as mdt
 from mscore.dataset import vision
-
-from _helpers import available_backends, use_backend
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "fidelity_fixes_oracle.json").read_text())
 BACKENDS = available_backends()

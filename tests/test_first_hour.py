@@ -164,6 +164,7 @@ def test_plot_title_keeps_only_what_the_runs_share(tmp_path):
 def test_plot_png_of_two_runs(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from PIL import Image
+
     from mscore.cli import main
     _write_run(tmp_path / "runs" / "r1", [2.0, 1.0, 0.5])
     _write_run(tmp_path / "runs" / "r2", [2.5, 2.0, 1.0])
@@ -296,6 +297,7 @@ def test_numpy_training_is_bit_identical_run_to_run():
 def test_dynamic_loss_scaling_overflow_steps_print_no_warning():
     """The first steps at scale 2**24 overflow in float16 on purpose; numpy must not warn."""
     import warnings
+
     from mscore.amp import DynamicLossScaleManager
     from mscore.train import Model
     ms.set_seed(3)

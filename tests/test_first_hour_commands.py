@@ -218,6 +218,7 @@ def test_torch_limits_its_own_thread_pools_inside_the_block():
 
 def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
     import numpy as np
+
     from mscore import nn
     from mscore.train.summary.graph import network_graph
     from mscore.train.summary.proto import summary_pb2 as pb
@@ -248,6 +249,7 @@ def test_network_graph_nests_ops_in_their_cells_and_follows_the_data():
 # -- long work shows progress on a terminal -------------------------------------------------------
 def test_compare_shows_its_progress_on_one_line_and_clears_it(capsys):
     from _helpers import available_backends
+
     from mscore.compare.cli import main
     others = available_backends(exclude=("numpy", "cupy"))
     if not others:
@@ -306,6 +308,7 @@ def test_dir_of_mscore_train_offers_its_public_names():
 # -- errors name what the user wrote -------------------------------------------------------------
 def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path, monkeypatch):
     import errno
+
     from mscore import nn
     from mscore.train.serialization import _atomic
     net = nn.Dense(2, 2)
@@ -329,6 +332,7 @@ def test_a_failed_save_checkpoint_names_the_users_path_not_a_temporary(tmp_path,
 
 def test_bare_arrays_given_to_model_train_and_fit_are_named():
     import numpy as np
+
     from mscore import nn
     from mscore.train import Model
     net = nn.Dense(3, 2)
@@ -351,6 +355,7 @@ def test_errors_of_two_types_are_shown_by_mindspores_type():
     workers send errors between processes)."""
     import pickle
     import traceback
+
     from mscore.common._errors import TypeAttributeError, ValueZeroDivisionError
     for cls, shown in ((TypeAttributeError, "AttributeError"),
                        (ValueZeroDivisionError, "ZeroDivisionError")):
@@ -362,6 +367,7 @@ def test_errors_of_two_types_are_shown_by_mindspores_type():
 
 def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them():
     import numpy as np
+
     from mscore import nn
     from mscore.train import Model
     net = nn.Dense(3, 2)

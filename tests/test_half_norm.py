@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import ops
-
-from _helpers import available_backends, use_backend
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "half_norm_oracle.json").read_text())
 CASES = ORACLE["cases"]

@@ -12,12 +12,11 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
+from _oracle import check_case, load, run
 
 import mscore as ms
 from mscore.common import initializer as I
-
-from _helpers import available_backends, use_backend
-from _oracle import check_case, load, run
 
 ORACLE = load("initializer_oracle.json")
 CASES = ORACLE["cases"]

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import saturated_by_zero, trunc_div, wrap_int
+from _oracle import each_backend, load
 
 import mscore as ms
 import mscore.numpy as mnp
 from mscore import mint, ops
 from mscore.plugin.registry import get_registry
-
-from _helpers import saturated_by_zero, trunc_div, wrap_int
-from _oracle import each_backend, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from int_division_cases import CASES, FUNCTIONS, SIGNED, UNSIGNED, inputs, operands

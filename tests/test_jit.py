@@ -4,13 +4,13 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.compile import graph
-from mscore.compile.api import jit as api_jit, reachable_state
-
-from _helpers import available_backends, use_backend
+from mscore.compile.api import jit as api_jit
+from mscore.compile.api import reachable_state
 
 
 def _data():

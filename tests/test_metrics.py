@@ -4,8 +4,19 @@ import pytest
 
 import mscore as ms
 from mscore.train import metrics as M
-from mscore.train.metrics import (Accuracy, F1, Fbeta, Loss, MAE, MSE, Precision, Recall,
-                                  TopKCategoricalAccuracy, get_metric_fn, get_metrics)
+from mscore.train.metrics import (
+    F1,
+    MAE,
+    MSE,
+    Accuracy,
+    Fbeta,
+    Loss,
+    Precision,
+    Recall,
+    TopKCategoricalAccuracy,
+    get_metric_fn,
+    get_metrics,
+)
 
 sk = pytest.importorskip("sklearn.metrics")
 

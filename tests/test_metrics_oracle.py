@@ -10,13 +10,12 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
+from _oracle import assert_matches, check_case, load, run
 
 import mscore as ms
 import mscore.train as M
 from mscore import nn
-
-from _helpers import available_backends, use_backend
-from _oracle import assert_matches, check_case, load, run
 
 ORACLE = load("metrics_oracle.json")
 CASES = ORACLE["cases"]

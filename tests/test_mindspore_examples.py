@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _helpers import available_backends
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +176,7 @@ def test_prim_attr_register_records_the_arguments():
 
 def test_grad_scale_maps_keep_the_container():
     import numpy as np
+
     import mscore as ms
     from mscore.amp import _grad_scale_map, _grad_unscale_map
     x = ms.Tensor(np.array([1.0, 25.0], np.float32))
@@ -190,6 +190,7 @@ def test_grad_scale_maps_keep_the_container():
 
 def test_stop_gradient_of_a_number_and_clip_of_a_list():
     import numpy as np
+
     import mscore as ms
     assert ms.ops.stop_gradient(3.0) == 3.0 and ms.ops.stop_gradient(3) == 3
     x = ms.Tensor(np.array([1.0, 25.0], np.float32))
@@ -203,8 +204,9 @@ def test_stop_gradient_of_a_number_and_clip_of_a_list():
 @pytest.mark.parametrize("backend", available_backends())
 def test_uniform_integers_and_broadcast_bounds(backend):
     import numpy as np
-    import mscore as ms
     from _helpers import use_backend
+
+    import mscore as ms
     use_backend(backend)
     try:
         ints = ms.ops.uniform((4, 50), ms.tensor(1, ms.int32), ms.tensor(10, ms.int32),
@@ -224,8 +226,9 @@ def test_uniform_integers_and_broadcast_bounds(backend):
 @pytest.mark.parametrize("backend", available_backends())
 def test_gather_with_batch_dims(backend):
     import numpy as np
-    import mscore as ms
     from _helpers import use_backend
+
+    import mscore as ms
     use_backend(backend)
     try:
         p = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)

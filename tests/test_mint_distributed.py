@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _helpers import available_backends
-from conftest import subprocess_env
 from test_data_parallel import free_port, run_job
 
+from conftest import subprocess_env
 from mscore.mint import distributed as dist
 
 HERE = Path(__file__).resolve().parent

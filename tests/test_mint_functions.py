@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.spatial.distance
+from _helpers import available_backends, central_differences, use_backend
 
 import mscore as ms
 from mscore import mint
-from _helpers import available_backends, central_differences, use_backend
 
 T = ms.Tensor
 BACKENDS = available_backends()

@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from _oracle import compare, each_backend, load
 
 import mscore as ms
 from mscore import mint
-from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))

@@ -6,14 +6,21 @@ import threading
 
 import numpy as np
 import pytest
+from _helpers import available_backends
 
 import mscore as ms
 from mscore import nn
 from mscore.dataset import NumpySlicesDataset, write_idx
-from mscore.train import (Callback, CheckpointConfig, DatasetHelper, LambdaCallback,
-                          LossMonitor, Model, ModelCheckpoint, connect_network_with_dataset)
-from _helpers import available_backends
-
+from mscore.train import (
+    Callback,
+    CheckpointConfig,
+    DatasetHelper,
+    LambdaCallback,
+    LossMonitor,
+    Model,
+    ModelCheckpoint,
+    connect_network_with_dataset,
+)
 
 BACKENDS = available_backends()
 
@@ -67,10 +74,9 @@ def _amp_tutorial_example(path):
     per-step losses and the trained Model."""
     import mscore as ms
     from mscore import nn
-    from mscore.dataset import vision, transforms
-    from mscore.dataset import MnistDataset
     from mscore.amp import FixedLossScaleManager
-    from mscore.train import Model, LossMonitor
+    from mscore.dataset import MnistDataset, transforms, vision
+    from mscore.train import LossMonitor, Model
 
     def datapipe(path, batch_size):
         image_transforms = [
@@ -154,7 +160,7 @@ class _ModelApiPageNet(nn.Cell):
     """Seed 003's Net, with a 16 x 16 input instead of 224 x 224 to stay fast."""
 
     def __init__(self):
-        super(_ModelApiPageNet, self).__init__()
+        super().__init__()
         self.conv = nn.Conv2d(3, 64, 3, has_bias=False, weight_init='normal')
         self.bn = nn.BatchNorm2d(64)
         self.relu = nn.ReLU()
@@ -178,9 +184,9 @@ def _model_api_page_dataset(n=8, batch=8):
 
 
 def test_model_api_page_model_examples_on_every_backend(backend, tmp_path, capsys, monkeypatch):
-    from mscore.train.callback import Callback, CheckpointConfig, ModelCheckpoint
-    from mscore.nn import Momentum
     from mscore import Tensor
+    from mscore.nn import Momentum
+    from mscore.train.callback import Callback, CheckpointConfig, ModelCheckpoint
     monkeypatch.chdir(tmp_path)
     get_dataset = _model_api_page_dataset
     Net = _ModelApiPageNet

@@ -13,10 +13,10 @@ import os
 import sys
 
 import pytest
-
-import mscore as ms
 from _helpers import use_backend
 from test_cell_api import _same, computing_params
+
+import mscore as ms
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import available_backends
 
 import mscore as ms
 from mscore import nn
-from _helpers import available_backends
 
 F64 = ms.float64
 

@@ -9,11 +9,10 @@ import zlib
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
-
-from _helpers import available_backends, use_backend
 
 F64 = ms.float64
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"

@@ -15,12 +15,11 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
+from test_ops_api import assert_matches, run
 
 import mscore as ms
 from mscore import nn, ops
-
-from _helpers import available_backends, use_backend
-from test_ops_api import assert_matches, run
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

@@ -13,12 +13,11 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends, central_differences, use_backend
+from _oracle import check_case, load, run
 
 import mscore as ms
 from mscore import nn, ops
-
-from _helpers import available_backends, central_differences, use_backend
-from _oracle import check_case, load, run
 
 ORACLE = load("loss_oracle.json")
 CASES = ORACLE["cases"]

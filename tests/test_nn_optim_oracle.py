@@ -10,15 +10,14 @@ MSCORE_SLOW_TESTS=1).
 """
 import os
 
+import _optim_reference as ref
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
+from _oracle import check_case, load, run
 
 import mscore as ms
 from mscore import nn, ops
-
-import _optim_reference as ref
-from _helpers import available_backends, use_backend
-from _oracle import check_case, load, run
 
 ORACLE = load("optim_oracle.json")
 CASES = ORACLE["cases"]

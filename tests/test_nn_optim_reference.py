@@ -5,14 +5,13 @@ CPU build cannot run) only this way. One GRAPH_MODE train step per optimizer on 
 representative few by default, all with MSCORE_SLOW_TESTS=1)."""
 import os
 
+import _optim_reference as ref
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn
-
-import _optim_reference as ref
-from _helpers import available_backends, use_backend
 
 STEPS = 3
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"

@@ -85,6 +85,7 @@ def test_a_graph_that_changes_with_the_batch_keeps_the_example_size(tmp_path):
 
 def test_a_network_that_runs_at_its_example_batch_only_is_exported_at_it(tmp_path):
     import onnx
+
     from mscore.common.parameter import Parameter
 
     class FullShapeAffine(nn.Cell):   # Parameters of the input's full shape, batch included

@@ -14,14 +14,13 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.ops import composite as C
 from mscore.ops import functional as F
 from mscore.ops import operations as P
-
-from _helpers import available_backends, use_backend
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

@@ -6,12 +6,11 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import ops
 from mscore.ops import operations as P
-
-from _helpers import available_backends, use_backend
 
 # jax compiles every op it meets for the first time (about a second per test here): its
 # runs of the tests below need MSCORE_SLOW_TESTS=1; the ops cases cover it by default.

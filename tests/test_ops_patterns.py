@@ -7,14 +7,13 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.ops import composite as C
 from mscore.ops import functional as F
 from mscore.ops import operations as P
-
-from _helpers import available_backends, use_backend
 
 GRADIENT_CLIP_TYPE = 1
 GRADIENT_CLIP_VALUE = 0.5

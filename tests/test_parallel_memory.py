@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _helpers import available_backends
-from conftest import subprocess_env
 from test_data_parallel import free_port, run_job
+
+from conftest import subprocess_env
 
 HERE = Path(__file__).resolve().parent
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
@@ -65,8 +65,9 @@ def test_storage_count_counts_each_buffer_once_and_whole(backend):
     an empty array nothing."""
     if backend not in available_backends():
         pytest.skip(f"backend {backend!r} is not usable here")
-    import mscore as ms
     from live_storage import storage_bytes
+
+    import mscore as ms
     ms.set_context(backend=backend)
     try:
         whole = ms.Parameter(ms.Tensor(np.ones((8, 4), np.float32)), name="whole")

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends
+from test_data_parallel import free_port, run_job
 
 import mscore as ms
+from conftest import subprocess_env
 from mscore import nn
 from mscore.parallel.auto_parallel import AutoParallel
-from _helpers import available_backends
-from conftest import subprocess_env
-from test_data_parallel import free_port, run_job
 
 HERE = Path(__file__).resolve().parent
 ORACLE = json.loads((HERE / "data" / "pipeline_oracle.json").read_text())

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from mscore.backends.numpy.backend import ArrayModuleBackend
-from mscore.plugin import hookspecs
 from mscore.commands.backends import CAPABILITIES_WIDTH, _wrapped
+from mscore.plugin import hookspecs
 from mscore.plugin.backend import KNOWN_CAPABILITIES, BackendSpec
 from mscore.plugin.registry import BackendNameCollision, PluginLoadError, Registry
 

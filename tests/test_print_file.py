@@ -6,11 +6,10 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore.ops import operations as P
-
-from _helpers import available_backends, use_backend
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "print")
 with open(os.path.join(DATA, "expected.json")) as _f:
@@ -112,6 +111,7 @@ def test_print_record_is_what_protobuf_serializes():
     """Print's own encoder gives protobuf's bytes: every dtype, 0-d, empty and large shapes
     (multi-byte varints), big-endian input, long and non-ASCII text."""
     from ml_dtypes import bfloat16
+
     from mscore.common.printing import print_record
     rng = np.random.default_rng(5)
     values = ["loss", "é" * 100, np.array(1.5, np.float32), np.zeros((0,), np.float64),

@@ -9,14 +9,13 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.common import tensor_text
 from mscore.compile import graph
 from mscore.plugin.backend import OPTIONAL_METHODS
-
-from _helpers import available_backends, use_backend
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 with open(os.path.join(DATA, "print_graph_oracle.json")) as _f:

@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import PROJECT_BACKENDS, use_backend
 
 import mscore as ms
-from _helpers import PROJECT_BACKENDS, use_backend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "programs"))

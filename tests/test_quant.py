@@ -8,14 +8,21 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn
 from mscore.train.quant import (
-    ActQuant, Conv2dBnFoldQuant, Conv2dBnWithoutFoldQuant, Conv2dQuant, DenseQuant,
-    FakeQuantWithMinMaxObserver, convert_quant_network, export,
-    load_nonquant_param_into_quant_net)
-from _helpers import available_backends, use_backend
+    ActQuant,
+    Conv2dBnFoldQuant,
+    Conv2dBnWithoutFoldQuant,
+    Conv2dQuant,
+    DenseQuant,
+    FakeQuantWithMinMaxObserver,
+    convert_quant_network,
+    export,
+    load_nonquant_param_into_quant_net,
+)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

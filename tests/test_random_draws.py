@@ -3,11 +3,10 @@ the argument error recorded from MindSpore (``tests/data/multinomial_oracle.json
 ``tests/data/make_multinomial_oracle.py``) and the draws' distribution."""
 import numpy as np
 import pytest
+from _oracle import load
 
 import mscore as ms
 from mscore import mint, ops
-
-from _oracle import load
 
 ORACLE = load("multinomial_oracle.json")["too_many_samples"]
 

@@ -23,8 +23,14 @@ from mscore import nn
 from mscore.dataset import NumpySlicesDataset
 from mscore.train import Callback, CheckpointConfig, Model, ModelCheckpoint
 from mscore.train.proto import checkpoint_pb2, node_strategy_pb2, print_pb2
-from mscore.train.serialization import (_checkpoint, build_searched_strategy, load_checkpoint,
-                                        parse_print, save_checkpoint, wait_async_save)
+from mscore.train.serialization import (
+    _checkpoint,
+    build_searched_strategy,
+    load_checkpoint,
+    parse_print,
+    save_checkpoint,
+    wait_async_save,
+)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

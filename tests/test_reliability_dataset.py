@@ -4,9 +4,9 @@ exception is a RuntimeError naming it, as everywhere else in the pipeline. (Work
 ``python_multiprocessing=True``: tests/test_dataset_workers.py.)"""
 import numpy as np
 import pytest
+from _dataset_worker_ops import Broken
 
 import mscore.dataset as ds
-from _dataset_worker_ops import Broken
 
 
 def _rows(dataset):

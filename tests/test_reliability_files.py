@@ -23,10 +23,9 @@ import pytest
 
 import mscore as ms
 from mscore.dataset import MnistDataset, read_idx
-from mscore.train.serialization import merge_sliced_parameter, parse_print
 from mscore.train.proto import print_pb2
-from mscore.train.summary import SummaryRecord, SummaryWriteError, load_summaries
-from mscore.train.summary import events, writer
+from mscore.train.serialization import merge_sliced_parameter, parse_print
+from mscore.train.summary import SummaryRecord, SummaryWriteError, events, load_summaries, writer
 from mscore.train.summary.reader import read_events
 from mscore.train.summary.writer import frame
 

@@ -40,6 +40,7 @@ def test_the_mutations_reach_past_the_checksums(tmp_path):
     import gzip
     import random
     import zlib
+
     from mscore.train.summary.reader import iter_records
     rng = random.Random(1)
     seeds = ENGINE.SEEDS["events"](str(tmp_path))

@@ -11,8 +11,11 @@ import mscore as ms
 from mscore import nn
 from mscore.common.parameter import Parameter
 from mscore.train.proto import checkpoint_pb2, node_strategy_pb2
-from mscore.train.serialization import build_searched_strategy, merge_sliced_parameter, \
-    load_checkpoint
+from mscore.train.serialization import (
+    build_searched_strategy,
+    load_checkpoint,
+    merge_sliced_parameter,
+)
 from mscore.train.serialization._reading import MAX_BYTES_ENV
 
 

@@ -8,10 +8,10 @@ import threading
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import amp, nn
-from _helpers import available_backends, use_backend
 
 STEPS = 12
 # jax compiles every new op shape on first use (seconds on a busy CPU): the default run trains

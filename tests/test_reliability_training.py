@@ -15,10 +15,10 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
-from _helpers import available_backends, use_backend
 
 BACKENDS = available_backends()
 ORACLE = json.load(open(os.path.join(os.path.dirname(__file__), "data",

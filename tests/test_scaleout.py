@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends
+from test_data_parallel import free_port, run_job
 
 import mscore as ms
-from mscore import nn
-from mscore.parallel import _context
-from mscore.nn.wrap.parallel_optimizer import ShardPlan
-from mscore.train.serialization._shard_identity import IDENTITY_KEY
-from _helpers import available_backends
 from conftest import subprocess_env
-from test_data_parallel import free_port, run_job
+from mscore import nn
+from mscore.nn.wrap.parallel_optimizer import ShardPlan
+from mscore.parallel import _context
+from mscore.train.serialization._shard_identity import IDENTITY_KEY
 
 HERE = Path(__file__).resolve().parent
 ORACLE = json.loads((HERE / "data" / "parallel_optimizer_oracle.json").read_text())

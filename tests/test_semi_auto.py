@@ -17,15 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends
+from test_data_parallel import free_port, run_job
 
 import mscore as ms
+from conftest import subprocess_env
 from mscore import nn, ops
 from mscore.ops._layout import TensorLayout, reshaped
 from mscore.ops._sharded_ops import plan
 from mscore.parallel.auto_parallel import AutoParallel
-from _helpers import available_backends
-from conftest import subprocess_env
-from test_data_parallel import free_port, run_job
 
 HERE = Path(__file__).resolve().parent
 ORACLE = json.loads((HERE / "data" / "semi_auto_oracle.json").read_text())
@@ -100,6 +100,7 @@ def test_a_job_of_one_process_computes_the_strategies_whole(monkeypatch):
     """``mscore run --worker_num=1``: nothing to cut over, the primitives compute whole (the
     one-process run a 2-process job is compared with)."""
     from types import SimpleNamespace
+
     from mscore import _state
     ms.set_context(backend="numpy")
     monkeypatch.setitem(_state.process.communication, "collectives", object())

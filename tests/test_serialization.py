@@ -13,16 +13,20 @@ import textwrap
 import ml_dtypes
 import numpy as np
 import pytest
+from _helpers import use_backend
 
 import mscore as ms
 from mscore import nn
 from mscore.common import dtype as mdt
 from mscore.plugin.registry import get_registry
 from mscore.train import serialization as ser
-from mscore.train.serialization import _checkpoint, _ckpt_format
-from mscore.train.serialization import (load_checkpoint, load_param_into_net,
-                                        save_checkpoint)
-from _helpers import use_backend
+from mscore.train.serialization import (
+    _checkpoint,
+    _ckpt_format,
+    load_checkpoint,
+    load_param_into_net,
+    save_checkpoint,
+)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 BACKENDS = get_registry().names()
@@ -606,7 +610,7 @@ def test_truncated_and_foreign_files_are_value_errors(tmp_path):
     bad = tmp_path / "bad.ckpt"
     cases = {"truncated": data[: len(data) // 2], "empty": b"", "text": b"hello world\n",
              "png": b"\x89PNG\r\n\x1a\n" + bytes(40), "zeros": bytes(100)}
-    for what, content in cases.items():
+    for _what, content in cases.items():
         bad.write_bytes(content)
         with pytest.raises(ValueError, match="bad.ckpt"):
             load_checkpoint(str(bad))

@@ -6,12 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.train.proto import mind_ir_pb2 as pb
 from mscore.train.serialization._mindir_export import build_mindir_model
-from _helpers import available_backends, use_backend
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 FIXTURES = os.path.join(DATA, "mindir")

@@ -4,13 +4,13 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import use_backend
 
 import mscore as ms
 from mscore import nn, ops
 from mscore.plugin.registry import get_registry
 from mscore.train.serialization import export
 from mscore.train.serialization._export import build_onnx_model
-from _helpers import use_backend
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

@@ -4,8 +4,7 @@ import pytest
 
 import mscore as ms
 from mscore.train.proto import node_strategy_pb2, print_pb2
-from mscore.train.serialization import (build_searched_strategy, merge_sliced_parameter,
-                                        parse_print)
+from mscore.train.serialization import build_searched_strategy, merge_sliced_parameter, parse_print
 
 
 @pytest.fixture(autouse=True)

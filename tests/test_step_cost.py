@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends, load_script, use_backend
 
 import mscore as ms
 from mscore import _state, amp, nn, ops
 from mscore.common.parameter import Parameter
-
-from _helpers import available_backends, load_script, use_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 

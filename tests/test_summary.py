@@ -9,12 +9,19 @@ import numpy as np
 import pytest
 
 import mscore as ms
-from mscore.train.summary import (CorruptRecordError, SummaryRecord, SummaryWriteError,
-                                  event_files, iter_records, load_summaries, read_events)
-from mscore.train.summary.crc32c import crc32c, masked_crc32c
 import mscore.train.summary.crc32c as crc_module
+from mscore.train.summary import (
+    CorruptRecordError,
+    SummaryRecord,
+    SummaryWriteError,
+    event_files,
+    iter_records,
+    load_summaries,
+    read_events,
+)
 from mscore.train.summary import events as events_module
 from mscore.train.summary import writer as writer_module
+from mscore.train.summary.crc32c import crc32c, masked_crc32c
 
 ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
@@ -518,8 +525,15 @@ def test_seed_examples(tmp_path, monkeypatch, capsys):
 
 # -- the schema -----------------------------------------------------------------------------
 def test_proto_schema_matches_tensorboard():
-    from tensorboard.compat.proto import event_pb2, histogram_pb2, summary_pb2, tensor_pb2
-    from tensorboard.compat.proto import tensor_shape_pb2, types_pb2
+    from tensorboard.compat.proto import (
+        event_pb2,
+        histogram_pb2,
+        summary_pb2,
+        tensor_pb2,
+        tensor_shape_pb2,
+        types_pb2,
+    )
+
     from mscore.train.summary.proto import summary_pb2 as ours
     pairs = [(ours.Event, event_pb2.Event), (ours.Summary, summary_pb2.Summary),
              (ours.Summary.Value, summary_pb2.Summary.Value),

@@ -11,9 +11,9 @@ import os
 import sys
 
 import pytest
+from test_cell_api import _same
 
 import mscore as ms
-from test_cell_api import _same
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)

@@ -5,15 +5,21 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import available_backends
 
 import mscore as ms
 from mscore import nn
 from mscore.train.callback import CallbackParam, RunContext
-from mscore.train.summary import (HistogramSummary, ImageSummary, ScalarSummary,
-                                  SummaryRecord, TensorSummary, load_summaries)
-from mscore.train.summary import summary_ops
+from mscore.train.summary import (
+    HistogramSummary,
+    ImageSummary,
+    ScalarSummary,
+    SummaryRecord,
+    TensorSummary,
+    load_summaries,
+    summary_ops,
+)
 from mscore.train.summary.collector import SummaryCollector, current_learning_rate
-from _helpers import available_backends
 
 
 def _backends():
@@ -168,8 +174,9 @@ def _drive(collector, steps, batch_num, train_net, opt, net, images=None, output
 
 
 def test_collector_records_loss_lr_histograms_images_and_lineage(tmp_path):
-    from PIL import Image
     import io
+
+    from PIL import Image
     net, opt, train_net = _setup()
     collector = SummaryCollector(str(tmp_path), collect_freq=3,
                                  collect_specified_data={"histogram_regular": "^fc"},
@@ -338,6 +345,7 @@ def test_collector_with_model_train_and_eval(tmp_path):
 # -- mscore plot ---------------------------------------------------------------------------
 def test_plot_draws_a_png_of_the_loss_curve(tmp_path, capsys):
     from PIL import Image
+
     from mscore.cli import main as cli_main
     from mscore.train.summary.plot import main
     with SummaryRecord(str(tmp_path / "run")) as sr:
@@ -376,8 +384,10 @@ def test_plot_reports_nothing_to_draw(tmp_path, capsys):
 
 
 def test_collector_draws_nhwc_inputs_and_caps_the_batch(tmp_path):
-    from PIL import Image
     import io
+
+    from PIL import Image
+
     from mscore.train.summary import collector as collector_module
     rng = np.random.default_rng(3)
     batch = rng.integers(0, 256, (70, 5, 6, 3), dtype=np.uint8)      # NHWC, RGB

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _oracle import load
 
 import mscore as ms
-
-from _oracle import load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from tensor_argument_cases import CASES, inputs, outcome

@@ -11,15 +11,14 @@ import warnings
 
 import numpy as np
 import pytest
-
-import mscore as ms
-
 from _helpers import central_differences
 from _oracle import compare, each_backend, load
 
+import mscore as ms
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))
-from tensor_methods_linalg_cases import CASES, inputs, SAME_MESSAGE  # noqa: E402
+from tensor_methods_linalg_cases import CASES, SAME_MESSAGE, inputs  # noqa: E402
 
 ORACLE = load("tensor_methods_linalg_oracle.json")["cases"]
 

@@ -7,12 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+from _oracle import compare, each_backend, load
 
 import mscore as ms
 import mscore.numpy as mnp
 from mscore import mint
-
-from _oracle import compare, each_backend, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "data"))

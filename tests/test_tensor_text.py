@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _oracle import load
 
 import mscore as ms
-
-from _oracle import load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from tensor_text_cases import CASES

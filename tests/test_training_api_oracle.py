@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import available_backends, use_backend
 
 import mscore as ms
 from mscore import Parameter, Tensor, nn, ops
 from mscore.nn.optim.optimizer import Optimizer
-
-from _helpers import available_backends, use_backend
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "training_api_oracle.json").read_text())
 BACKENDS = available_backends()

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import central_differences, saturated_by_zero, trunc_div, wrap_int
+from _oracle import each_backend, load
 
 import mscore as ms
 from mscore import ops
 from mscore.plugin.registry import get_registry
-
-from _helpers import central_differences, saturated_by_zero, trunc_div, wrap_int
-from _oracle import each_backend, load
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from int_division_cases import SIGNED, UNSIGNED, operands

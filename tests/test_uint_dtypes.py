@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _oracle import each_backend
 
 import mscore as ms
 import mscore.numpy as mnp
 from mscore import ops
 from mscore.plugin.registry import get_registry
-
-from _oracle import each_backend
 
 ORACLE = json.loads((Path(__file__).parent / "data" / "uint_oracle.json").read_text())
 UINTS = ("uint16", "uint32", "uint64")

@@ -11,7 +11,6 @@ import textwrap
 
 from fontTools.unicodedata import Scripts
 
-
 HEADER = '''"""The Unicode Script property (ISO 15924 codes) by code point range:
 ``"START:CODE"`` items (START in hex) where the script changes, written by
 ``tools/make_unicode_scripts.py`` from the Unicode Character Database; do not edit."""

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mscore.plugin import optional  # noqa: E402
-from mscore.plugin.backend import Backend, PRIMITIVE_OPS  # noqa: E402
+from mscore.plugin.backend import PRIMITIVE_OPS, Backend  # noqa: E402
 
 OUT = ROOT / "docs" / "backend-contract.md"
 

@@ -19,16 +19,18 @@ handling on CPU; mscore's overflow check works on every backend, so it allows it
 from __future__ import annotations
 
 from mscore import context
-from mscore.common import dtype as mdt
+from mscore.amp.convert import check_amp_level, convert_checked
+from mscore.amp.loss_scale import DynamicLossScaleManager, LossScaleManager
 from mscore.boost.boost import boost_for_training, check_boost_level
 from mscore.boost.boost_cell_wrapper import (
-    BoostTrainOneStepCell, BoostTrainOneStepWithLossScaleCell)
+    BoostTrainOneStepCell,
+    BoostTrainOneStepWithLossScaleCell,
+)
+from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.cell_wrapper import TrainOneStepCell, WithLossCell
 from mscore.nn.wrap.loss_scale import TrainOneStepWithLossScaleCell
 from mscore.ops import functional as F
-from mscore.amp.convert import check_amp_level, convert_checked
-from mscore.amp.loss_scale import DynamicLossScaleManager, LossScaleManager
 
 _KWARGS = ("cast_model_type", "keep_batchnorm_fp32", "loss_scale_manager")
 

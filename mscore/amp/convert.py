@@ -16,12 +16,12 @@ import functools
 import inspect
 import warnings
 
+from mscore.amp.autocast import autocast
+from mscore.amp.lists import CastList, default_policy
 from mscore.common import dtype as mdt
 from mscore.nn.cell import Cell
 from mscore.ops import operations as P
 from mscore.ops.primitive_base import cast_floating
-from mscore.amp.autocast import autocast
-from mscore.amp.lists import CastList, default_policy
 
 AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from mscore import dispatch, nn
 from mscore.nn.cell import Cell
-from mscore.plugin.registry import get_registry
 from mscore.ops import operations as P
+from mscore.plugin.registry import get_registry
+
+
 class CastList:
     """An ordered set of Cell and/or Primitive classes with a role ("white" or "black").
 

@@ -8,13 +8,18 @@ overflow or increase it is multiplied by ``factor``.
 """
 from __future__ import annotations
 
-
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.wrap.loss_scale import (
-    HOST_OPS, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaleRule, DynamicLossScaleUpdateCell,
-    FixedLossScaleUpdateCell, check_loss_scale, check_overflow_streak)
+    HOST_OPS,
+    MAX_CONSECUTIVE_OVERFLOWS,
+    DynamicLossScaleRule,
+    DynamicLossScaleUpdateCell,
+    FixedLossScaleUpdateCell,
+    check_loss_scale,
+    check_overflow_streak,
+)
 from mscore.ops import functional as F
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
+from mscore.common.dtype import bool_
 from mscore.dispatch import call
 from mscore.dispatch import dtype as dtype_of
 from mscore.dispatch import shape as shape_of
-from mscore.common.dtype import bool_
 
 VJP_RULES = {}
 NEEDS_AWARE = set()   # rules that take the ``needs`` keyword

@@ -25,12 +25,12 @@ import contextlib
 import numpy as np
 
 from mscore import context as _context
+from mscore import dispatch
 from mscore._state import process as _process
 from mscore._state import thread as _thread
 from mscore.common.tensor import Tensor
-from mscore.dispatch import call
 from mscore.compile.trace import TraceGraph, array_args, trace
-from mscore import dispatch
+from mscore.dispatch import call
 from mscore.nn.layer.normalization import _BatchNorm
 
 FUSED = ("softmax", "log_softmax", "relu", "dense", "batch_norm")

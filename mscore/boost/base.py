@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import warnings
 
-from mscore.common.parameter import Parameter
-from mscore.nn.optim.optimizer import Optimizer
 from mscore.boost.less_batch_normalization import CommonHeadLastFN
+from mscore.common.parameter import Parameter
 from mscore.nn.layer.conv import Conv2d
+from mscore.nn.optim.optimizer import Optimizer
 
 __all__ = ["OptimizerProcess", "ParameterProcess"]
 

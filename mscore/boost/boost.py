@@ -26,14 +26,12 @@ import copy
 import numbers
 
 from mscore import _state
-from mscore.common._errors import TypeAttributeError
-from mscore.boost.grad_freeze import FreezeOpt
-from mscore.boost.less_batch_normalization import LessBN
-from mscore.boost.base import ParameterProcess
-from mscore.boost.base import OptimizerProcess
-from mscore.boost.grad_freeze import GradientFreeze
-from mscore.nn.cell import Cell
+from mscore.boost.base import OptimizerProcess, ParameterProcess
 from mscore.boost.dim_reduce import prepare_dim_reduce
+from mscore.boost.grad_freeze import FreezeOpt, GradientFreeze
+from mscore.boost.less_batch_normalization import LessBN
+from mscore.common._errors import TypeAttributeError
+from mscore.nn.cell import Cell
 
 __all__ = ["AutoBoost"]
 

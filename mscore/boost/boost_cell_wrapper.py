@@ -21,22 +21,20 @@ import numpy as np
 
 from mscore.boost import boost as _boost
 from mscore.boost._conditional import apply_if
+from mscore.boost.adasum import AdaSum, server_group_name
 from mscore.boost.grad_accumulation import accumulate
 from mscore.boost.grad_freeze import FreezeOpt, _Cells, _TrainFreezeCell, freeze_cell
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore.communication import management
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.cell_wrapper import TrainOneStepCell
+from mscore.nn.wrap.grad_reducer import DistributedGradReducer, agree_overflow, broadcast_parameters
 from mscore.nn.wrap.loss_scale import all_finite
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
 from mscore.parallel import _context as _parallel
-from mscore.communication import management
-from mscore.boost.adasum import AdaSum, server_group_name
-from mscore.nn.wrap.grad_reducer import DistributedGradReducer
-from mscore.nn.wrap.grad_reducer import broadcast_parameters
-from mscore.nn.wrap.grad_reducer import agree_overflow
 
 __all__ = ["BoostTrainOneStepCell", "BoostTrainOneStepWithLossScaleCell"]
 

@@ -27,10 +27,10 @@ from mscore.boost.grad_accumulation import GradientAccumulation
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.ops import functional as F
-from mscore.ops.grad import value_and_grad
 from mscore.nn.optim.optimizer import Optimizer
 from mscore.nn.wrap.grad_reducer import DistributedGradReducer
+from mscore.ops import functional as F
+from mscore.ops.grad import value_and_grad
 
 __all__ = ["GradientFreeze", "FreezeOpt", "freeze_cell"]
 

@@ -20,14 +20,14 @@ import warnings
 
 import numpy as np
 
+from mscore.boost import _less_bn_graph
 from mscore.common import dtype as mdt
+from mscore.common.initializer import initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.ops import functional as F
-from mscore.common.initializer import initializer
 from mscore.nn.layer.basic import Dense
-from mscore.boost import _less_bn_graph
+from mscore.ops import functional as F
 
 __all__ = ["CommonHeadLastFN", "LessBN"]
 

@@ -4,5 +4,13 @@ mscore imports this module (use :mod:`mscore.compile`)."""
 from __future__ import annotations
 
 from mscore.compile.api import (  # noqa: F401
-    __all__, constexpr, jit, jit_class, lazy_inline, mutable, no_inline, reachable_state,
-    recompute)
+    __all__,
+    constexpr,
+    jit,
+    jit_class,
+    lazy_inline,
+    mutable,
+    no_inline,
+    reachable_state,
+    recompute,
+)

@@ -5,8 +5,8 @@ equivalents come from numpy itself and, for bfloat16, from ``ml_dtypes``.
 """
 from __future__ import annotations
 
-import numpy as np
 import ml_dtypes
+import numpy as np
 
 
 class DType:

@@ -12,12 +12,12 @@ from operator import attrgetter
 
 import numpy as np
 
+from mscore import dispatch
+from mscore._state import thread as _thread
 from mscore.common.cast_cache import drop_cast_copies
 from mscore.common.initializer import Initializer, initializer
 from mscore.common.tensor import Tensor, _is_native
 from mscore.common.tensor_text import parameter_text
-from mscore import dispatch
-from mscore._state import thread as _thread
 
 
 class MutationScope:

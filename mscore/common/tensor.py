@@ -5,11 +5,11 @@ import numbers
 
 import numpy as np
 
+from mscore import dispatch
+from mscore._state import thread as _thread
 from mscore.autodiff.tracer import Tracer, unwrap
 from mscore.common import dtype as mdt
 from mscore.common import tensor_text
-from mscore import dispatch
-from mscore._state import thread as _thread
 
 _dtype_of = dispatch.dtype
 

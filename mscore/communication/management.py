@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 from mscore import _state as _process_state
 from mscore import context
-from mscore.communication import _failfast
-from mscore.plugin.registry import get_registry
-from mscore.communication._env import NO_LAUNCHER_HINT, job_env_from
 from mscore.common import dtype as mdt
+from mscore.communication import _failfast
+from mscore.communication._env import NO_LAUNCHER_HINT, job_env_from
 from mscore.ops.random import draws as random
+from mscore.plugin.registry import get_registry
+
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
 MCCL_WORLD_COMM_GROUP = "mccl_world_group"

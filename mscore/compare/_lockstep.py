@@ -11,9 +11,8 @@ from mscore.compare import _run
 from mscore.compare._ops import watch_random
 from mscore.compare.errors import BackendRunError
 from mscore.compare.tolerance import step_tolerance, worse_dtype
-from mscore.train.serialization import load_checkpoint, load_param_into_net, \
-    save_checkpoint
 from mscore.context import current_backend
+from mscore.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
 
 class Lane:

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
+from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.dtype import DType
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.ops import functional as F
-from mscore import dispatch, fused_reference
 from mscore.ops.grad import value_and_grad
+from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
 
 _MISSING = object()
 # Creation, transfer, device and random ops: not computations worth comparing.

@@ -14,17 +14,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import mscore as ms
 from mscore._optional import missing_dependency_hint
-from mscore.compare.errors import BackendRunError, CompareSetupError
-from mscore.compare._factory import build_trainee
-from mscore.dataset.engine import as_dataset
 from mscore.common import dtype as mdt
-from mscore.plugin.registry import get_registry
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
+from mscore.compare._factory import build_trainee
+from mscore.compare.errors import BackendRunError, CompareSetupError
+from mscore.dataset.engine import as_dataset, to_tensor
 from mscore.nn.cell import Cell
-from mscore.dataset.engine import to_tensor
-import mscore as ms
+from mscore.plugin.registry import get_registry
 
 MODES = {"pynative": 1, "graph": 0}   # ms.PYNATIVE_MODE, ms.GRAPH_MODE
 

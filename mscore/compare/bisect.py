@@ -19,18 +19,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mscore.compare import _ops, _run
-from mscore.compare.tolerance import local_tolerance
 from mscore import dispatch
-from mscore.common.tensor import Tensor
 from mscore.common import dtype as mdt
+from mscore.common.parameter import MutationScope, Parameter
+from mscore.common.tensor import Tensor
+from mscore.compare import _ops, _run
+from mscore.compare.tolerance import eps, local_tolerance
+from mscore.dataset.engine import to_tensor
 from mscore.ops import functional as F
 from mscore.ops.grad import value_and_grad
-from mscore.compare.tolerance import eps
-from mscore.common.parameter import MutationScope
 from mscore.train.serialization import load_param_into_net
-from mscore.common.parameter import Parameter
-from mscore.dataset.engine import to_tensor
 
 _FLOAT_KINDS = "fV"
 

@@ -5,13 +5,13 @@ import tempfile
 import time
 import warnings
 
+import mscore as ms
+from mscore.amp.convert import AMP_LEVELS
 from mscore.compare import _lockstep, _run
-from mscore.compare.errors import BackendRunError, CompareSetupError
-from mscore.compare.report import CompareReport
 from mscore.compare._factory import load_factory
 from mscore.compare.bisect import bisect_drifts
-from mscore.amp.convert import AMP_LEVELS
-import mscore as ms
+from mscore.compare.errors import BackendRunError, CompareSetupError
+from mscore.compare.report import CompareReport
 
 # the levels of mscore.amp but 'auto' (which picks O2 or O3 by device)
 _AMP = tuple(level for level in AMP_LEVELS if level != "auto")

@@ -40,8 +40,8 @@ from mscore.common.parameter import Parameter, stateless_call
 from mscore.common.tensor import Tensor, copier
 from mscore.nn.cell import Cell
 from mscore.ops import _sharded_ops, _sharding
-from mscore.ops.random import draws as _random
 from mscore.ops.grad import _flatten
+from mscore.ops.random import draws as _random
 
 trace_count = 0     # programs traced since import (the benches report it)
 

@@ -23,10 +23,10 @@ from mscore._state import process as _process
 from mscore._state import thread as _thread
 from mscore.common import cast_cache
 from mscore.common.tensor import Tensor
-from mscore.plugin.backend import Backend, FUSED_OPS, PRIMITIVE_OPS
+from mscore.nn.cell import Cell
+from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS, Backend
 from mscore.plugin.optional import OPTIONAL_MEMBERS
 from mscore.plugin.optional import signature as optional_signature
-from mscore.nn.cell import Cell
 
 # Primitive ops that only read metadata or move data out: forwarded, never recorded.
 _PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}

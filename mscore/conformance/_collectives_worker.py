@@ -18,13 +18,12 @@ import os
 import sys
 
 import numpy as np
-from mscore.common import dtype as mdt
-from mscore.communication import management
-from mscore import nn
-from mscore.communication import get_rank
-from mscore.communication import comm_func, get_group_size, init
-from mscore.plugin.registry import get_registry
+
 import mscore as ms
+from mscore import nn
+from mscore.common import dtype as mdt
+from mscore.communication import comm_func, get_group_size, get_rank, init, management
+from mscore.plugin.registry import get_registry
 
 SHAPE = (3, 4)
 # the reductions run per dtype (every other dtype: sum only)

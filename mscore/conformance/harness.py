@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mscore.common import dtype as mdt
-from mscore import ops
 import mscore as ms
+from mscore import ops
+from mscore.common import dtype as mdt
 
 SUITE_VERSION = "1.0.0"
 

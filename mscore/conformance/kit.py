@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mscore.common import dtype as mdt
-from mscore.conformance import calls, harness
-from mscore.common.tensor import Tensor
-from mscore.plugin.registry import get_registry
-from mscore import context
 import mscore as ms
+from mscore import context
+from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
+from mscore.conformance import calls, harness
+from mscore.plugin.registry import get_registry
 
 REFERENCE_BACKEND = "numpy"
 _REFERENCE_CACHE: dict = {}

@@ -30,15 +30,14 @@ from pathlib import Path
 
 import pytest
 
-from mscore.conformance import report as _report
-from mscore.conformance.harness import stable_seed
-from mscore.conformance.kit import Kit, Record
-from mscore.conformance import harness
 import mscore as ms
+from mscore.conformance import harness
+from mscore.conformance import report as _report
 from mscore.conformance.coverage import verdict
-from mscore.conformance.kit import Target, declared_device_targets, normalize_device
-from mscore.plugin.registry import get_registry
+from mscore.conformance.harness import stable_seed
+from mscore.conformance.kit import Kit, Record, Target, declared_device_targets, normalize_device
 from mscore.plugin.hints import unknown_backend_detail
+from mscore.plugin.registry import get_registry
 
 _STATE_KEY = pytest.StashKey()
 _KIT_MARKER = "mscore_needs"

@@ -8,13 +8,11 @@ import platform
 import time
 from pathlib import Path
 
-from mscore.conformance import coverage as cov
-from mscore.conformance.harness import SHORT
-from mscore.conformance.harness import SUITE_VERSION
-from mscore.plugin.backend import FUSED_OPS
-from mscore.plugin.registry import get_registry
-from mscore.plugin.backend import KNOWN_CAPABILITIES
 import mscore
+from mscore.conformance import coverage as cov
+from mscore.conformance.harness import SHORT, SUITE_VERSION
+from mscore.plugin.backend import FUSED_OPS, KNOWN_CAPABILITIES
+from mscore.plugin.registry import get_registry
 
 LEVEL_ORDER = ("contract", "capabilities", "optional", "ops", "errors", "grad", "layers", "amp",
                "training", "checkpoint")

@@ -32,20 +32,23 @@ import time
 
 import numpy as np
 
-from mscore import dispatch
-from mscore.commands import ArgumentParser, CommandError, backend_choice, backend_spec, \
-    command, select_backend
+import mscore as ms
+from mscore import dispatch, nn
+from mscore.amp import FixedLossScaleManager
+from mscore.commands import (
+    ArgumentParser,
+    CommandError,
+    backend_choice,
+    backend_spec,
+    command,
+    select_backend,
+)
 from mscore.common.dtype import float32
 from mscore.common.tensor import Tensor
-from mscore.dataset import write_idx
-from mscore.dataset import MnistDataset, transforms, vision
-from mscore import nn
-from mscore.train.summary.plot import plot_summary
-from mscore.amp import FixedLossScaleManager
-from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, \
-    ProgressBar
+from mscore.dataset import MnistDataset, transforms, vision, write_idx
+from mscore.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, ProgressBar
 from mscore.train.summary import SummaryCollector
-import mscore as ms
+from mscore.train.summary.plot import plot_summary
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH = 64

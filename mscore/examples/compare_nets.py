@@ -14,9 +14,10 @@ MNIST's 28 x 28 (each pixel 3 x 3, then a 2-pixel border) so the tutorial's netw
 from __future__ import annotations
 
 import numpy as np
+
+from mscore import nn
 from mscore.dataset import NumpySlicesDataset
 from mscore.examples.amp_digits import build_network
-from mscore import nn
 
 BATCH = 64
 

@@ -176,5 +176,11 @@ class _IteratorLearningRate(LearningRateSchedule):
 
 # The list helpers (MindSpore's nn.dynamic_lr) live in mscore.nn.dynamic_lr.
 from mscore.nn.dynamic_lr import (  # noqa: E402,F401
-    cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
-    piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
+    cosine_decay_lr,
+    exponential_decay_lr,
+    inverse_decay_lr,
+    natural_exp_decay_lr,
+    piecewise_constant_lr,
+    polynomial_decay_lr,
+    warmup_lr,
+)

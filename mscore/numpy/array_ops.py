@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
-from mscore.ops.array import sorting
 from mscore.numpy._convert import asarray
+from mscore.ops.array import sorting
 
 __all__ = [
     "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "expand_dims",

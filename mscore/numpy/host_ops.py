@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.numpy import math_ops
 from mscore.numpy._convert import asarray, float_input
 

@@ -6,9 +6,9 @@ import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.numpy._convert import asarray, with_dtype
 
 __all__ = []

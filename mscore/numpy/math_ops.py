@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from mscore.common import dtype as mdt
 from mscore import ops
+from mscore.common import dtype as mdt
+from mscore.numpy._convert import asarray, float_input, with_dtype
 from mscore.ops.math import bitwise
 from mscore.ops.math.elementwise import int_fmod
-from mscore.numpy._convert import asarray, float_input, with_dtype
 
 __all__ = []
 

@@ -95,7 +95,7 @@ class MultitypeFuncGraph:
 
     def __call__(self, *args):
         best = None
-        for names, tests, rank, fn in self.entries:
+        for _names, tests, rank, fn in self.entries:
             if len(tests) == len(args) and all(test(a) for test, a in zip(tests, args)):
                 if best is None or rank > best[0]:
                     best = (rank, fn)

@@ -13,12 +13,12 @@ from mscore._state import process as _process
 from mscore.autodiff.tracer import unwrap
 from mscore.common import dtype as mdt
 from mscore.common import printing, tensor_text
+from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.context import current_backend, get_context
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
 from mscore.ops.primitive_base import Primitive
-from mscore.common.parameter import Parameter
-from mscore.context import current_backend, get_context
 
 _wrap = Tensor._wrap
 

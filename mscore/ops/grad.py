@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 
-from mscore.autodiff.reference import reference_value_and_grad
+from mscore import dispatch
 from mscore.autodiff.boundary import hook_session
+from mscore.autodiff.reference import reference_value_and_grad
 from mscore.autodiff.tracer import unwrap
 from mscore.common import cast_cache
 from mscore.common.parameter import MutationScope, Parameter, assign_all
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 
 
 def _positions(grad_position):

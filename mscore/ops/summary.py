@@ -14,11 +14,10 @@ import threading
 
 import numpy as np
 
-from mscore import context
+from mscore import _state, context, dispatch
 from mscore._state import GRAPH_MODE
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import _state, dispatch
 from mscore.ops.primitive_base import Primitive
 
 _lock = threading.Lock()

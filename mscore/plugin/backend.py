@@ -15,8 +15,9 @@ primitives when a backend leaves them as ``None``.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .optional import OPTIONAL_MEMBERS
 
@@ -100,7 +101,7 @@ class BackendSpec:
 
     name: str
     version: str
-    factory: Callable[[], "Backend"]
+    factory: Callable[[], Backend]
     devices: tuple = ("CPU",)
     dtypes: tuple = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
                      "int64", "uint8", "bool")
@@ -265,49 +266,49 @@ class Backend(_Typed):
         return a
 
     # -- elementwise ---------------------------------------------------------------------
-    def neg(self, a): raise NotImplementedError          # noqa: E704  (one-liners by design)
-    def abs(self, a): raise NotImplementedError          # noqa: E704
-    def exp(self, a): raise NotImplementedError          # noqa: E704
-    def log(self, a): raise NotImplementedError          # noqa: E704
-    def sqrt(self, a): raise NotImplementedError         # noqa: E704
-    def sin(self, a): raise NotImplementedError          # noqa: E704
-    def cos(self, a): raise NotImplementedError          # noqa: E704
-    def tanh(self, a): raise NotImplementedError         # noqa: E704
-    def erf(self, a): raise NotImplementedError          # noqa: E704
-    def sign(self, a): raise NotImplementedError         # noqa: E704
-    def floor(self, a): raise NotImplementedError        # noqa: E704
-    def ceil(self, a): raise NotImplementedError         # noqa: E704
-    def logical_not(self, a): raise NotImplementedError  # noqa: E704
-    def isfinite(self, a): raise NotImplementedError     # noqa: E704
+    def neg(self, a): raise NotImplementedError
+    def abs(self, a): raise NotImplementedError
+    def exp(self, a): raise NotImplementedError
+    def log(self, a): raise NotImplementedError
+    def sqrt(self, a): raise NotImplementedError
+    def sin(self, a): raise NotImplementedError
+    def cos(self, a): raise NotImplementedError
+    def tanh(self, a): raise NotImplementedError
+    def erf(self, a): raise NotImplementedError
+    def sign(self, a): raise NotImplementedError
+    def floor(self, a): raise NotImplementedError
+    def ceil(self, a): raise NotImplementedError
+    def logical_not(self, a): raise NotImplementedError
+    def isfinite(self, a): raise NotImplementedError
 
     # Binary ops get two arrays of the same dtype (the core promotes first) whose shapes
     # broadcast with numpy's rules.
-    def add(self, a, b): raise NotImplementedError            # noqa: E704
-    def sub(self, a, b): raise NotImplementedError            # noqa: E704
-    def mul(self, a, b): raise NotImplementedError            # noqa: E704
-    def div(self, a, b): raise NotImplementedError            # noqa: E704
-    def pow(self, a, b): raise NotImplementedError            # noqa: E704
-    def maximum(self, a, b): raise NotImplementedError        # noqa: E704
-    def minimum(self, a, b): raise NotImplementedError        # noqa: E704
-    def equal(self, a, b): raise NotImplementedError          # noqa: E704
-    def not_equal(self, a, b): raise NotImplementedError      # noqa: E704
-    def less(self, a, b): raise NotImplementedError           # noqa: E704
-    def less_equal(self, a, b): raise NotImplementedError     # noqa: E704
-    def greater(self, a, b): raise NotImplementedError        # noqa: E704
-    def greater_equal(self, a, b): raise NotImplementedError  # noqa: E704
-    def logical_and(self, a, b): raise NotImplementedError    # noqa: E704
-    def logical_or(self, a, b): raise NotImplementedError     # noqa: E704
+    def add(self, a, b): raise NotImplementedError
+    def sub(self, a, b): raise NotImplementedError
+    def mul(self, a, b): raise NotImplementedError
+    def div(self, a, b): raise NotImplementedError
+    def pow(self, a, b): raise NotImplementedError
+    def maximum(self, a, b): raise NotImplementedError
+    def minimum(self, a, b): raise NotImplementedError
+    def equal(self, a, b): raise NotImplementedError
+    def not_equal(self, a, b): raise NotImplementedError
+    def less(self, a, b): raise NotImplementedError
+    def less_equal(self, a, b): raise NotImplementedError
+    def greater(self, a, b): raise NotImplementedError
+    def greater_equal(self, a, b): raise NotImplementedError
+    def logical_and(self, a, b): raise NotImplementedError
+    def logical_or(self, a, b): raise NotImplementedError
 
     def where(self, cond, x, y):
         """Elementwise ``x if cond else y`` (``x`` and ``y`` share a dtype)."""
         raise NotImplementedError
 
     # -- reductions: axis is None (all) or a tuple of non-negative ints ---------------------
-    def sum(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
-    def max(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
-    def min(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
-    def all(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
-    def any(self, a, axis, keepdims): raise NotImplementedError      # noqa: E704
+    def sum(self, a, axis, keepdims): raise NotImplementedError
+    def max(self, a, axis, keepdims): raise NotImplementedError
+    def min(self, a, axis, keepdims): raise NotImplementedError
+    def all(self, a, axis, keepdims): raise NotImplementedError
+    def any(self, a, axis, keepdims): raise NotImplementedError
 
     def argmax(self, a, axis):
         """Index (int64) of the first maximum along the int ``axis``."""
@@ -318,9 +319,9 @@ class Backend(_Typed):
         raise NotImplementedError
 
     # -- shape ---------------------------------------------------------------------------
-    def reshape(self, a, shape): raise NotImplementedError        # noqa: E704
-    def transpose(self, a, perm): raise NotImplementedError       # noqa: E704
-    def broadcast_to(self, a, shape): raise NotImplementedError   # noqa: E704
+    def reshape(self, a, shape): raise NotImplementedError
+    def transpose(self, a, perm): raise NotImplementedError
+    def broadcast_to(self, a, shape): raise NotImplementedError
 
     def concat(self, arrays, axis):
         """Join a list of same-dtype arrays along ``axis``."""

@@ -25,8 +25,17 @@ import warnings
 from mscore.supervisor import signal_name
 
 from .backend import Backend
-from .registry import (DEFAULT_BACKEND, Claim, LoadFailure, Registry, choose_claim,
-                       entry_points, normalize_distribution, register_builtin, spec_row)
+from .registry import (
+    DEFAULT_BACKEND,
+    Claim,
+    LoadFailure,
+    Registry,
+    choose_claim,
+    entry_points,
+    normalize_distribution,
+    register_builtin,
+    spec_row,
+)
 
 DEFAULT_TIMEOUT = 20.0          # seconds one plugin may take to import (and check)
 BUILD_TIMEOUT = 60.0            # ... and to build its backend (importing its array library)

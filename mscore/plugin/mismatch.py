@@ -21,7 +21,7 @@ import numpy as np
 from mscore.plugin.registry import get_registry
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _array_type(backend):
     """The type of the native arrays ``backend`` makes, or None if it cannot tell (cached:
     backends live as long as the process)."""

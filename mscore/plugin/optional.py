@@ -11,7 +11,8 @@ checked by ``tests/test_backend_contract.py``). ``Array`` is the backend's nativ
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 Array = Any          # the backend's native array (numpy.ndarray, torch.Tensor, jax.Array, ...)
 DType = Any          # an mscore.common.dtype.DType

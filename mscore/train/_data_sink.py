@@ -10,8 +10,9 @@ returns the last result.
 from __future__ import annotations
 
 import functools
-from mscore.dataset.engine.iterators import to_tensor
+
 from mscore.dataset.engine.iterable import as_dataset
+from mscore.dataset.engine.iterators import to_tensor
 
 __all__ = ["data_sink"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import queue
 import threading
 
+from mscore.dataset.config import get_prefetch_size
 from mscore.dataset.engine import as_dataset, to_tensor
 from mscore.nn.cell import Cell
-from mscore.dataset.config import get_prefetch_size
 
 __all__ = ["DatasetHelper", "connect_network_with_dataset"]
 

@@ -5,23 +5,27 @@ import numbers
 
 import numpy as np
 
+import mscore.nn as nn
+from mscore.amp.build import build_checked
+from mscore.amp.convert import check_amp_level
+from mscore.boost.boost import boost_model, check_boost_level
 from mscore.common._errors import NUMPY_ARRAY_HINT, TypeAttributeError, ValueZeroDivisionError
 from mscore.common.tensor import Tensor
 from mscore.dataset.engine import as_dataset
 from mscore.dataset.engine.map_workers import release_workers
 from mscore.dataset.user import UserDataset
+from mscore.nn.cell import Cell
+from mscore.nn.graph import GraphCell
 from mscore.parallel import _context as _parallel
-from mscore.train.callback._callback import CallbackList, CallbackParam, RunContext, \
-    _flatten_callbacks
+from mscore.train.callback._callback import (
+    CallbackList,
+    CallbackParam,
+    RunContext,
+    _flatten_callbacks,
+)
 from mscore.train.callback._progress import default_progress_bars
 from mscore.train.dataset_helper import DatasetHelper
 from mscore.train.metrics import Loss, get_metrics
-from mscore.boost.boost import boost_model, check_boost_level
-import mscore.nn as nn
-from mscore.nn.cell import Cell
-from mscore.nn.graph import GraphCell
-from mscore.amp.build import build_checked
-from mscore.amp.convert import check_amp_level
 
 __all__ = ["Model"]
 

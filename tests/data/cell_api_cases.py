@@ -8,7 +8,6 @@ compares. The cases use only the public API both frameworks share.
 """
 import numpy as np
 
-
 # The recorder writes the exception's own type name. The tests set this to True: they write
 # every built-in exception type the error is an instance of ("raises:TypeError|AttributeError"),
 # and an expected type matches when it is one of them (mscore raises a clear error that is also

@@ -11,7 +11,6 @@ import copy
 import tempfile
 
 import numpy as np
-
 import private_helper_cases
 
 

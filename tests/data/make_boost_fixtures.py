@@ -28,8 +28,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "boost_oracle.json")
 sys.path.insert(0, HERE)
-from make_metrics_fixtures import encode  # noqa: E402
 import boost_nets  # noqa: E402
+from make_metrics_fixtures import encode  # noqa: E402
 
 PRELUDE = """
 def plain_names(params):
@@ -630,8 +630,8 @@ def signatures(module):
 
 def main():
     import mindspore as ms
-    from mindspore import boost, nn
     import mindspore.boost.boost as boost_module
+    from mindspore import boost, nn
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     levels = copy.deepcopy(boost_module._boost_config_level)
     out = {"generator": "tests/data/make_boost_fixtures.py", "mindspore": ms.__version__,

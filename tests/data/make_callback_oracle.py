@@ -19,6 +19,7 @@ JSON holds:
 * ``history``, ``lr_scheduler``, ``time_monitor``, ``backup_and_restore``,
   ``on_request_exit``: what those callbacks record, print or write.
 """
+import contextlib
 import io
 import json
 import os
@@ -27,11 +28,10 @@ import shutil
 import signal
 import sys
 import tempfile
-import contextlib
 
-import numpy as np
 import mindspore as ms
-from mindspore import nn, Tensor
+import numpy as np
+from mindspore import Tensor, nn
 from mindspore.train import Model
 from mindspore.train import callback as C
 from mindspore.train.callback import _InternalCallbackParam

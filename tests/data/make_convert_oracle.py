@@ -13,8 +13,8 @@ import shutil
 import sys
 import tempfile
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mindspore_convert.json")
 

@@ -722,8 +722,8 @@ def signatures(module):
 
 def main():
     import mindspore as ms
-    from mindspore import nn
     import mindspore.train as M
+    from mindspore import nn
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     out = {"generator": "tests/data/make_metrics_fixtures.py", "mindspore": ms.__version__,
            "numpy": np.__version__, "prelude": PRELUDE.strip("\n"),

@@ -26,8 +26,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import mindspore  # noqa: E402
 import mindir_nets  # noqa: E402
+import mindspore  # noqa: E402
 
 TOLERANCE = {"float32": 1e-5, "float16": 2e-3, "int64": 0}
 

@@ -16,9 +16,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
+import mindir_nets  # noqa: E402
+
 import mscore  # noqa: E402
 from mscore.train.serialization._mindir_export import export_mindir  # noqa: E402
-import mindir_nets  # noqa: E402
 
 
 def main(argv=None):

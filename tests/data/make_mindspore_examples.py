@@ -329,7 +329,7 @@ def main(argv=None):
             batches = [pool.submit(run_batch, [r["source"] for r in chunk], args.timeout)
                        for chunk in chunks]
             futures = [concurrent.futures.Future() for _ in records]
-            for k, (chunk, batch) in enumerate(zip(chunks, batches)):
+            for k, (_chunk, batch) in enumerate(zip(chunks, batches)):
                 for j, res in enumerate(batch.result()):
                     futures[k * args.batch + j].set_result(res)
         else:

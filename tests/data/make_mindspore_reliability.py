@@ -12,8 +12,8 @@ import json
 import os
 import tempfile
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Parameter, Tensor, nn
 
 

@@ -11,8 +11,8 @@ delegates to it) against the recorded exception type and message.
 import json
 import os
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))

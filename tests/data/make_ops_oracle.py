@@ -55,7 +55,9 @@ def encode(value):
 def namespace():
     import mindspore as ms
     from mindspore import nn, ops
-    from mindspore.ops import composite as C, functional as F, operations as P
+    from mindspore.ops import composite as C
+    from mindspore.ops import functional as F
+    from mindspore.ops import operations as P
     ns = {"ms": ms, "ops": ops, "P": P, "F": F, "C": C, "nn": nn, "np": np, "T": ms.Tensor,
           "Param": ms.Parameter}
     ns.update(ops_cases.arrays())

@@ -81,8 +81,8 @@ def mscore_writes():
 
 
 def mindspore_reads():
-    from mindspore.train import print_pb2
     import mindspore as ms
+    from mindspore.train import print_pb2
     msg = print_pb2.Print()
     with open(os.path.join(OUT, "mscore_print.pb"), "rb") as f:
         msg.ParseFromString(f.read())

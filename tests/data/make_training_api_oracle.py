@@ -93,12 +93,17 @@ def encrypted_mindir(folder):
 
 def main():
     import mindspore as ms
+    import mindspore.dataset as ds
     from mindspore import Parameter, Tensor, nn, ops
     from mindspore.common import dtype as mstype
     from mindspore.nn.optim.optimizer import Optimizer
-    from mindspore.train.callback import (_checkpoint_cb_for_save_op, _InternalCallbackParam,
-                                          _set_cur_net, LossMonitor, RunContext)
-    import mindspore.dataset as ds
+    from mindspore.train.callback import (
+        LossMonitor,
+        RunContext,
+        _checkpoint_cb_for_save_op,
+        _InternalCallbackParam,
+        _set_cur_net,
+    )
 
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     record = {"note": f"MindSpore {ms.__version__} (CPU)"}

@@ -7,7 +7,6 @@ summary (``"raises:<ExceptionType>"`` for a step that raises, see ``attempt``).
 fixed weights and data, so the numbers after training are comparable too.
 """
 import numpy as np
-
 from cell_api_cases import arr, attempt
 
 RNG = np.random.default_rng(7)

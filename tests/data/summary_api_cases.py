@@ -8,7 +8,6 @@ and returns ``{step: outcome}``, where an outcome is a short value or
 import os
 
 import numpy as np
-
 from cell_api_cases import attempt
 
 

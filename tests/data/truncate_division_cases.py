@@ -6,7 +6,6 @@ floats with zeros, infinities and nan, mixed dtypes, Python numbers, bool, bfloa
 broadcasting and bad arguments. Each case is an expression over the names ``inputs(ms)``
 gives (``ms`` is MindSpore or mscore); ``GRADIENT_CASES`` are differentiated."""
 import numpy as np
-
 from int_division_cases import SIGNED, UNSIGNED, operands
 
 FLOATS = ("float16", "float32", "float64")

@@ -11,7 +11,6 @@ calling ``ops.GradOperation`` with ``F.depend``; ``ms.jit`` functions with Pytho
 flow on constants.
 """
 import numpy as np
-
 from programs import fixed_weights
 
 

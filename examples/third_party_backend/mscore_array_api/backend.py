@@ -85,19 +85,19 @@ class ArrayAPIBackend(Backend):
         return xp.where(low, xp.full_like(out, info.min), out)
 
     # -- elementwise -----------------------------------------------------------------------
-    def neg(self, a): return self.xp.negative(a)               # noqa: E704
-    def abs(self, a): return self.xp.abs(a)                    # noqa: E704
-    def exp(self, a): return self.xp.exp(a)                    # noqa: E704
-    def log(self, a): return self.xp.log(a)                    # noqa: E704
-    def sqrt(self, a): return self.xp.sqrt(a)                  # noqa: E704
-    def sin(self, a): return self.xp.sin(a)                    # noqa: E704
-    def cos(self, a): return self.xp.cos(a)                    # noqa: E704
-    def tanh(self, a): return self.xp.tanh(a)                  # noqa: E704
-    def sign(self, a): return self.xp.sign(a)                  # noqa: E704
-    def floor(self, a): return self.xp.floor(a)                # noqa: E704
-    def ceil(self, a): return self.xp.ceil(a)                  # noqa: E704
-    def logical_not(self, a): return self.xp.logical_not(a)    # noqa: E704
-    def isfinite(self, a): return self.xp.isfinite(a)          # noqa: E704
+    def neg(self, a): return self.xp.negative(a)
+    def abs(self, a): return self.xp.abs(a)
+    def exp(self, a): return self.xp.exp(a)
+    def log(self, a): return self.xp.log(a)
+    def sqrt(self, a): return self.xp.sqrt(a)
+    def sin(self, a): return self.xp.sin(a)
+    def cos(self, a): return self.xp.cos(a)
+    def tanh(self, a): return self.xp.tanh(a)
+    def sign(self, a): return self.xp.sign(a)
+    def floor(self, a): return self.xp.floor(a)
+    def ceil(self, a): return self.xp.ceil(a)
+    def logical_not(self, a): return self.xp.logical_not(a)
+    def isfinite(self, a): return self.xp.isfinite(a)
 
     def erf(self, a):
         # Not in the array API standard: computed on the host, exactly rounded per element.
@@ -105,20 +105,20 @@ class ArrayAPIBackend(Backend):
         values = np.vectorize(math.erf, otypes=[np.float64])(host) if host.size else host
         return self.xp.asarray(values.astype(host.dtype), dtype=a.dtype)
 
-    def add(self, a, b): return self.xp.add(a, b)              # noqa: E704
-    def sub(self, a, b): return self.xp.subtract(a, b)         # noqa: E704
-    def mul(self, a, b): return self.xp.multiply(a, b)         # noqa: E704
-    def pow(self, a, b): return self.xp.pow(a, b)              # noqa: E704
-    def maximum(self, a, b): return self.xp.maximum(a, b)      # noqa: E704
-    def minimum(self, a, b): return self.xp.minimum(a, b)      # noqa: E704
-    def equal(self, a, b): return self.xp.equal(a, b)          # noqa: E704
-    def not_equal(self, a, b): return self.xp.not_equal(a, b)  # noqa: E704
-    def less(self, a, b): return self.xp.less(a, b)            # noqa: E704
-    def less_equal(self, a, b): return self.xp.less_equal(a, b)  # noqa: E704
-    def greater(self, a, b): return self.xp.greater(a, b)      # noqa: E704
-    def greater_equal(self, a, b): return self.xp.greater_equal(a, b)  # noqa: E704
-    def logical_and(self, a, b): return self.xp.logical_and(a, b)  # noqa: E704
-    def logical_or(self, a, b): return self.xp.logical_or(a, b)    # noqa: E704
+    def add(self, a, b): return self.xp.add(a, b)
+    def sub(self, a, b): return self.xp.subtract(a, b)
+    def mul(self, a, b): return self.xp.multiply(a, b)
+    def pow(self, a, b): return self.xp.pow(a, b)
+    def maximum(self, a, b): return self.xp.maximum(a, b)
+    def minimum(self, a, b): return self.xp.minimum(a, b)
+    def equal(self, a, b): return self.xp.equal(a, b)
+    def not_equal(self, a, b): return self.xp.not_equal(a, b)
+    def less(self, a, b): return self.xp.less(a, b)
+    def less_equal(self, a, b): return self.xp.less_equal(a, b)
+    def greater(self, a, b): return self.xp.greater(a, b)
+    def greater_equal(self, a, b): return self.xp.greater_equal(a, b)
+    def logical_and(self, a, b): return self.xp.logical_and(a, b)
+    def logical_or(self, a, b): return self.xp.logical_or(a, b)
 
     def div(self, a, b):
         xp = self.xp
@@ -158,9 +158,9 @@ class ArrayAPIBackend(Backend):
         return self.xp.astype(self.xp.argmin(a, axis=axis), self.xp.int64)
 
     # -- shape -----------------------------------------------------------------------------
-    def reshape(self, a, shape): return self.xp.reshape(a, tuple(shape))        # noqa: E704
-    def transpose(self, a, perm): return self.xp.permute_dims(a, tuple(perm))   # noqa: E704
-    def broadcast_to(self, a, shape): return self.xp.broadcast_to(a, tuple(shape))  # noqa: E704
+    def reshape(self, a, shape): return self.xp.reshape(a, tuple(shape))
+    def transpose(self, a, perm): return self.xp.permute_dims(a, tuple(perm))
+    def broadcast_to(self, a, shape): return self.xp.broadcast_to(a, tuple(shape))
 
     def concat(self, arrays, axis):
         return self.xp.concat(list(arrays), axis=axis)

@@ -9,27 +9,32 @@ import math
 
 import numpy as np
 
-from mscore.plugin.rules import (check_window_fits, divide_toward_zero, erf_polynomial,
-                                 floor_divide_edges, is_half_precision)
+from mscore.plugin.rules import (
+    check_window_fits,
+    divide_toward_zero,
+    erf_polynomial,
+    floor_divide_edges,
+    is_half_precision,
+)
 
 
 class ArrayModuleOps:
     """The primitive op set implemented once over ``self.xp``."""
 
     # -- elementwise -------------------------------------------------------------------
-    def neg(self, a): return self.xp.negative(a)                # noqa: E704
-    def abs(self, a): return self.xp.abs(a)                     # noqa: E704
-    def exp(self, a): return self.xp.exp(a)                     # noqa: E704
-    def log(self, a): return self.xp.log(a)                     # noqa: E704
-    def sqrt(self, a): return self.xp.sqrt(a)                   # noqa: E704
-    def sin(self, a): return self.xp.sin(a)                     # noqa: E704
-    def cos(self, a): return self.xp.cos(a)                     # noqa: E704
-    def tanh(self, a): return self.xp.tanh(a)                   # noqa: E704
-    def sign(self, a): return self.xp.sign(a)                   # noqa: E704
-    def floor(self, a): return self.xp.floor(a)                 # noqa: E704
-    def ceil(self, a): return self.xp.ceil(a)                   # noqa: E704
-    def logical_not(self, a): return self.xp.logical_not(a)     # noqa: E704
-    def isfinite(self, a): return self.xp.isfinite(a)           # noqa: E704
+    def neg(self, a): return self.xp.negative(a)
+    def abs(self, a): return self.xp.abs(a)
+    def exp(self, a): return self.xp.exp(a)
+    def log(self, a): return self.xp.log(a)
+    def sqrt(self, a): return self.xp.sqrt(a)
+    def sin(self, a): return self.xp.sin(a)
+    def cos(self, a): return self.xp.cos(a)
+    def tanh(self, a): return self.xp.tanh(a)
+    def sign(self, a): return self.xp.sign(a)
+    def floor(self, a): return self.xp.floor(a)
+    def ceil(self, a): return self.xp.ceil(a)
+    def logical_not(self, a): return self.xp.logical_not(a)
+    def isfinite(self, a): return self.xp.isfinite(a)
 
     def erf(self, a):
         special = self._special_erf
@@ -39,19 +44,19 @@ class ArrayModuleOps:
             return special(a.astype(np.float32)).astype(a.dtype)
         return special(a)
 
-    def add(self, a, b): return self.xp.add(a, b)               # noqa: E704
-    def sub(self, a, b): return self.xp.subtract(a, b)          # noqa: E704
-    def mul(self, a, b): return self.xp.multiply(a, b)          # noqa: E704
-    def maximum(self, a, b): return self.xp.maximum(a, b)       # noqa: E704
-    def minimum(self, a, b): return self.xp.minimum(a, b)       # noqa: E704
-    def equal(self, a, b): return self.xp.equal(a, b)           # noqa: E704
-    def not_equal(self, a, b): return self.xp.not_equal(a, b)   # noqa: E704
-    def less(self, a, b): return self.xp.less(a, b)             # noqa: E704
-    def less_equal(self, a, b): return self.xp.less_equal(a, b)  # noqa: E704
-    def greater(self, a, b): return self.xp.greater(a, b)       # noqa: E704
-    def greater_equal(self, a, b): return self.xp.greater_equal(a, b)  # noqa: E704
-    def logical_and(self, a, b): return self.xp.logical_and(a, b)  # noqa: E704
-    def logical_or(self, a, b): return self.xp.logical_or(a, b)    # noqa: E704
+    def add(self, a, b): return self.xp.add(a, b)
+    def sub(self, a, b): return self.xp.subtract(a, b)
+    def mul(self, a, b): return self.xp.multiply(a, b)
+    def maximum(self, a, b): return self.xp.maximum(a, b)
+    def minimum(self, a, b): return self.xp.minimum(a, b)
+    def equal(self, a, b): return self.xp.equal(a, b)
+    def not_equal(self, a, b): return self.xp.not_equal(a, b)
+    def less(self, a, b): return self.xp.less(a, b)
+    def less_equal(self, a, b): return self.xp.less_equal(a, b)
+    def greater(self, a, b): return self.xp.greater(a, b)
+    def greater_equal(self, a, b): return self.xp.greater_equal(a, b)
+    def logical_and(self, a, b): return self.xp.logical_and(a, b)
+    def logical_or(self, a, b): return self.xp.logical_or(a, b)
 
     def div(self, a, b):
         if a.dtype.kind in "iub":
@@ -119,9 +124,9 @@ class ArrayModuleOps:
         return self.xp.argmin(a, axis=axis).astype(np.int64)
 
     # -- shape -------------------------------------------------------------------------
-    def reshape(self, a, shape): return self.xp.reshape(a, shape)          # noqa: E704
-    def transpose(self, a, perm): return self.xp.transpose(a, perm)        # noqa: E704
-    def broadcast_to(self, a, shape): return self.xp.broadcast_to(a, shape)  # noqa: E704
+    def reshape(self, a, shape): return self.xp.reshape(a, shape)
+    def transpose(self, a, perm): return self.xp.transpose(a, perm)
+    def broadcast_to(self, a, shape): return self.xp.broadcast_to(a, shape)
 
     def concat(self, arrays, axis):
         return self.xp.concatenate(list(arrays), axis=axis)

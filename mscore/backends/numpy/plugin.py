@@ -1,12 +1,11 @@
 """Entry point of the built-in numpy backend (group ``mscore.backends``, name ``numpy``)."""
 import numpy as np
 
+from mscore.backends.numpy.backend import ArrayModuleBackend
+from mscore.backends.numpy.collectives import NumpyCollectives, torch_installed
 from mscore.common.dtype import ALL_DTYPES
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
-from mscore.backends.numpy.collectives import torch_installed
-from mscore.backends.numpy.backend import ArrayModuleBackend
-from mscore.backends.numpy.collectives import NumpyCollectives
 
 
 def _capabilities():

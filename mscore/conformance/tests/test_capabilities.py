@@ -26,10 +26,10 @@ import mscore as ms
 from mscore import nn, ops
 from mscore.common import dtype as mdt
 from mscore.conformance import harness
+from mscore.conformance.tests.test_training import MLP, _batches
 from mscore.plugin.backend import KNOWN_CAPABILITIES
 from mscore.plugin.collectives import Collectives
 from mscore.plugin.registry import get_registry
-from mscore.conformance.tests.test_training import MLP, _batches
 
 LEVEL = "capabilities"
 

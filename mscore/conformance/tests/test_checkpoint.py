@@ -11,8 +11,8 @@ import mscore as ms
 from mscore import nn
 from mscore.common import dtype as mdt
 from mscore.conformance.harness import EXACT, stable_seed
-from mscore.train import serialization
 from mscore.conformance.tests.test_training import CNN, _batches
+from mscore.train import serialization
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int32")
 

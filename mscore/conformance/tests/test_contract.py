@@ -5,10 +5,8 @@ import numpy as np
 import pytest
 
 from mscore.common import dtype as mdt
-from mscore.conformance.harness import ConformanceFailure
-from mscore.plugin.backend import (FUSED_OPS, KNOWN_CAPABILITIES, PRIMITIVE_OPS,
-                                   missing_primitives)
-from mscore.conformance.harness import EXACT
+from mscore.conformance.harness import EXACT, ConformanceFailure
+from mscore.plugin.backend import FUSED_OPS, KNOWN_CAPABILITIES, PRIMITIVE_OPS, missing_primitives
 
 ALL = tuple(d.name for d in mdt.ALL_DTYPES)
 FLOATS = ("float16", "bfloat16", "float32", "float64")

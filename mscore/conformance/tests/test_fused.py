@@ -18,16 +18,13 @@ import pytest
 from mscore import ops
 from mscore.autodiff import kernels
 from mscore.common import dtype as mstype
-from mscore.conformance import harness
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.ops.nn.loss import class_label_check
-from mscore.ops.multi_tensor import divide_all
+from mscore.conformance import harness
 from mscore.dispatch import call
-from mscore.ops.multi_tensor import momentum_update
-from mscore.ops.multi_tensor import adam_update
-from mscore.ops.multi_tensor import unscale_and_check
 from mscore.nn.layer.rnns import rnn_sequence
+from mscore.ops.multi_tensor import adam_update, divide_all, momentum_update, unscale_and_check
+from mscore.ops.nn.loss import class_label_check
 
 LEVEL = "ops"
 FLOATS = ("float16", "bfloat16", "float32", "float64")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from mscore import ops
-from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
+from mscore.autodiff.fused import composite_gradients
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
-from mscore.autodiff.fused import composite_gradients
+from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 
 LEVEL = "grad"
 DTYPES = ("float32", "float64")

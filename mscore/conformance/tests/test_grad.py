@@ -8,8 +8,8 @@ import pytest
 
 import mscore as ms
 from mscore import ops
-from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 from mscore.common.parameter import Parameter
+from mscore.conformance.harness import GradCase, normal_inputs, value_and_grads
 from mscore.nn.layer.rnns import rnn_sequence
 
 DTYPES = ("float32", "float64")

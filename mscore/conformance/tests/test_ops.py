@@ -410,7 +410,7 @@ def test_primitive(kit, case, dtype):
 def _check_results(kit, case, dtype, natives, inputs, got, expected):
     kit.assert_unchanged(natives, inputs, "the op")
     want_dtype = mdt.get_dtype(case.out(dtype) if case.out else dtype)
-    for i, (g, e) in enumerate(zip(got, expected)):
+    for _i, (g, e) in enumerate(zip(got, expected)):
         what = f"{case.name}({case.variant})" if case.variant else case.name
         kit.assert_dtype(g, want_dtype, what)
         actual = kit.numpy(g)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from mscore.train.callback._callback import Callback
 from mscore.dataset import config
+from mscore.train.callback._callback import Callback
 
 __all__ = ["DSCallback", "WaitedDSCallback", "DSRunContext", "CallbackRunner"]
 

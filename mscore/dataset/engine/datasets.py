@@ -15,9 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.iterators import TupleIterator
-from mscore.dataset.engine.iterators import DictIterator
-from mscore.dataset.engine.iterators import DeviceQueue
+from mscore.dataset.engine.iterators import DeviceQueue, DictIterator, TupleIterator
 
 __all__ = ["Dataset", "BatchInfo"]
 

@@ -15,11 +15,11 @@ import os
 
 import numpy as np
 
+from mscore.dataset import config
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.mappable import check_shards, job_shard
 from mscore.dataset.engine.samplers import Shuffle
-from mscore.dataset import config
 
 __all__ = ["TextFileDataset", "CSVDataset"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.common._errors import TypeAttributeError
+from mscore.common.tensor import Tensor
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.validators import check_columns
-from mscore.common.tensor import Tensor
 
 __all__ = ["IterableDataset", "as_dataset"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.dataset.engine import validators as v
 from mscore.common.tensor import Tensor
+from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.map_workers import WorkerLease, lease_scope
 
 __all__ = ["TupleIterator", "DictIterator", "DeviceQueue", "to_tensor", "to_output"]

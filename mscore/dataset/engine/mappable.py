@@ -12,10 +12,10 @@ import copy
 
 import numpy as np
 
+from mscore.communication import management
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.samplers import DistributedSampler, PKSampler, select_sampler
-from mscore.communication import management
 from mscore.parallel import _context
 
 __all__ = ["MappableDataset", "job_shard"]

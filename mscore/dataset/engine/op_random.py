@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextvars
 import copy
 
-from mscore.dataset.engine._stdrandom import StdMT19937
 from mscore.dataset import config
+from mscore.dataset.engine._stdrandom import StdMT19937
 
 __all__ = ["OpStreams", "generator_for"]
 

@@ -9,8 +9,7 @@ from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.mappable import MappableDataset
 from mscore.dataset.engine.ops_rows import ShuffleDataset
-from mscore.dataset.engine.samplers import RandomSampler, SequentialSampler
-from mscore.dataset.engine.samplers import DistributedSampler
+from mscore.dataset.engine.samplers import DistributedSampler, RandomSampler, SequentialSampler
 
 __all__ = ["ConcatDataset", "ZipDataset", "zip", "split_dataset", "split_sizes"]
 

@@ -7,12 +7,12 @@ import collections
 import numpy as np
 
 from mscore.dataset import config
+from mscore.dataset.callback import DSCallback
+from mscore.dataset.callback.ds_callback import CallbackRunner
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.datasets import Dataset
 from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.op_random import OpStreams
-from mscore.dataset.callback import DSCallback
-from mscore.dataset.callback.ds_callback import CallbackRunner
 
 __all__ = ["MapDataset", "FilterDataset", "ShuffleDataset", "RepeatDataset", "TakeDataset",
            "SkipDataset", "ProjectDataset", "RenameDataset", "apply_operations"]

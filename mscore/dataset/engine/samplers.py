@@ -23,9 +23,9 @@ import numbers
 
 import numpy as np
 
+from mscore.dataset import config
 from mscore.dataset.engine._stdrandom import StdMT19937, chained_shuffles, std_shuffle
 from mscore.dataset.engine.validators import INT64_MAX, check_int
-from mscore.dataset import config
 
 __all__ = ["Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
            "DistributedSampler", "SubsetRandomSampler", "SubsetSampler",

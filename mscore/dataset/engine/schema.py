@@ -7,10 +7,10 @@ import os
 
 import numpy as np
 
-from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.mappable import MappableDataset
 from mscore.common import dtype as mdt
 from mscore.dataset import config
+from mscore.dataset.engine import validators as v
+from mscore.dataset.engine.mappable import MappableDataset
 
 __all__ = ["Schema", "RandomDataset", "type_name"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
 from mscore.common.tensor import Tensor
 
 INT32_MAX = 2 ** 31 - 1

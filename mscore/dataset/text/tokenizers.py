@@ -27,8 +27,15 @@ import numpy as np
 from mscore.dataset.text._checks import check_bool, check_str, check_uint32, scalar_text
 from mscore.dataset.text._unicode_scripts import script_of
 from mscore.dataset.text.transforms import (
-    CaseFold, NormalizeUTF8, RegexReplace, RegexTokenizer, _map_strings, _tokens, ascii_lower,
-    nfkc_casefold)
+    CaseFold,
+    NormalizeUTF8,
+    RegexReplace,
+    RegexTokenizer,
+    _map_strings,
+    _tokens,
+    ascii_lower,
+    nfkc_casefold,
+)
 from mscore.dataset.text.utils import NormalizeForm, Vocab
 from mscore.dataset.transforms.transforms import PyTensorOperation
 
@@ -41,7 +48,7 @@ __all__ = ["BasicTokenizer", "WordpieceTokenizer", "BertTokenizer", "UnicodeScri
 _SCANNED = (range(0x40000), range(0xE0000, 0xE1000))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _char_class(categories):
     """A regex character class of every code point whose general category starts with one
     of ``categories`` (built once, from ``unicodedata``)."""

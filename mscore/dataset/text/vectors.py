@@ -17,7 +17,12 @@ import re
 import numpy as np
 
 from mscore.dataset.text._checks import (
-    INT32_MAX, check_filename, check_range, string_array, type_check)
+    INT32_MAX,
+    check_filename,
+    check_range,
+    string_array,
+    type_check,
+)
 from mscore.dataset.text.transforms import ascii_lower
 from mscore.dataset.transforms.transforms import PyTensorOperation
 

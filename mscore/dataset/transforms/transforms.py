@@ -12,10 +12,10 @@ import numbers
 
 import numpy as np
 
+from mscore.common import dtype as mdt
 from mscore.common import dtype as mstype
 from mscore.dataset.engine._stdrandom import std_shuffle
 from mscore.dataset.engine.op_random import generator_for
-from mscore.common import dtype as mdt
 from mscore.dataset.engine.ops_batch import pad_column
 
 __all__ = ["PyTensorOperation", "TensorOperation", "TypeCast", "Compose", "OneHot", "Fill",

@@ -18,11 +18,19 @@ from mscore.dataset.engine.validators import argument_type_error
 from mscore.dataset.transforms.transforms import PyTensorOperation, _check_prob
 from mscore.dataset.vision import utils
 from mscore.dataset.vision.transforms import (
-    _fill_arg, _number, check_center, check_inter, image_array, pad_image, padding_arg,
-    rotate, size_arg)
+    Decode,
+    Grayscale,
+    _fill_arg,
+    _number,
+    check_center,
+    check_inter,
+    image_array,
+    pad_image,
+    padding_arg,
+    rotate,
+    size_arg,
+)
 from mscore.dataset.vision.utils import Border, Inter
-from mscore.dataset.vision.transforms import Grayscale
-from mscore.dataset.vision.transforms import Decode
 
 __all__ = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop",
            "RandomRotation", "RandomGrayscale", "RandomCropDecodeResize", "RandomErasing",

@@ -12,11 +12,10 @@ import numbers
 
 import numpy as np
 
+from mscore.dataset.engine.datasets_vision import _pillow, decode_image
 from mscore.dataset.transforms.transforms import PyTensorOperation, np_dtype
 from mscore.dataset.vision import utils
 from mscore.dataset.vision.utils import Border, ConvertMode, Inter
-from mscore.dataset.engine.datasets_vision import decode_image
-from mscore.dataset.engine.datasets_vision import _pillow
 
 __all__ = ["Decode", "Resize", "Rescale", "Normalize", "HWC2CHW", "CenterCrop", "Crop", "Pad",
            "ToTensor", "ToType", "ToPIL", "Grayscale", "ConvertColor", "HorizontalFlip",

@@ -12,9 +12,9 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.mint.nn import functional
 from mscore.nn.cell import Cell
 from mscore.nn.layer.basic import make_bias, make_weight
-from mscore.mint.nn import functional
 
 __all__ = ["Conv1d", "Conv3d", "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
            "SyncBatchNorm", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "MaxUnpool2d"]

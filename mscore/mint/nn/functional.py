@@ -2,8 +2,8 @@
 :mod:`mscore.ops` (the argument names and orders of PyTorch; one op implementation)."""
 from __future__ import annotations
 
-from mscore.common import dtype as mdt
 from mscore import ops
+from mscore.common import dtype as mdt
 from mscore.ops.nn.conv import conv as _conv_nd
 from mscore.ops.nn.pooling import adaptive_max_pool_nd, avg_pool, sliding_avg
 

@@ -10,7 +10,6 @@ import numpy as np
 from mscore.common.tensor import Tensor
 from mscore.nn.graph.primitives import PRIMITIVES
 
-
 #: Environment variable overriding :data:`DEFAULT_MAX_ELEMENTS`.
 MAX_ELEMENTS_ENV = "MSCORE_MINDIR_MAX_ELEMENTS"
 #: The most elements one value of a loaded graph may have (8 GiB of float32): a small file

@@ -10,8 +10,12 @@ through). Everything runs through ``mscore.ops``, so a loaded graph runs on ever
 from __future__ import annotations
 
 from mscore.common.tensor import Tensor
-from mscore.nn.graph.mindir_types import (DTYPE_OF_TYPE_ID, FORMAT_NCHW, PAD_MODE_NAMES,
-                                          same_pad_pairs)
+from mscore.nn.graph.mindir_types import (
+    DTYPE_OF_TYPE_ID,
+    FORMAT_NCHW,
+    PAD_MODE_NAMES,
+    same_pad_pairs,
+)
 from mscore.ops import functional as F
 
 

@@ -11,13 +11,19 @@ import numpy as np
 from mscore import dispatch, ops
 from mscore.common import dtype as mdt
 from mscore.common.cast_cache import cast_param
-from mscore.common.initializer import HeUniform, Initializer, initializer, Uniform
+from mscore.common.initializer import HeUniform, Initializer, Uniform, initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
-from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_number,
-                                     check_positive_int, check_tensor)
+from mscore.nn.layer._checks import (
+    check_bool,
+    check_dtype,
+    check_int,
+    check_number,
+    check_positive_int,
+    check_tensor,
+)
 from mscore.nn.layer.activation import _activation_arg
 from mscore.ops import functional as F
 from mscore.ops._args import _axis1

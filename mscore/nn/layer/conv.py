@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import math
 
+from mscore import dispatch
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
-from mscore.nn.layer._checks import (check_bool, check_dtype, check_positive_int,
-                                     check_str, check_tensor, int_tuple)
+from mscore.nn.layer._checks import (
+    check_bool,
+    check_dtype,
+    check_positive_int,
+    check_str,
+    check_tensor,
+    int_tuple,
+)
 from mscore.nn.layer.basic import make_bias, make_weight
 from mscore.ops import functional as F
 

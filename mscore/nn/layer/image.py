@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.nn.layer.container import CellList
 from mscore.nn.layer._checks import check_int, check_tensor
+from mscore.nn.layer.container import CellList
 from mscore.nn.layer.conv import Conv2d
 from mscore.ops import functional as F
-from mscore import ops
 
 
 class Upsample(Cell):

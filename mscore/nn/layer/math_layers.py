@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_tensor
 from mscore.ops import functional as F
-from mscore import ops
 from mscore.ops.math.special import lbeta
 
 

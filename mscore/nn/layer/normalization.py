@@ -11,11 +11,18 @@ from mscore.common.initializer import Initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.nn.layer._checks import (check_bool, check_dtype, check_int, check_number,
-                                     check_positive_int, check_tensor)
+from mscore.nn.layer._checks import (
+    check_bool,
+    check_dtype,
+    check_int,
+    check_number,
+    check_positive_int,
+    check_tensor,
+)
 from mscore.nn.layer.basic import _make
 from mscore.ops import functional as F
 from mscore.ops.nn.normalization import batch_norm_checked, instance_norm, layer_norm_checked
+
 
 def _has_hooks(cell):
     """Whether any hook is registered on ``cell`` (one would see its inputs or their

@@ -15,8 +15,13 @@ from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_bool, check_str, check_tensor, int_tuple
 from mscore.ops import functional as F
 from mscore.ops.nn.pooling import (
-    adaptive_avg_pool_nd, adaptive_max_pool_nd, fractional_max_pool_nd,
-                                max_unpool_nd, sliding_avg, sliding_max)
+    adaptive_avg_pool_nd,
+    adaptive_max_pool_nd,
+    fractional_max_pool_nd,
+    max_unpool_nd,
+    sliding_avg,
+    sliding_max,
+)
 
 _wrap = Tensor._wrap
 

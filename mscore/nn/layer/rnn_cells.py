@@ -13,8 +13,13 @@ from mscore.common import dtype as mdt
 from mscore.common.initializer import Uniform, initializer
 from mscore.common.parameter import Parameter
 from mscore.nn.cell import Cell
-from mscore.nn.layer._checks import (check_bool, check_dtype, check_positive_int, check_str,
-                                     check_tensor)
+from mscore.nn.layer._checks import (
+    check_bool,
+    check_dtype,
+    check_positive_int,
+    check_str,
+    check_tensor,
+)
 from mscore.ops import functional as F
 
 

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import math
 
+from mscore import ops
 from mscore.common import dtype as mdt
-from mscore.common.initializer import HeUniform, Uniform, XavierNormal, XavierUniform, \
-    initializer
+from mscore.common.initializer import HeUniform, Uniform, XavierNormal, XavierUniform, initializer
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.nn.layer.container import CellList
 from mscore.nn.layer._checks import check_positive_int
 from mscore.nn.layer.activation import GELU, ReLU
 from mscore.nn.layer.basic import Dense, Dropout
+from mscore.nn.layer.container import CellList
 from mscore.nn.layer.normalization import LayerNorm
 from mscore.ops import functional as F
 from mscore.ops.nn.attention import multi_head_attention_forward
-from mscore import ops
 
 
 class MultiheadAttention(Cell):

@@ -3,13 +3,13 @@
 ``nn.FocalLoss``."""
 from __future__ import annotations
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.layer._checks import check_bool, check_int, check_number
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore import ops
 from mscore.ops.nn.loss import _check_class_labels, _cross_entropy
 
 

@@ -4,10 +4,10 @@
 ``nn.TripletMarginWithDistanceLoss``."""
 from __future__ import annotations
 
+from mscore import ops
 from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_reduction, check_tensor
 from mscore.ops import functional as F
-from mscore import ops
 from mscore.ops.nn.loss_embedding import _cosine, multi_margin
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
+from mscore.nn.layer.activation import get_activation
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
-from mscore import ops
-from mscore.nn.layer.activation import get_activation
 
 
 class HuberLoss(LossBase):

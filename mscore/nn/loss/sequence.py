@@ -6,12 +6,12 @@ import numbers
 
 import numpy as np
 
+from mscore import context
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.nn.loss.base import LossBase, check_tensor
 from mscore.ops import functional as F
 from mscore.ops.nn.ctc import ctc_loss
-from mscore import context
 
 
 class CTCLoss(LossBase):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.common import dtype as mdt
 from mscore._state import in_compiled
+from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import dispatch
 from mscore._state import in_compiled
 from mscore.common.parameter import Parameter, assign_all
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.layer._checks import check_bool, check_number
 from mscore.nn.optim.optimizer import Optimizer

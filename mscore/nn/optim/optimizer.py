@@ -43,17 +43,21 @@ from itertools import repeat
 
 import numpy as np
 
+from mscore import dispatch
 from mscore._state import in_compiled
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter, ParameterTuple
 from mscore.common.tensor import Tensor
-from mscore import dispatch
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.layer.container import CellList
 from mscore.nn.learning_rate_schedule import LearningRateSchedule
-from mscore.nn.optim.optimizer_arguments import (OptimizerArguments, centralization_flags,
-                                                 default_decay_filter, recording_init)
+from mscore.nn.optim.optimizer_arguments import (
+    OptimizerArguments,
+    centralization_flags,
+    default_decay_filter,
+    recording_init,
+)
 from mscore.nn.optim.optimizer_attributes import MindSporeOptimizerAttributes, settable_target
 from mscore.ops import _sharded_ops
 from mscore.ops.functional import native_addcmul

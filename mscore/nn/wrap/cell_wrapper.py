@@ -7,14 +7,18 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
-from mscore.nn.wrap.grad_cells import (  # noqa: F401  (MindSpore's path for them)
-    ForwardValueAndGrad, GradAccumulationCell, ParameterUpdate, WithGradCell)
-from mscore.nn.wrap.loss_cell import WithLossCell, _check_cell  # noqa: F401  (its MindSpore path)
 from mscore.nn.wrap.accumulation import AccumulateGrads, ApplyAccumulated, MicroBatchSchedule
+from mscore.nn.wrap.grad_cells import (  # noqa: F401  (MindSpore's path for them)
+    ForwardValueAndGrad,
+    GradAccumulationCell,
+    ParameterUpdate,
+    WithGradCell,
+)
+from mscore.nn.wrap.loss_cell import WithLossCell, _check_cell  # noqa: F401  (its MindSpore path)
 from mscore.nn.wrap.parallel_optimizer import accumulation_plan, train_cell_update
 from mscore.ops import functional as F
-from mscore.parallel import _context as _parallel
 from mscore.ops.grad import value_and_grad
+from mscore.parallel import _context as _parallel
 
 _wrap = Tensor._wrap
 

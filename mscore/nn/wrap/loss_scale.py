@@ -20,8 +20,8 @@ import operator
 import numpy as np
 
 from mscore import context, dispatch
-from mscore.common import dtype as mdt
 from mscore._state import in_compiled
+from mscore.common import dtype as mdt
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell

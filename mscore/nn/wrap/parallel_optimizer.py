@@ -42,8 +42,7 @@ from mscore.communication.management import GlobalComm
 from mscore.dispatch import call
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.accumulation import ACCUMULATION_PREFIX, ReduceAndStep, accumulation_sums
-from mscore.nn.wrap.grad_reducer import (DEFAULT_BUCKET_CAP_MB, DistributedGradReducer,
-                                         plan_buckets)
+from mscore.nn.wrap.grad_reducer import DEFAULT_BUCKET_CAP_MB, DistributedGradReducer, plan_buckets
 from mscore.parallel import _context
 
 SHARD_PREFIX = "opt_shard"
@@ -256,7 +255,7 @@ class ParallelOptimizer(Cell):
         slice of (axis 0 cut in ``plan.size``): the optimizer states of sharded weights."""
         plan, params = self.plan, self.inner.parameters
         out = {}
-        for name, tup in self.inner._param_tuples.items():
+        for _name, tup in self.inner._param_tuples.items():
             if len(tup) != len(params):
                 continue   # not one state per parameter
             for i, p in enumerate(tup):

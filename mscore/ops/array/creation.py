@@ -13,10 +13,10 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor, _int, _shape_arg
-from mscore.ops.primitive_base import _elementwise, check_int, Primitive
+from mscore.ops.array.manipulation import reshape
 from mscore.ops.control import cast
 from mscore.ops.math.elementwise import add, div, mul, sub, where
-from mscore.ops.array.manipulation import reshape
+from mscore.ops.primitive_base import Primitive, _elementwise, check_int
 
 _wrap = Tensor._wrap
 

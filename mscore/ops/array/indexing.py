@@ -8,17 +8,16 @@ import builtins
 
 import numpy as np
 
-from mscore import dispatch
+from mscore import dispatch, ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _axis1, _check_tensor, _int
-from mscore.ops.primitive_base import check_int, Primitive
+from mscore.ops.array.creation import arange
+from mscore.ops.array.manipulation import reshape, transpose
 from mscore.ops.control import cast
 from mscore.ops.math.elementwise import where
-from mscore.ops.array.manipulation import reshape, transpose
-from mscore.ops.array.creation import arange
-from mscore import ops
+from mscore.ops.primitive_base import Primitive, check_int
 
 _wrap = Tensor._wrap
 

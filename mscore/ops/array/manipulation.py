@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore._state import in_compiled
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.dispatch import shape as _shape_of
 from mscore.ops import _layout
-from mscore.ops._args import _axes, _axis1, _check_tensor
+from mscore.ops._args import _axes, _axis, _axis1, _check_tensor, _tensor
 from mscore.ops._layout import ShardedTensor
-from mscore.ops.primitive_base import _elementwise, check_axes, check_int, Primitive
-import numbers
-from mscore import ops
-from mscore.ops._args import _axis, _tensor
+from mscore.ops.primitive_base import Primitive, _elementwise, check_axes, check_int
 
 _wrap = Tensor._wrap
 

@@ -2,13 +2,11 @@
 scatters into a copy, built from the differentiable ``getitem``/``setitem`` and ``gather``."""
 from __future__ import annotations
 
-
 import numpy as np
 
-from mscore import dispatch
+from mscore import dispatch, ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops._args import _axis, _host, _tensor
 from mscore.ops.array.indexing import _grids
 

@@ -14,8 +14,8 @@ import numbers
 
 import numpy as np
 
-from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.common.tensor import Tensor
 from mscore.ops._args import _axis, _host, _tensor
 from mscore.ops.array.indexing import _take_along
 

@@ -17,10 +17,10 @@ import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 
 __all__ = [
     "cholesky", "cholesky_inverse", "cholesky_solve", "det", "geqrf", "inverse",
@@ -505,7 +505,7 @@ def _descending_order(values):
     come before it, computed with comparisons (no host round trip, so it traces)."""
     n = values.shape[-1]
     vi, vj = ops.expand_dims(values, -1), ops.expand_dims(values, -2)     # [i, j]
-    earlier = Tensor((np.arange(n)[None, :] < np.arange(n)[:, None]))     # j < i
+    earlier = Tensor(np.arange(n)[None, :] < np.arange(n)[:, None])     # j < i
     before = ops.logical_or(ops.greater(vj, vi), ops.logical_and(ops.equal(vj, vi), earlier))
     rank = ops.sum(ops.cast(before, mdt.int32), -1)                        # (..., n)
     return ops.cast(ops.equal(ops.expand_dims(rank, -1), ops.arange(n, dtype=mdt.int32)),

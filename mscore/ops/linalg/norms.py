@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numbers
 
-
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops.linalg.decompositions import svd
 
 __all__ = [

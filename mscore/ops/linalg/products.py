@@ -6,20 +6,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore import dispatch, fused_reference
+from mscore import dispatch, fused_reference, ops
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.ops._args import (_as_tensor, _axis1, _check_tensor, _float_input, _float_tensor,
-                              _operands)
-from mscore.ops.primitive_base import check_bool, Primitive
+from mscore.ops._args import (
+    _as_tensor,
+    _axis,
+    _axis1,
+    _check_tensor,
+    _float_input,
+    _float_tensor,
+    _operands,
+    _tensor,
+)
+from mscore.ops.array.manipulation import (
+    _broadcast_shape,
+    diagonal,
+    expand_dims,
+    reshape,
+    swapaxes,
+    transpose,
+)
 from mscore.ops.control import cast
 from mscore.ops.math.elementwise import add, div, maximum, mul, sqrt
-from mscore.ops.array.manipulation import (
-    _broadcast_shape, expand_dims, reshape, swapaxes, transpose)
+from mscore.ops.primitive_base import Primitive, check_bool
 from mscore.ops.reduction.reduce import sum
-from mscore import ops
-from mscore.ops._args import _axis, _tensor
-from mscore.ops.array.manipulation import diagonal
 
 _wrap = Tensor._wrap
 

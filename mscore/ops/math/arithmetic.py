@@ -9,14 +9,13 @@ import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
-from mscore.ops._args import _check_broadcast, _operands
+from mscore.ops._args import _check_broadcast, _host, _operands
 from mscore.ops.math.elementwise import int_fmod, int_truncate_divide
 from mscore.ops.primitive_base import _elementwise
 from mscore.plugin.rules import is_half_precision
-from mscore.ops._args import _host
 
 __all__ = [
     "log2", "log10", "exp2", "trunc", "frac", "round", "erfc", "logit", "xlogy", "xdivy", "lerp",

@@ -2,11 +2,11 @@
 the tests for complex dtypes."""
 from __future__ import annotations
 
+import math
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
-import math
 from mscore.ops.math.arithmetic import _float
 
 __all__ = [

@@ -12,14 +12,13 @@ import numpy as np
 
 from mscore import dispatch
 from mscore.common import dtype as mdt
+from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _as_tensor, _bool, _check_broadcast, _check_tensor, _operands
-from mscore.ops.primitive_base import (_Elementwise, _elementwise, check_bool, check_float,
-                                       Primitive)
 from mscore.ops.control import assign, cast
+from mscore.ops.primitive_base import Primitive, _Elementwise, _elementwise, check_bool, check_float
 from mscore.plugin.rules import floor_divide_by_zero
-from mscore.common.parameter import Parameter
 
 _wrap = Tensor._wrap
 
@@ -241,7 +240,7 @@ def _float_unary(name, x):
 
 def exp(input): return _float_unary("exp", input)
 def log(input): return _float_unary("log", input)
-def sqrt(x): return _float_unary("sqrt", x)          # noqa: E704
+def sqrt(x): return _float_unary("sqrt", x)
 def sin(input): return _float_unary("sin", input)
 def cos(input): return _float_unary("cos", input)
 def tanh(input): return _float_unary("tanh", input)

@@ -11,11 +11,24 @@ import math
 
 from mscore.common import dtype as mdt
 from mscore.ops._args import _check_tensor
-from mscore.ops.math.elementwise import (
-    abs, add, cos, div, equal, erf, exp, greater, less, log, mul,
-                                    sin, sqrt, sub, where)
 from mscore.ops.array.manipulation import _broadcast_shape, broadcast_to
-
+from mscore.ops.math.elementwise import (
+    abs,
+    add,
+    cos,
+    div,
+    equal,
+    erf,
+    exp,
+    greater,
+    less,
+    log,
+    mul,
+    sin,
+    sqrt,
+    sub,
+    where,
+)
 
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             771.32342877765313, -176.61502916214059, 12.507343278686905,

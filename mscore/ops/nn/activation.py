@@ -13,12 +13,30 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _axis1, _check_tensor, _float_input, _float_tensor
-from mscore.ops.primitive_base import _elementwise, check_axes, check_float, Primitive
-from mscore.ops.control import cast
-from mscore.ops.math.elementwise import (abs, add, clip_by_value, div, erf, exp, greater, less, log,
-                                    log1p, maximum, minimum, mul, neg, pow, sub, tanh, where)
-from mscore.ops.array.manipulation import reshape
 from mscore.ops.array.indexing import split
+from mscore.ops.array.manipulation import reshape
+from mscore.ops.control import cast
+from mscore.ops.math.elementwise import (
+    abs,
+    add,
+    clip_by_value,
+    div,
+    erf,
+    exp,
+    greater,
+    less,
+    log,
+    log1p,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    pow,
+    sub,
+    tanh,
+    where,
+)
+from mscore.ops.primitive_base import Primitive, _elementwise, check_axes, check_float
 from mscore.ops.random.draws import uniform
 
 _wrap = Tensor._wrap

@@ -14,17 +14,24 @@ from mscore import dispatch, fused_reference
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _float_input
-from mscore.ops.control import cast
-from mscore.ops.math.elementwise import add, mul, where
-from mscore.ops.array.manipulation import (concat, expand_dims, reshape, squeeze, swapaxes, tile,
-                                     transpose)
 from mscore.ops.array.creation import zeros
 from mscore.ops.array.indexing import getitem
-from mscore.ops.reduction.reduce import mean
+from mscore.ops.array.manipulation import (
+    concat,
+    expand_dims,
+    reshape,
+    squeeze,
+    swapaxes,
+    tile,
+    transpose,
+)
+from mscore.ops.control import cast
 from mscore.ops.linalg.products import matmul
-from mscore.ops.random.draws import dropout
+from mscore.ops.math.elementwise import add, mul, where
 from mscore.ops.nn.activation import softmax
 from mscore.ops.nn.pad_modes import pad
+from mscore.ops.random.draws import dropout
+from mscore.ops.reduction.reduce import mean
 
 _wrap = Tensor._wrap
 

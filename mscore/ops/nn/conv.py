@@ -10,9 +10,9 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor, _check_window, _operands, _tuple
-from mscore.ops.primitive_base import Primitive
-from mscore.ops.math.elementwise import add
 from mscore.ops.array.manipulation import reshape
+from mscore.ops.math.elementwise import add
+from mscore.ops.primitive_base import Primitive
 
 _wrap = Tensor._wrap
 

@@ -8,15 +8,28 @@ from __future__ import annotations
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.ops.control import cast, stop_gradient
-from mscore.ops.math.elementwise import (add, div, exp, greater, less, log, logical_and, maximum,
-                                    minimum, mul, neg, not_equal, sub, where)
-from mscore.ops.array.manipulation import concat, expand_dims, reshape, squeeze, stack, transpose
 from mscore.ops.array.creation import arange, full
 from mscore.ops.array.indexing import gather_elements, one_hot
-from mscore.ops.reduction.reduce import mean, sum
+from mscore.ops.array.manipulation import concat, expand_dims, reshape, squeeze, stack, transpose
+from mscore.ops.control import cast, stop_gradient
 from mscore.ops.linalg.products import matmul
-
+from mscore.ops.math.elementwise import (
+    add,
+    div,
+    exp,
+    greater,
+    less,
+    log,
+    logical_and,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    not_equal,
+    sub,
+    where,
+)
+from mscore.ops.reduction.reduce import mean, sum
 
 _NEG = -1e30          # log(0) inside the recursion
 _IMPOSSIBLE = -1e29   # a total log-likelihood below this has no alignment

@@ -14,8 +14,8 @@ import numpy as np
 
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor
-from mscore.ops.array.manipulation import reshape, stack, swapaxes, transpose
 from mscore.ops.array.indexing import getitem
+from mscore.ops.array.manipulation import reshape, stack, swapaxes, transpose
 from mscore.ops.linalg.products import matmul
 from mscore.ops.nn.pad_modes import pad
 from mscore.ops.nn.pooling import _ints, adaptive_avg

@@ -15,8 +15,8 @@ from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
 from mscore.ops.array.creation import zeros
-from mscore.ops.array.manipulation import reshape
 from mscore.ops.array.indexing import getitem
+from mscore.ops.array.manipulation import reshape
 from mscore.ops.nn.pooling import _ints
 
 _PRIM = "Col2Im"

@@ -7,21 +7,39 @@ import numpy as np
 
 from mscore import dispatch
 from mscore._state import thread as _thread
+from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.fused_reference import const
-from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_tensor, _float_input
-from mscore.ops.primitive_base import (_elementwise, check_bool, check_float, check_int,
-                                       check_reduction, Primitive)
-from mscore.ops.control import cast
-from mscore.ops.math.elementwise import (
-    abs, add, div, exp, greater, less, log, mul, neg, not_equal,
-                                    square, sub, where)
-from mscore.ops.array.manipulation import reshape, transpose
 from mscore.ops.array.creation import ones, zeros_like
 from mscore.ops.array.indexing import gather, one_hot
-from mscore.ops.reduction.reduce import mean, sum
+from mscore.ops.array.manipulation import reshape, transpose
+from mscore.ops.control import cast
+from mscore.ops.math.elementwise import (
+    abs,
+    add,
+    div,
+    exp,
+    greater,
+    less,
+    log,
+    mul,
+    neg,
+    not_equal,
+    square,
+    sub,
+    where,
+)
 from mscore.ops.nn.activation import _number, log_softmax, relu, softmax
+from mscore.ops.primitive_base import (
+    Primitive,
+    _elementwise,
+    check_bool,
+    check_float,
+    check_int,
+    check_reduction,
+)
+from mscore.ops.reduction.reduce import mean, sum
 
 _wrap = Tensor._wrap
 

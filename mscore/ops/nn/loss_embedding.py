@@ -13,18 +13,38 @@ import numbers
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.ops.control import cast
-from mscore.ops.math.elementwise import (abs, add, div, equal, exp, greater, greater_equal, less,
-                                    less_equal, log, log1p, logical_and, logical_not, maximum,
-                                    minimum, mul, neg, pow, sqrt, square, sub, where)
-from mscore.ops.array.manipulation import expand_dims, reshape, squeeze
 from mscore.ops.array.creation import arange, zeros_like
 from mscore.ops.array.indexing import gather, one_hot
-from mscore.ops.reduction.reduce import mean, sum
+from mscore.ops.array.manipulation import expand_dims, reshape, squeeze
+from mscore.ops.control import cast
 from mscore.ops.linalg.products import matmul
+from mscore.ops.math.elementwise import (
+    abs,
+    add,
+    div,
+    equal,
+    exp,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    pow,
+    sqrt,
+    square,
+    sub,
+    where,
+)
 from mscore.ops.nn.activation import relu
 from mscore.ops.nn.loss import _check_class_labels
-
+from mscore.ops.reduction.reduce import mean, sum
 
 _REDUCTIONS = ("mean", "sum", "none")
 

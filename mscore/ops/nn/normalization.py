@@ -17,15 +17,15 @@ from mscore.common.cast_cache import drop_cast_copies
 from mscore.common.parameter import Parameter, assign_all, changes_kept
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _as_tensor, _float_input, _float_tensor
-from mscore.ops.primitive_base import check_axes, check_bool, check_float, check_int, Primitive
-from mscore.ops.control import cast
-from mscore.ops.math.elementwise import add, div, maximum, mul, pow, rsqrt, sqrt, square, sub
-from mscore.ops.array.manipulation import reshape
 from mscore.ops.array.creation import zeros
 from mscore.ops.array.indexing import getitem
+from mscore.ops.array.manipulation import reshape
+from mscore.ops.control import cast
+from mscore.ops.math.elementwise import add, div, maximum, mul, pow, rsqrt, sqrt, square, sub
 from mscore.ops.multi_tensor import solely_owned
-from mscore.ops.reduction.reduce import mean, reduce_mean, sum, var
 from mscore.ops.nn.pad_modes import pad
+from mscore.ops.primitive_base import Primitive, check_axes, check_bool, check_float, check_int
+from mscore.ops.reduction.reduce import mean, reduce_mean, sum, var
 
 _wrap = Tensor._wrap
 

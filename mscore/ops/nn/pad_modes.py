@@ -16,8 +16,8 @@ import numpy as np
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor
-from mscore.ops.primitive_base import check_int, Primitive
 from mscore.ops.array.indexing import getitem
+from mscore.ops.primitive_base import Primitive, check_int
 
 _wrap = Tensor._wrap
 

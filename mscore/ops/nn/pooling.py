@@ -21,16 +21,16 @@ from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
 from mscore.ops._args import _check_tensor, _check_window, _float_input, _tuple
-from mscore.ops.primitive_base import Primitive
-from mscore.ops.control import cast, stop_gradient
-from mscore.ops.math.elementwise import abs, add, div, mul, pow, sign, sub
-from mscore.ops.array.manipulation import expand_dims, reshape, squeeze, swapaxes
 from mscore.ops.array.creation import ones
-from mscore.ops.reduction.reduce import amax, amin
+from mscore.ops.array.manipulation import expand_dims, reshape, squeeze, swapaxes
+from mscore.ops.control import cast, stop_gradient
 from mscore.ops.linalg.products import matmul
-from mscore.ops.random.draws import draw
+from mscore.ops.math.elementwise import abs, add, div, mul, pow, sign, sub
 from mscore.ops.nn.activation import relu
 from mscore.ops.nn.conv import _check_format, _positive, _strip, conv_padding_pairs
+from mscore.ops.primitive_base import Primitive
+from mscore.ops.random.draws import draw
+from mscore.ops.reduction.reduce import amax, amin
 
 _wrap = Tensor._wrap
 

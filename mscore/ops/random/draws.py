@@ -8,24 +8,22 @@ state through as a value instead of freezing one dropout mask into the program.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from mscore import dispatch
-from mscore import _state
+from mscore import _state, dispatch, ops
 from mscore._state import thread as _thread
 from mscore.common import dtype as mdt
+from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.ops.random.generator import Generator
-from mscore.ops._args import _check_tensor, _float_input, _shape_arg
-from mscore.ops.primitive_base import check_float, check_int, Primitive
+from mscore.ops._args import _check_tensor, _float_input, _host, _shape_arg
+from mscore.ops.array.creation import zeros_like
 from mscore.ops.control import cast
 from mscore.ops.math.elementwise import add, floor, greater_equal, mul, not_equal, sub, where
-from mscore.ops.array.creation import zeros_like
-from mscore.common.parameter import Parameter
-import math
-from mscore import ops
-from mscore.ops._args import _host
+from mscore.ops.primitive_base import Primitive, check_float, check_int
+from mscore.ops.random.generator import Generator
 
 _wrap = Tensor._wrap
 

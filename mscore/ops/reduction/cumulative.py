@@ -2,18 +2,17 @@
 ``logcumsumexp`` along an axis, and ``diff``."""
 from __future__ import annotations
 
-
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.dispatch import call
 from mscore.ops._args import _axis, _axis1, _check_tensor, _tensor
-from mscore.ops.primitive_base import check_bool, Primitive
-from mscore.ops.control import cast
 from mscore.ops.array.manipulation import reshape, swapaxes
+from mscore.ops.control import cast
 from mscore.ops.linalg.products import matmul
+from mscore.ops.primitive_base import Primitive, check_bool
 
 _wrap = Tensor._wrap
 

@@ -8,21 +8,40 @@ import builtins
 import math
 import numbers
 
-from mscore import dispatch
+from mscore import dispatch, ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.dispatch import call
-from mscore.ops._args import (_as_tensor, _axes, _axis1, _bool, _check_tensor, _float_input,
-                              _scalar_array)
-from mscore.ops.primitive_base import check_bool, check_int, Primitive
+from mscore.ops._args import (
+    _as_tensor,
+    _axes,
+    _axis,
+    _axis1,
+    _bool,
+    _check_tensor,
+    _float_input,
+    _scalar_array,
+    _tensor,
+)
+from mscore.ops.array.creation import full, zeros
+from mscore.ops.array.manipulation import expand_dims, reshape, squeeze, stack
 from mscore.ops.control import cast, stop_gradient
 from mscore.ops.math.elementwise import (
-    abs, add, div, exp, isfinite, log, maximum, minimum, mul, pow,
-                                    sqrt, square, sub)
-from mscore.ops.array.manipulation import expand_dims, reshape, squeeze, stack
-from mscore.ops.array.creation import full, zeros
-from mscore import ops
-from mscore.ops._args import _axis, _tensor
+    abs,
+    add,
+    div,
+    exp,
+    isfinite,
+    log,
+    maximum,
+    minimum,
+    mul,
+    pow,
+    sqrt,
+    square,
+    sub,
+)
+from mscore.ops.primitive_base import Primitive, check_bool, check_int
 
 _wrap = Tensor._wrap
 

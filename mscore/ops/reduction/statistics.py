@@ -6,14 +6,14 @@ interpolate with the differentiable ops.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops._args import _axis, _host, _tensor
 from mscore.ops.array.indexing import _take_along
+
 __all__ = [
     "quantile", "nanquantile", "cov", "median", "bincount",
 ]

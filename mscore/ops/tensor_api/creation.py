@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops.tensor_api import args as checks
 from mscore.ops.tensor_api.helpers import sizes, store
 from mscore.ops.tensor_api.registry import MethodRegistry

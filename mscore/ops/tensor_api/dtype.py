@@ -4,9 +4,9 @@
 """
 from __future__ import annotations
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops.tensor_api.registry import MethodRegistry
 
 METHODS = MethodRegistry()

@@ -7,8 +7,8 @@ import numbers
 
 import numpy as np
 
-from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.common.tensor import Tensor
 
 
 def store(self, result):

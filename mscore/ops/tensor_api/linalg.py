@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore import context
+from mscore import context, ops
 from mscore.common.tensor import Tensor
-from mscore import ops
-from mscore.ops.math import arithmetic
-from mscore.ops.nn import image_fold as image_fold
 from mscore.ops.linalg import decompositions
+from mscore.ops.math import arithmetic
 from mscore.ops.math import special as special
-from mscore.ops.tensor_api.registry import MethodRegistry
+from mscore.ops.nn import image_fold as image_fold
 from mscore.ops.tensor_api.helpers import store
+from mscore.ops.tensor_api.registry import MethodRegistry
 
 METHODS = MethodRegistry()
 PROPERTIES = {}

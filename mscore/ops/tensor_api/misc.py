@@ -9,15 +9,15 @@ import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
-from mscore.ops.math import bitwise
 from mscore.ops.array import sorting
+from mscore.ops.math import bitwise
 from mscore.ops.random import draws
 from mscore.ops.reduction import statistics
-from mscore.ops.tensor_api.registry import MethodRegistry
 from mscore.ops.tensor_api.helpers import store as _store
+from mscore.ops.tensor_api.registry import MethodRegistry
 
 METHODS = MethodRegistry()
 method = METHODS.method

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numbers
 
-from mscore.common import dtype as mdt
 from mscore import ops
+from mscore.common import dtype as mdt
 from mscore.ops.reduction import reduce as _reduce
 from mscore.ops.tensor_api.helpers import dim_alias
 from mscore.ops.tensor_api.registry import MethodRegistry

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numbers
 
-from mscore.common.tensor import Tensor
 from mscore import ops
+from mscore.common.tensor import Tensor
 from mscore.ops.array import selection
 from mscore.ops.tensor_api.helpers import store
 from mscore.ops.tensor_api.registry import MethodRegistry

@@ -15,9 +15,9 @@ import numbers
 
 import numpy as np
 
+from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore import ops
 from mscore.ops.tensor_api import args as checks
 from mscore.ops.tensor_api.helpers import sizes, store  # noqa: F401 (store: its former home)
 from mscore.ops.tensor_api.registry import MethodRegistry

@@ -5,8 +5,7 @@ import os
 
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_bool, check_positive_int
-from mscore.train.serialization import load_checkpoint
-from mscore.train.serialization import save_checkpoint
+from mscore.train.serialization import load_checkpoint, save_checkpoint
 
 __all__ = ["BackupAndRestore"]
 

@@ -9,12 +9,12 @@ import socket
 import tempfile
 import time
 
+from mscore.communication.management import rank_subdirectory
+from mscore.train import serialization
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._checkpoint_config import CheckpointConfig
 from mscore.train.callback._checkpoint_manager import CheckpointManager
 from mscore.train.callback._utils import step_in_epoch
-from mscore.communication.management import rank_subdirectory
-from mscore.train import serialization
 
 __all__ = ["CheckpointConfig", "ModelCheckpoint"]
 

@@ -2,10 +2,10 @@
 writes them (MindSpore 2.10's arguments and checks)."""
 from __future__ import annotations
 
-from mscore.train.callback._utils import check_bool, check_flag, check_non_negative_int
 from mscore.common.tensor import Tensor
-from mscore.train.serialization import _crypto
 from mscore.nn.cell import Cell
+from mscore.train.callback._utils import check_bool, check_flag, check_non_negative_int
+from mscore.train.serialization import _crypto
 
 __all__ = ["CheckpointConfig"]
 

@@ -5,10 +5,15 @@ import warnings
 
 import numpy as np
 
-from mscore.train.callback._callback import Callback
-from mscore.train.callback._utils import check_bool, check_int_or_float, \
-    check_non_negative_int, check_str, loss_value
 from mscore.common.tensor import Tensor
+from mscore.train.callback._callback import Callback
+from mscore.train.callback._utils import (
+    check_bool,
+    check_int_or_float,
+    check_non_negative_int,
+    check_str,
+    loss_value,
+)
 
 __all__ = ["EarlyStopping"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.train.callback._callback import Callback
 from mscore.common.tensor import Tensor
+from mscore.train.callback._callback import Callback
 
 __all__ = ["History"]
 

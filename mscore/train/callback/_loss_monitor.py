@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import math
 
-from mscore.train.callback._callback import Callback
-from mscore.train.callback._utils import check_non_negative_int, loss_display, loss_value, \
-    step_in_epoch as _step_in_epoch
 from mscore.communication import management
+from mscore.train.callback._callback import Callback
+from mscore.train.callback._utils import check_non_negative_int, loss_display, loss_value
+from mscore.train.callback._utils import step_in_epoch as _step_in_epoch
 
 __all__ = ["LossMonitor"]
 

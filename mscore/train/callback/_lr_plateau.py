@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.train.callback._callback import Callback
-from mscore.train.callback._early_stop import check_mode, minimises, monitor_value
-from mscore.train.callback._utils import check_bool, check_int_or_float, \
-    check_non_negative_int, check_str
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
+from mscore.train.callback._callback import Callback
+from mscore.train.callback._early_stop import check_mode, minimises, monitor_value
+from mscore.train.callback._utils import (
+    check_bool,
+    check_int_or_float,
+    check_non_negative_int,
+    check_str,
+)
 
 __all__ = ["ReduceLROnPlateau"]
 

@@ -7,12 +7,10 @@ import os
 import signal
 import threading
 
+from mscore.context import get_context
 from mscore.train.callback._callback import Callback
 from mscore.train.callback._utils import check_flag
-from mscore.context import get_context
-from mscore.train.serialization import load_checkpoint
-from mscore.train.serialization import save_checkpoint
-from mscore.train.serialization import export
+from mscore.train.serialization import export, load_checkpoint, save_checkpoint
 
 __all__ = ["OnRequestExit"]
 

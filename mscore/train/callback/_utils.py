@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
 from mscore.common.tensor import Tensor
 
 

@@ -7,8 +7,14 @@ import sys
 import numpy as np
 
 from mscore.train.metrics.metric import (
-    LabelMetric, Metric, check_class_labels, check_input_count, empty_error, is_onehot,
-    rearrange_inputs)
+    LabelMetric,
+    Metric,
+    check_class_labels,
+    check_input_count,
+    empty_error,
+    is_onehot,
+    rearrange_inputs,
+)
 
 __all__ = ["Accuracy", "Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]

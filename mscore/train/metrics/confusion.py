@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.train.metrics._checks import check_choice, check_str_choice, check_type
-from mscore.train.metrics.metric import (Metric, check_input_count, empty_error,
-                                         not_updated_error, rearrange_inputs)
+from mscore.train.metrics.metric import (
+    Metric,
+    check_input_count,
+    empty_error,
+    not_updated_error,
+    rearrange_inputs,
+)
 
 __all__ = ["ConfusionMatrix", "ConfusionMatrixMetric"]
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.train.metrics._checks import check_optional_type
-from mscore.train.metrics.metric import (Metric, check_input_count, not_updated_error,
-                                         rearrange_inputs)
+from mscore.train.metrics.metric import (
+    Metric,
+    check_input_count,
+    not_updated_error,
+    rearrange_inputs,
+)
 
 __all__ = ["ROC", "auc"]
 

@@ -6,6 +6,7 @@ import functools
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
+
 from mscore.common.tensor import Tensor
 
 __all__ = ["Metric", "rearrange_inputs"]

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from mscore.train.metrics._checks import check_optional_type, check_type
-from mscore.train.metrics.metric import (Metric, check_input_count, not_updated_error,
-                                         rearrange_inputs)
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
+from mscore.train.metrics._checks import check_optional_type, check_type
+from mscore.train.metrics.metric import (
+    Metric,
+    check_input_count,
+    not_updated_error,
+    rearrange_inputs,
+)
 
 __all__ = ["OcclusionSensitivity"]
 

@@ -6,8 +6,7 @@ import math
 import numpy as np
 
 from mscore.train.metrics._checks import check_optional_type
-from mscore.train.metrics.metric import (Metric, check_input_count, empty_error,
-                                         rearrange_inputs)
+from mscore.train.metrics.metric import Metric, check_input_count, empty_error, rearrange_inputs
 
 __all__ = ["MAE", "MSE", "Loss", "Perplexity"]
 

@@ -7,8 +7,13 @@ from collections import Counter
 import numpy as np
 
 from mscore.train.metrics._checks import check_positive_float, check_str_choice, check_type
-from mscore.train.metrics.metric import (Metric, check_input_count, empty_error,
-                                         not_updated_error, rearrange_inputs)
+from mscore.train.metrics.metric import (
+    Metric,
+    check_input_count,
+    empty_error,
+    not_updated_error,
+    rearrange_inputs,
+)
 
 __all__ = ["BleuScore", "CosineSimilarity", "Dice"]
 

@@ -20,18 +20,23 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from mscore.compile import graph
 from mscore.nn.cell import Cell
-from mscore.nn.layer.container import SequentialCell
 from mscore.nn.layer.activation import LeakyReLU, ReLU, ReLU6, Sigmoid
 from mscore.nn.layer.basic import Dense
 from mscore.nn.layer.combined import Conv2dBnAct, DenseBnAct
+from mscore.nn.layer.container import SequentialCell
 from mscore.nn.layer.conv import Conv2d
 from mscore.nn.layer.normalization import BatchNorm1d, BatchNorm2d
 from mscore.train.quant._layers import (
-    ActQuant, Conv2dBnFoldQuant, Conv2dBnWithoutFoldQuant, Conv2dQuant, DenseQuant,
-    _QuantWeightLayer)
+    ActQuant,
+    Conv2dBnFoldQuant,
+    Conv2dBnWithoutFoldQuant,
+    Conv2dQuant,
+    DenseQuant,
+    _QuantWeightLayer,
+)
 from mscore.train.quant._observer import FakeQuantWithMinMaxObserver, check_num_bits
-from mscore.compile import graph
 
 _CLS = "convert_quant_network"
 # The activations MindSpore 1.x quantizes (its HSigmoid/HSwish have no mscore layer yet).

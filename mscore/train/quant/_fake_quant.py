@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mscore.dispatch import call, dtype as _dtype, shape as _shape
+from mscore.dispatch import call
+from mscore.dispatch import dtype as _dtype
+from mscore.dispatch import shape as _shape
 
 SUPPORTED_BITS = (4, 7, 8)
 # Rounding adds 0.5 and a hair more (2**-12 of a level): a quotient that is a tie in exact

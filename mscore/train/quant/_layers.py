@@ -14,7 +14,9 @@ import numpy as np
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.dispatch import call, dtype as _dtype, shape as _shape
+from mscore.dispatch import call
+from mscore.dispatch import dtype as _dtype
+from mscore.dispatch import shape as _shape
 from mscore.nn.cell import Cell
 from mscore.nn.layer._checks import check_tensor
 from mscore.ops import functional as F

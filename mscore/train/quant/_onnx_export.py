@@ -39,11 +39,11 @@ from mscore import context as _context
 from mscore._state import process as _process
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
+from mscore.compile.trace import check_net_and_inputs, trace
 from mscore.nn.layer.activation import ReLU
 from mscore.train.quant import _fake_quant as fq
 from mscore.train.quant._observer import reset_export_target, set_export_target
-from mscore.train.serialization._export import OPSET, _IR_VERSION, _OnnxGraph, _onnx_type
-from mscore.compile.trace import check_net_and_inputs, trace
+from mscore.train.serialization._export import _IR_VERSION, OPSET, _onnx_type, _OnnxGraph
 
 _wrap = Tensor._wrap
 _INT32_MAX = 2 ** 31 - 1

@@ -11,13 +11,13 @@ import numbers
 import os
 
 from mscore.common.tensor import Tensor
+from mscore.nn.cell import Cell
 from mscore.train.quant import _fake_quant as fq
 from mscore.train.quant._convert import QuantConfig, convert
 from mscore.train.quant._observer import reset_export_target, set_export_target
-from mscore.nn.cell import Cell
+from mscore.train.quant._onnx_export import build_quant_onnx_model
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._checkpoint import _check_path
-from mscore.train.quant._onnx_export import build_quant_onnx_model
 from mscore.train.serialization._mindir_export import build_mindir_model
 
 FILE_FORMATS = ("AIR", "MINDIR", "ONNX")

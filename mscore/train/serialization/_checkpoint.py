@@ -27,23 +27,28 @@ from collections import OrderedDict
 
 import numpy as np
 
+from mscore import _state, dispatch
 from mscore.common import dtype as mdt
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore import _state, dispatch
-from mscore.train.serialization import _crypto
-from mscore.train.serialization._args import _check_bool, _check_flag
-from mscore.train.serialization._reading import read_bounded
-from mscore.train.serialization._into_net import load_param_into_net
-from mscore.train.serialization._atomic import atomic_write
-from mscore.train.serialization._ckpt_format import (
-    FORMATS, _bad_file, _Entry, _read_ckpt, _read_safetensors, _write_ckpt,
-    _write_safetensors)
-from mscore.train.serialization._parallel import save_job_strategy
-from mscore.train.serialization._shard_identity import IDENTITY_KEY, ShardIdentity, \
-    identity_entries
 from mscore.nn.cell import Cell
 from mscore.plugin.registry import get_registry
+from mscore.train.serialization import _crypto
+from mscore.train.serialization._args import _check_bool, _check_flag
+from mscore.train.serialization._atomic import atomic_write
+from mscore.train.serialization._ckpt_format import (
+    FORMATS,
+    _bad_file,
+    _Entry,
+    _read_ckpt,
+    _read_safetensors,
+    _write_ckpt,
+    _write_safetensors,
+)
+from mscore.train.serialization._into_net import load_param_into_net
+from mscore.train.serialization._parallel import save_job_strategy
+from mscore.train.serialization._reading import read_bounded
+from mscore.train.serialization._shard_identity import IDENTITY_KEY, ShardIdentity, identity_entries
 
 logger = logging.getLogger("mscore.serialization")
 

@@ -38,9 +38,7 @@ import zlib
 import numpy as np
 
 from mscore.common import dtype as mdt
-from mscore.train.proto import checkpoint_pb2
-from mscore.train.proto import unknown_field_numbers
-
+from mscore.train.proto import checkpoint_pb2, unknown_field_numbers
 
 #: A tensor with more bytes than this is written as several pieces (MindSpore: 512 MiB).
 SLICE_BYTES = 512 * 1024 * 1024

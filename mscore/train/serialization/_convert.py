@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+
 from mscore.train.serialization._checkpoint import load_checkpoint, save_checkpoint
 
 __all__ = ["ckpt_to_safetensors", "safetensors_to_ckpt"]

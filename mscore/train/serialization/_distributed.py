@@ -18,14 +18,27 @@ import numpy as np
 
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
-from mscore.train.serialization._checkpoint import load_checkpoint, load_param_into_net, \
-    save_checkpoint
-from mscore.train.serialization._parallel import checked_strategy, device_count, \
-    layout_fields, merge_sliced_parameter, slice_parameter
-from mscore.train.serialization._shard_identity import IDENTITY_KEY, check_layouts, \
-    check_rank_files, identity_value, split_identity
 from mscore.nn.cell import Cell
 from mscore.parallel import get_auto_parallel_context
+from mscore.train.serialization._checkpoint import (
+    load_checkpoint,
+    load_param_into_net,
+    save_checkpoint,
+)
+from mscore.train.serialization._parallel import (
+    checked_strategy,
+    device_count,
+    layout_fields,
+    merge_sliced_parameter,
+    slice_parameter,
+)
+from mscore.train.serialization._shard_identity import (
+    IDENTITY_KEY,
+    check_layouts,
+    check_rank_files,
+    identity_value,
+    split_identity,
+)
 
 _FORMATS = ("ckpt", "safetensors")
 _LOAD = "load_distributed_checkpoint"

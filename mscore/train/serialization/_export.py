@@ -16,16 +16,15 @@ import warnings
 
 import numpy as np
 
+from mscore import context as _context
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.train.serialization._onnx_batch import with_dynamic_batch
-from mscore.compile.trace import (
-    TraceGraph, check_net_and_inputs, is_index_array, trace)
-from mscore import context as _context
-from mscore.train.serialization._mindir_export import build_mindir_model
+from mscore.compile.trace import TraceGraph, check_net_and_inputs, is_index_array, trace
+from mscore.train.serialization import _crypto
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._checkpoint import _check_path
-from mscore.train.serialization import _crypto
+from mscore.train.serialization._mindir_export import build_mindir_model
+from mscore.train.serialization._onnx_batch import with_dynamic_batch
 
 OPSET = 18
 _IR_VERSION = 8

@@ -8,8 +8,8 @@ import numpy as np
 from mscore import dispatch
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.train.serialization._args import _check_bool, _check_flag
 from mscore.nn.cell import Cell
+from mscore.train.serialization._args import _check_bool, _check_flag
 from mscore.train.serialization._shard_identity import check_into_net
 
 logger = logging.getLogger("mscore.serialization")

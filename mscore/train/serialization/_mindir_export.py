@@ -25,12 +25,12 @@ import inspect
 import math
 import os
 
-from mscore.nn.graph.mindir_types import FORMAT_NCHW, PAD_MODES, TYPE_IDS, same_pad_pairs
-from mscore.train.serialization._mindir_graph import PRIMITIVE, MindIRGraph, check_data_type
-from mscore.compile.trace import check_net_and_inputs, trace
 from mscore import context as _context
+from mscore.compile.trace import check_net_and_inputs, trace
+from mscore.nn.graph.mindir_types import FORMAT_NCHW, PAD_MODES, TYPE_IDS, same_pad_pairs
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._checkpoint import _check_path
+from mscore.train.serialization._mindir_graph import PRIMITIVE, MindIRGraph, check_data_type
 
 
 # -- converters: (graph, bound arguments, native output) -> handle --------------------------------

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mscore import __version__
 from mscore.common import dtype as mdt
+from mscore.compile.trace import TraceGraph
 from mscore.nn.graph.mindir_types import DATA_TYPES
 from mscore.train.proto import mind_ir_pb2 as pb
-from mscore.compile.trace import TraceGraph
-from mscore import __version__
 
 IR_VERSION = "1.1"
 MIND_IR_VERSION = 3          # IR_VERSION_WITH_SCALAR_GRAPH_HOLDER, what MindSpore 2.10 writes

@@ -14,8 +14,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from mscore.nn.graph.func_graph import (MAX_ELEMENTS_ENV, FuncGraph, Node, max_elements,
-                                        shape_elements)
+from mscore.nn.graph.func_graph import (
+    MAX_ELEMENTS_ENV,
+    FuncGraph,
+    Node,
+    max_elements,
+    shape_elements,
+)
 from mscore.nn.graph.mindir_types import DTYPE_OF_DATA_TYPE
 from mscore.nn.graph.primitives import MONAD, PRIMITIVES
 from mscore.train.proto import mind_ir_pb2 as pb

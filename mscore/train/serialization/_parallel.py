@@ -26,9 +26,9 @@ from mscore.nn.cell import Cell
 from mscore.nn.wrap.accumulation import AccumulateGrads
 from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer, ShardedGradReducer
 from mscore.parallel import _context
+from mscore.train.proto import node_strategy_pb2
 from mscore.train.serialization._atomic import atomic_write
 from mscore.train.serialization._reading import read_bounded
-from mscore.train.proto import node_strategy_pb2
 
 
 class MissingLayoutError(KeyError, ValueError):

@@ -16,10 +16,9 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
-from mscore.train.serialization._reading import read_bounded
+from mscore.train.proto import print_pb2, unknown_field_numbers
 from mscore.train.serialization._ckpt_format import _from_le_bytes
-from mscore.train.proto import unknown_field_numbers
-from mscore.train.proto import print_pb2
+from mscore.train.serialization._reading import read_bounded
 
 # Print files spell types as the checkpoint does ("Float32"); accept any capitalisation.
 _TYPES = {d.tensor_type.lower(): d for d in mdt.ALL_DTYPES}

@@ -9,16 +9,21 @@ import warnings
 
 import numpy as np
 
+from mscore import dispatch
 from mscore.common.parameter import MutationScope, Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.callback._callback import Callback
 from mscore.train.summary._checks import check_landscape, check_positive, check_value_type
 from mscore.train.summary.graph import network_graph
-from mscore.train.summary.record import (SummaryRecord, _describe_network,
-                                         check_export_options, check_max_file_size,
-                                         check_summary_value, make_directory)
+from mscore.train.summary.record import (
+    SummaryRecord,
+    _describe_network,
+    check_export_options,
+    check_max_file_size,
+    check_summary_value,
+    make_directory,
+)
 from mscore.train.summary.writer import SummaryWriteError
-from mscore import dispatch
 
 logger = logging.getLogger("mscore.summary")
 

@@ -10,8 +10,7 @@ carries its output shape (``_output_shapes``) and dtype.
 from __future__ import annotations
 
 from mscore import context as _context
-from mscore.compile.trace import TraceGraph, array_args, check_net_and_inputs, \
-    trace
+from mscore.compile.trace import TraceGraph, array_args, check_net_and_inputs, trace
 from mscore.train.summary.proto import summary_pb2 as pb
 
 # mscore dtype name -> TensorFlow's DataType (what TensorBoard shows on the edges)

@@ -9,11 +9,11 @@ import time
 import warnings
 
 from mscore.common.tensor import Tensor
+from mscore.communication.management import rank_subdirectory
+from mscore.nn.cell import Cell
 from mscore.train.summary import summary_ops as _ops
 from mscore.train.summary._checks import check_positive, check_value_type
 from mscore.train.summary.writer import EventWriter, SummaryWriteError
-from mscore.nn.cell import Cell
-from mscore.communication.management import rank_subdirectory
 
 logger = logging.getLogger("mscore.summary")
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from mscore.plugin.rules import check_seed
 
-
 # -- counter-based random stream (splitmix64) ----------------------------------------------------
 # A state is an int64 array [seed, counter] on the device (int64 so that it is a dtype mscore
 # knows and can live in a Parameter; the words are read as uint64). Draw k reads element i of

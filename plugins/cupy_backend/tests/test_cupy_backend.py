@@ -24,13 +24,12 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from _backend_compare import assert_close
 
 import mscore as ms
 from mscore import ops
 from mscore.plugin.backend import missing_primitives
 from mscore.plugin.registry import BackendUnavailableError, get_registry
-
-from _backend_compare import assert_close
 
 try:
     import mscore_cupy

@@ -6,18 +6,15 @@ themselves are compared with the stand-in's formulas (skipped with the probe's r
 elsewhere; the conformance kit's fused level on ``cupy`` compares them with the composites)."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+from _helpers import central_differences, load_script
+from test_cupy_backend import needs_gpu, standin_backend
 
 import mscore as ms
 from mscore import nn, ops
-
 from mscore.plugin.registry import get_registry
 from mscore_cupy.backend import CupyBackend
-
-from _helpers import central_differences, load_script
-from test_cupy_backend import needs_gpu, standin_backend
 
 COUNT = load_script("bench", "count_calls")
 CUPY_BENCH = load_script("bench", "cupy_vs_native")

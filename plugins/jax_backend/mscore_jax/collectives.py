@@ -23,10 +23,9 @@ from __future__ import annotations
 import signal
 import threading
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -106,8 +105,8 @@ class JaxCollectives(Collectives):
     # -- joining -------------------------------------------------------------------------
     def init(self, env, device_target):
         """Start ``jax.distributed`` (gloo CPU collectives on the CPU) and build the mesh."""
-        from jax.extend import backend as jax_backend
         from jax._src import xla_bridge
+        from jax.extend import backend as jax_backend
         if device_target == "CPU":
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
         if xla_bridge.backends_are_initialized():

@@ -12,10 +12,9 @@ again the next time it is called.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 try:

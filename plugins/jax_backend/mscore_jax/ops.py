@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from mscore.common import dtype as mdt
@@ -26,39 +25,39 @@ class JaxOps:
     """The primitive op set over ``jax.Array`` (and tracers)."""
 
     # -- elementwise -------------------------------------------------------------------------
-    def neg(self, a): return jnp.negative(a)                 # noqa: E704
-    def abs(self, a): return jnp.abs(a)                      # noqa: E704
-    def exp(self, a): return jnp.exp(a)                      # noqa: E704
-    def log(self, a): return jnp.log(a)                      # noqa: E704
-    def sqrt(self, a): return jnp.sqrt(a)                    # noqa: E704
-    def sin(self, a): return jnp.sin(a)                      # noqa: E704
-    def cos(self, a): return jnp.cos(a)                      # noqa: E704
-    def tanh(self, a): return jnp.tanh(a)                    # noqa: E704
-    def sign(self, a): return jnp.sign(a)                    # noqa: E704
-    def floor(self, a): return jnp.floor(a)                  # noqa: E704
-    def ceil(self, a): return jnp.ceil(a)                    # noqa: E704
-    def logical_not(self, a): return jnp.logical_not(a)      # noqa: E704
-    def isfinite(self, a): return jnp.isfinite(a)            # noqa: E704
+    def neg(self, a): return jnp.negative(a)
+    def abs(self, a): return jnp.abs(a)
+    def exp(self, a): return jnp.exp(a)
+    def log(self, a): return jnp.log(a)
+    def sqrt(self, a): return jnp.sqrt(a)
+    def sin(self, a): return jnp.sin(a)
+    def cos(self, a): return jnp.cos(a)
+    def tanh(self, a): return jnp.tanh(a)
+    def sign(self, a): return jnp.sign(a)
+    def floor(self, a): return jnp.floor(a)
+    def ceil(self, a): return jnp.ceil(a)
+    def logical_not(self, a): return jnp.logical_not(a)
+    def isfinite(self, a): return jnp.isfinite(a)
 
     def erf(self, a):
         if is_half_precision(a.dtype.itemsize):  # computed in float32, rounded once
             return lax.erf(a.astype(jnp.float32)).astype(a.dtype)
         return lax.erf(a)
 
-    def add(self, a, b): return jnp.add(a, b)                # noqa: E704
-    def sub(self, a, b): return jnp.subtract(a, b)           # noqa: E704
-    def mul(self, a, b): return jnp.multiply(a, b)           # noqa: E704
-    def pow(self, a, b): return jnp.power(a, b)              # noqa: E704
-    def maximum(self, a, b): return jnp.maximum(a, b)        # noqa: E704
-    def minimum(self, a, b): return jnp.minimum(a, b)        # noqa: E704
-    def equal(self, a, b): return jnp.equal(a, b)            # noqa: E704
-    def not_equal(self, a, b): return jnp.not_equal(a, b)    # noqa: E704
-    def less(self, a, b): return jnp.less(a, b)              # noqa: E704
-    def less_equal(self, a, b): return jnp.less_equal(a, b)  # noqa: E704
-    def greater(self, a, b): return jnp.greater(a, b)        # noqa: E704
-    def greater_equal(self, a, b): return jnp.greater_equal(a, b)  # noqa: E704
-    def logical_and(self, a, b): return jnp.logical_and(a, b)      # noqa: E704
-    def logical_or(self, a, b): return jnp.logical_or(a, b)        # noqa: E704
+    def add(self, a, b): return jnp.add(a, b)
+    def sub(self, a, b): return jnp.subtract(a, b)
+    def mul(self, a, b): return jnp.multiply(a, b)
+    def pow(self, a, b): return jnp.power(a, b)
+    def maximum(self, a, b): return jnp.maximum(a, b)
+    def minimum(self, a, b): return jnp.minimum(a, b)
+    def equal(self, a, b): return jnp.equal(a, b)
+    def not_equal(self, a, b): return jnp.not_equal(a, b)
+    def less(self, a, b): return jnp.less(a, b)
+    def less_equal(self, a, b): return jnp.less_equal(a, b)
+    def greater(self, a, b): return jnp.greater(a, b)
+    def greater_equal(self, a, b): return jnp.greater_equal(a, b)
+    def logical_and(self, a, b): return jnp.logical_and(a, b)
+    def logical_or(self, a, b): return jnp.logical_or(a, b)
 
     def div(self, a, b):
         if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
@@ -91,9 +90,9 @@ class JaxOps:
         return jnp.argmin(a, axis=axis).astype(self.native_dtype(mdt.int64))
 
     # -- shape ---------------------------------------------------------------------------------
-    def reshape(self, a, shape): return jnp.reshape(a, shape)             # noqa: E704
-    def transpose(self, a, perm): return jnp.transpose(a, perm)           # noqa: E704
-    def broadcast_to(self, a, shape): return jnp.broadcast_to(a, shape)   # noqa: E704
+    def reshape(self, a, shape): return jnp.reshape(a, shape)
+    def transpose(self, a, perm): return jnp.transpose(a, perm)
+    def broadcast_to(self, a, shape): return jnp.broadcast_to(a, shape)
 
     def concat(self, arrays, axis):
         return jnp.concatenate(list(arrays), axis=axis)

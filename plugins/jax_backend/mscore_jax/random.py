@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from mscore.plugin.rules import check_seed

@@ -14,14 +14,13 @@ import pytest
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
+from _backend_compare import assert_close as _assert_close  # noqa: E402
 
 import mscore as ms  # noqa: E402
 from mscore import nn, ops  # noqa: E402
 from mscore.common import dtype as mdt  # noqa: E402
 from mscore.compile import graph  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
-
-from _backend_compare import assert_close as _assert_close  # noqa: E402
 
 PLUGIN_DIR = Path(__file__).resolve().parents[1]
 

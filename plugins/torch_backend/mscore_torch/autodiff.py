@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
-from typing import Callable
 
 import torch
-
 
 _refs = getattr(sys, "getrefcount", lambda _: 1 << 30)
 # sys.getrefcount of a primal, mapped over value_and_grad's primals, when only its Parameter

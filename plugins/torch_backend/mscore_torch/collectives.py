@@ -12,8 +12,8 @@ import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as fc
 
-from mscore.plugin.process_group import join_process_group
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
+from mscore.plugin.process_group import join_process_group
 
 _EAGER_OPS = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX,
               "min": dist.ReduceOp.MIN}

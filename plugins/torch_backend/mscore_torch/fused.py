@@ -20,10 +20,10 @@ class TorchFused:
     """Fused ops (see :class:`mscore.plugin.backend.Backend` for each contract)."""
 
     # -- fused ops -----------------------------------------------------------------------
-    def addcmul(self, a, b, c): return torch.addcmul(a, b, c)          # noqa: E704
-    def relu(self, x): return torch.relu(x)                             # noqa: E704
-    def dense(self, x, w, b): return tnf.linear(x, w, b)                # noqa: E704
-    def gelu(self, x, approximate): return tnf.gelu(x, approximate=approximate)  # noqa: E704
+    def addcmul(self, a, b, c): return torch.addcmul(a, b, c)
+    def relu(self, x): return torch.relu(x)
+    def dense(self, x, w, b): return tnf.linear(x, w, b)
+    def gelu(self, x, approximate): return tnf.gelu(x, approximate=approximate)
 
     def foreach_div(self, arrays, scalar):
         """``[a / scalar]`` in one multi-tensor call (``torch._foreach_div``)."""
@@ -104,8 +104,8 @@ class TorchFused:
     def conv_bias(self, x, w, b, stride, padding, dilation, groups):
         """``conv`` with the bias added by the convolution kernel itself."""
         return self._convolve("conv_bias", x, w, b, stride, padding, dilation, groups)
-    def softmax(self, x, axis): return torch.softmax(x, axis)           # noqa: E704
-    def log_softmax(self, x, axis): return torch.log_softmax(x, axis)   # noqa: E704
+    def softmax(self, x, axis): return torch.softmax(x, axis)
+    def log_softmax(self, x, axis): return torch.log_softmax(x, axis)
 
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
         """``torch.nn.functional.layer_norm``. Inputs narrower than float32 are normalised

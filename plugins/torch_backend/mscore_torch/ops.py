@@ -59,34 +59,34 @@ class TorchOps:
     """The primitive op set over ``torch.Tensor``."""
 
     # -- elementwise (bound to torch functions in __init__; kept for the contract) ------------
-    def neg(self, a): return torch.neg(a)                      # noqa: E704
-    def abs(self, a): return torch.abs(a)                      # noqa: E704
-    def exp(self, a): return torch.exp(a)                      # noqa: E704
-    def log(self, a): return torch.log(a)                      # noqa: E704
-    def sqrt(self, a): return torch.sqrt(a)                    # noqa: E704
-    def sin(self, a): return torch.sin(a)                      # noqa: E704
-    def cos(self, a): return torch.cos(a)                      # noqa: E704
-    def tanh(self, a): return torch.tanh(a)                    # noqa: E704
-    def sign(self, a): return torch.sign(a)                    # noqa: E704
-    def floor(self, a): return torch.floor(a)                  # noqa: E704
-    def ceil(self, a): return torch.ceil(a)                    # noqa: E704
-    def logical_not(self, a): return torch.logical_not(a)      # noqa: E704
-    def isfinite(self, a): return torch.isfinite(a)            # noqa: E704
-    def add(self, a, b): return torch.add(a, b)                # noqa: E704
-    def sub(self, a, b): return torch.sub(a, b)                # noqa: E704
-    def mul(self, a, b): return torch.mul(a, b)                # noqa: E704
-    def maximum(self, a, b): return torch.maximum(a, b)        # noqa: E704
-    def minimum(self, a, b): return torch.minimum(a, b)        # noqa: E704
-    def equal(self, a, b): return torch.eq(a, b)               # noqa: E704
-    def not_equal(self, a, b): return torch.ne(a, b)           # noqa: E704
-    def less(self, a, b): return torch.lt(a, b)                # noqa: E704
-    def less_equal(self, a, b): return torch.le(a, b)          # noqa: E704
-    def greater(self, a, b): return torch.gt(a, b)             # noqa: E704
-    def greater_equal(self, a, b): return torch.ge(a, b)       # noqa: E704
-    def logical_and(self, a, b): return torch.logical_and(a, b)  # noqa: E704
-    def logical_or(self, a, b): return torch.logical_or(a, b)    # noqa: E704
-    def pow(self, a, b): return torch.pow(a, b)                # noqa: E704
-    def where(self, cond, x, y): return torch.where(cond, x, y)  # noqa: E704
+    def neg(self, a): return torch.neg(a)
+    def abs(self, a): return torch.abs(a)
+    def exp(self, a): return torch.exp(a)
+    def log(self, a): return torch.log(a)
+    def sqrt(self, a): return torch.sqrt(a)
+    def sin(self, a): return torch.sin(a)
+    def cos(self, a): return torch.cos(a)
+    def tanh(self, a): return torch.tanh(a)
+    def sign(self, a): return torch.sign(a)
+    def floor(self, a): return torch.floor(a)
+    def ceil(self, a): return torch.ceil(a)
+    def logical_not(self, a): return torch.logical_not(a)
+    def isfinite(self, a): return torch.isfinite(a)
+    def add(self, a, b): return torch.add(a, b)
+    def sub(self, a, b): return torch.sub(a, b)
+    def mul(self, a, b): return torch.mul(a, b)
+    def maximum(self, a, b): return torch.maximum(a, b)
+    def minimum(self, a, b): return torch.minimum(a, b)
+    def equal(self, a, b): return torch.eq(a, b)
+    def not_equal(self, a, b): return torch.ne(a, b)
+    def less(self, a, b): return torch.lt(a, b)
+    def less_equal(self, a, b): return torch.le(a, b)
+    def greater(self, a, b): return torch.gt(a, b)
+    def greater_equal(self, a, b): return torch.ge(a, b)
+    def logical_and(self, a, b): return torch.logical_and(a, b)
+    def logical_or(self, a, b): return torch.logical_or(a, b)
+    def pow(self, a, b): return torch.pow(a, b)
+    def where(self, cond, x, y): return torch.where(cond, x, y)
 
     def erf(self, a):
         """The error function (half precision computed in float32, rounded once)."""
@@ -147,9 +147,9 @@ class TorchOps:
         return torch.argmin(a, dim=axis)
 
     # -- shape ---------------------------------------------------------------------------
-    def reshape(self, a, shape): return torch.reshape(a, shape)            # noqa: E704
-    def transpose(self, a, perm): return torch.permute(a, perm)            # noqa: E704
-    def broadcast_to(self, a, shape): return torch.broadcast_to(a, shape)  # noqa: E704
+    def reshape(self, a, shape): return torch.reshape(a, shape)
+    def transpose(self, a, perm): return torch.permute(a, perm)
+    def broadcast_to(self, a, shape): return torch.broadcast_to(a, shape)
 
     def concat(self, arrays, axis):
         """Join same-dtype tensors along ``axis``."""

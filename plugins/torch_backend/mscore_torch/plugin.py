@@ -10,7 +10,6 @@ from importlib import metadata
 
 from mscore.plugin.backend import BackendSpec
 from mscore.plugin.hookspecs import hookimpl
-
 from mscore_torch import __version__
 
 NAME = "torch"

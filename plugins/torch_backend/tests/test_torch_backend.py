@@ -11,18 +11,17 @@ import sys
 import warnings
 
 import ml_dtypes
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from _backend_compare import assert_close as _assert_close  # noqa: E402
+
 import mscore as ms  # noqa: E402
 from mscore import ops  # noqa: E402
 from mscore.dispatch import call  # noqa: E402
 from mscore.plugin.registry import get_registry  # noqa: E402
-
-from _backend_compare import assert_close as _assert_close  # noqa: E402
 
 if "torch" not in get_registry().names():
     pytest.skip("the torch plugin is not installed (pip install --no-deps -e "
