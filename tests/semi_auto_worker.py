@@ -17,6 +17,10 @@ with ``set_auto_parallel_context(..., full_batch=True)``); MODE ``pynative|graph
 OPT ``momentum|adam``. ``decoder:MODE:f64|f32`` trains bench/semi_auto_decoder.py's
 Megatron-style decoder (Adam) at a small size in that precision instead. Each rank writes
 ``OUT/rank{R}.npz``.
+
+With ``--save DIR``, after the first configuration's job run each rank saves its optimizer
+(the weights it holds and their states) as MindSpore users do: ``strategy_ckpt_save_file``
+set to ``DIR/strategy_{R}.ckpt`` and ``save_checkpoint`` into ``DIR/rank_{R}/net.ckpt``.
 """
 from __future__ import annotations
 
@@ -130,12 +134,22 @@ def train_decoder(ms, nn, ops, semi, dtype):
     return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, None
 
 
+def save_rank_checkpoint(ms, cell, folder, rank):
+    """``save_checkpoint`` of ``cell`` by this rank, with its strategy file."""
+    ms.set_auto_parallel_context(
+        strategy_ckpt_save_file=os.path.join(folder, f"strategy_{rank}.ckpt"))
+    os.makedirs(os.path.join(folder, f"rank_{rank}"), exist_ok=True)
+    ms.save_checkpoint(cell, os.path.join(folder, f"rank_{rank}", "net.ckpt"))
+    ms.reset_auto_parallel_context()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--backend", required=True)
     p.add_argument("--configs", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--float64", action="store_true")
+    p.add_argument("--save", help="folder of the per-rank checkpoints of the first config")
     args = p.parse_args()
     import mscore as ms
     from mscore import nn, ops
@@ -149,10 +163,10 @@ def main():
         ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
         if style == "decoder":
             precision = np.float64 if opt_kind == "f64" else np.float32
-            ref_losses, ref, _ = train_decoder(ms, nn, ops, False, precision)
+            ref_losses, ref, ref_opt = train_decoder(ms, nn, ops, False, precision)
             losses, mine, opt = train_decoder(ms, nn, ops, True, precision)
         else:
-            ref_losses, ref, _ = train(ms, nn, ops, style, opt_kind, False, dtype)
+            ref_losses, ref, ref_opt = train(ms, nn, ops, style, opt_kind, False, dtype)
             losses, mine, opt = train(ms, nn, ops, style, opt_kind, True, dtype)
         out[f"{cfg}/ref_losses"] = np.array(ref_losses)
         out[f"{cfg}/losses"] = np.array(losses)
@@ -162,6 +176,11 @@ def main():
         for s in () if opt is None else opt.get_parameters():
             if s.name.startswith(("moment", "moments")):
                 out[f"{cfg}/state/{s.name}"] = s.asnumpy()
+        for s in () if ref_opt is None else ref_opt.get_parameters():
+            if s.name.startswith(("moment", "moments")):
+                out[f"{cfg}/ref_state/{s.name}"] = s.asnumpy()
+        if args.save and opt is not None and cfg == args.configs.split(",")[0]:
+            save_rank_checkpoint(ms, opt, args.save, get_rank())
     np.savez(os.path.join(args.out, f"rank{get_rank()}.npz"), **out)
 
 
