@@ -65,6 +65,33 @@ def build(ms, nn, ops, dtype):
     return Network()
 
 
+def build_dense(ms, nn, ops, dtype):
+    """The same sizes with ``nn.Dense`` layers, cut as MindSpore's tutorial cuts them: the
+    first through its primitives' strategies (column-parallel: its weight's rows and its
+    bias), the second by ``Cell.shard`` (row-parallel: its weight's columns), the last
+    whole."""
+    from mscore.common.initializer import Normal
+    kind = ms.float64 if dtype is np.float64 else ms.float32
+
+    class DenseNetwork(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+            self.fc1 = nn.Dense(IN, HIDDEN, Normal(0.5), dtype=kind)
+            self.fc1.matmul.shard(((1, 1), (2, 1)))
+            self.fc1.bias_add.shard(((1, 2), (2,)))
+            self.relu = ops.ReLU().shard(((1, 2),))
+            self.fc2 = nn.Dense(HIDDEN, HIDDEN, Normal(0.5), dtype=kind).shard(
+                ((1, 2),), parameter_plan={"self.weight": (1, 2)})
+            self.fc3 = nn.Dense(HIDDEN, OUT, Normal(0.5), dtype=kind)
+
+        def construct(self, x):
+            x = self.relu(self.fc1(self.flatten(x)))
+            return self.fc3(ops.relu(self.fc2(x)))
+    ms.set_seed(11)
+    return DenseNetwork()
+
+
 def optimizer(nn, net, kind):
     if kind == "adam":
         return nn.Adam(net.trainable_params(), learning_rate=0.01)
@@ -85,7 +112,7 @@ def train(ms, nn, ops, style, opt_kind, semi, dtype):
                                   shard_id=get_rank()).batch(BATCH // 2)
     else:
         data = NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(BATCH)
-    net = build(ms, nn, ops, dtype)
+    net = (build_dense if style == "dense" else build)(ms, nn, ops, dtype)
     opt = optimizer(nn, net, opt_kind)
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     losses = []
@@ -108,6 +135,10 @@ def train(ms, nn, ops, style, opt_kind, semi, dtype):
         step = AutoParallel(train_step, parallel_mode="semi_auto") if semi else train_step
         for inputs, labels in data.create_tuple_iterator():
             losses.append(float(step(inputs, labels).asnumpy()))
+        if style == "dense":   # then the loss on the first batch again: the net learned
+            evaluate = AutoParallel(forward, parallel_mode="semi_auto") if semi else forward
+            losses.append(float(evaluate(ms.Tensor(x[:BATCH]), ms.Tensor(y[:BATCH]))
+                                .asnumpy()))
     return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, opt
 
 

@@ -83,6 +83,37 @@ def test_cell_shard_and_auto_parallel_arguments_as_mindspore():
             **{name: ast.literal_eval(value)})) == ORACLE[f"set_auto_parallel_context({key})"]
 
 
+CELL_ORACLE = json.loads((HERE / "data" / "cell_shard_oracle.json").read_text())
+
+
+def test_dense_computes_through_its_primitives_once_they_have_strategies():
+    """MindSpore's Dense holds MatMul(transpose_b=True) and BiasAdd (what strategies cut);
+    with strategies set the layer computes through them: the same numbers and gradients
+    as x @ w.T + b (stand-alone mode: the strategies do nothing)."""
+    import inspect
+    ms.set_context(backend="numpy")
+    dense = nn.Dense(4, 6)
+    assert [type(dense.matmul).__name__, dense.matmul.transpose_a,
+            dense.matmul.transpose_b] == CELL_ORACLE["Dense.matmul"]
+    assert type(dense.bias_add).__name__ == CELL_ORACLE["Dense.bias_add"]
+    assert str(inspect.signature(nn.Cell.shard)) == CELL_ORACLE["Cell.shard"]
+    assert str(inspect.signature(ms.parallel.shard)) == CELL_ORACLE["parallel.shard"]
+    assert (ms.parallel.shard(dense, ((1, 2),)) is dense) == \
+        CELL_ORACLE["parallel.shard(Dense) is Dense (one device)"]
+    dense.matmul.shard(((1, 1), (2, 1)))
+    dense.bias_add.shard(((1, 2), (2,)))
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    w, b = dense.weight.asnumpy(), dense.bias.asnumpy()
+    got = dense(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, x @ w.T + b, rtol=1e-6, atol=1e-6)
+    grads = ms.grad(lambda t: dense(t).sum(), None, dense.trainable_params())(ms.Tensor(x))
+    np.testing.assert_allclose(grads[0].asnumpy(), np.ones((6, 1)) @ x.reshape(-1, 4).sum(
+        0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(grads[1].asnumpy(), np.full(6, 6.0), rtol=1e-6)
+    with pytest.raises(ValueError, match="last axis of 'x' must be 4"):
+        dense(ms.Tensor(np.ones((2, 5), np.float32)))
+
+
 def test_auto_parallel_runs_its_network_in_semi_auto_mode_only():
     ms.set_context(backend="numpy")
     seen = []
@@ -235,11 +266,12 @@ def test_reductions_and_vocabulary_parallel_gather_partitions():
 
 
 # -- two processes ----------------------------------------------------------------------------
-DEFAULT = {"torch": ("shards:pynative:adam", "decoder:pynative:f64"),
+DEFAULT = {"torch": ("shards:pynative:adam", "dense:pynative:adam", "decoder:pynative:f64"),
            "jax": ("func:graph:momentum",)}
 THOROUGH = ("func:pynative:momentum", "func:graph:adam", "shards:pynative:adam",
             "shards:graph:momentum", "model:pynative:adam", "model:graph:momentum",
-            "decoder:pynative:f64", "decoder:graph:f32")
+            "dense:pynative:adam", "dense:graph:momentum", "decoder:pynative:f64",
+            "decoder:graph:f32")
 JOBS = [(b, THOROUGH if SLOW else DEFAULT[b]) for b in ("torch", "jax")]
 
 
@@ -274,7 +306,9 @@ def test_operator_parallel_network_on_two_ranks_matches_one_process(backend, con
             _check_decoder(ranks, cfg)
             continue
         ref_losses = ranks[0][f"{cfg}/ref_losses"]
-        assert len(ref_losses) == 3 and ref_losses[-1] < ref_losses[0] - 0.3, ref_losses
+        # the net learns: the last loss (dense: the first batch's after the 3 steps) is lower
+        assert len(ref_losses) == (4 if cfg.startswith("dense:") else 3) and \
+            ref_losses[-1] < ref_losses[0] - 0.3, ref_losses
         for rank in ranks:
             np.testing.assert_allclose(rank[f"{cfg}/losses"], ref_losses, rtol=FP32_RTOL,
                                        err_msg=cfg)
@@ -283,10 +317,15 @@ def test_operator_parallel_network_on_two_ranks_matches_one_process(backend, con
 
 # the axis each weight is cut along by the worker's strategies (None: whole on every rank)
 CUT = {"w1": 1, "w2": 0, "w3": None}
+# build_dense's: fc1 column-parallel by its primitives' strategies, fc2 row-parallel by
+# Cell.shard (its bias whole), fc3 whole
+DENSE_CUT = {"fc1.weight": 0, "fc1.bias": 0, "fc2.weight": 1, "fc2.bias": None,
+             "fc3.weight": None, "fc3.bias": None}
 
 
 def _check_slices(ranks, cfg):
-    for name, axis in CUT.items():
+    cuts = DENSE_CUT if cfg.startswith("dense:") else CUT
+    for name, axis in cuts.items():
         ref = ranks[0][f"{cfg}/ref/{name}"]
         mine = [rank[f"{cfg}/mine/{name}"] for rank in ranks]
         atol = FP32_RTOL * np.abs(ref).max()

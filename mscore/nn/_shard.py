@@ -6,6 +6,11 @@ The inputs are laid out by a forward pre-hook on every call; the parameters name
 ``parameter_plan`` (``{name: pieces per axis}``; MindSpore's ``"self."`` prefix is
 accepted) are placed once, when ``shard`` is called. Outside SEMI_AUTO_PARALLEL mode the
 strategies are recorded and change nothing, as in MindSpore.
+
+In a job (``init()``), a cell that says how its strategies map onto its primitives
+(``primitive_strategies(in_strategy, parameter_plan)``: ``nn.Dense``) gets them as the
+strategies of those primitives (effective in SEMI_AUTO_PARALLEL mode, as any primitive's);
+other cells are refused across processes.
 """
 from __future__ import annotations
 
@@ -40,8 +45,8 @@ def _refuse_across_processes(owner):
         raise NotImplementedError(
             f"For '{owner}.shard': a Cell's strategy across the processes of a job needs "
             f"MindSpore's strategy propagation to the operators inside, which mscore does not "
-            f"implement; put the strategies on the cell's primitives (ops.MatMul().shard(...), "
-            f"see docs/parallel.md)")
+            f"implement (nn.Dense maps it onto its primitives); put the strategies on the "
+            f"cell's primitives (ops.MatMul().shard(...), see docs/parallel.md)")
 
 
 def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
@@ -54,6 +59,11 @@ def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     plan = _check_plan(parameter_plan, owner)
     cell.__dict__["_in_strategy"] = in_strategy
     cell.__dict__["_out_strategy"] = out_strategy
+    to_primitives = getattr(cell, "primitive_strategies", None)
+    if to_primitives is not None and _sharding.in_job():
+        for prim, strategy in to_primitives(in_strategy, plan):
+            prim.shard(strategy)
+        return cell
     if not _sharding.strategies_apply():
         return cell
     _refuse_across_processes(owner)
