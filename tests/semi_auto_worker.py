@@ -68,8 +68,8 @@ def build(ms, nn, ops, dtype):
 def build_dense(ms, nn, ops, dtype):
     """The same sizes with ``nn.Dense`` layers, cut as MindSpore's tutorial cuts them: the
     first through its primitives' strategies (column-parallel: its weight's rows and its
-    bias), the second by ``Cell.shard`` (row-parallel: its weight's columns), the last
-    whole."""
+    bias), the second by ``Cell.shard`` with ``Layout``s (row-parallel: its weight's
+    columns), the last whole."""
     from mscore.common.initializer import Normal
     kind = ms.float64 if dtype is np.float64 else ms.float32
 
@@ -81,8 +81,9 @@ def build_dense(ms, nn, ops, dtype):
             self.fc1.matmul.shard(((1, 1), (2, 1)))
             self.fc1.bias_add.shard(((1, 2), (2,)))
             self.relu = ops.ReLU().shard(((1, 2),))
+            layout = ms.parallel.Layout((2,), ("mp",))
             self.fc2 = nn.Dense(HIDDEN, HIDDEN, Normal(0.5), dtype=kind).shard(
-                ((1, 2),), parameter_plan={"self.weight": (1, 2)})
+                (layout("None", "mp"),), parameter_plan={"self.weight": layout("None", "mp")})
             self.fc3 = nn.Dense(HIDDEN, OUT, Normal(0.5), dtype=kind)
 
         def construct(self, x):

@@ -114,6 +114,32 @@ def test_dense_computes_through_its_primitives_once_they_have_strategies():
         dense(ms.Tensor(np.ones((2, 5), np.float32)))
 
 
+LAYOUT_CASES = sorted(k for k in CELL_ORACLE if k.startswith("Layout("))
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES)
+def test_layout_as_mindspore(case):
+    from mscore.parallel import Layout
+    try:
+        d = eval(case, {"Layout": Layout}).to_dict()   # each key is what the oracle ran
+        got = ["OK", json.loads(json.dumps({k: d[k] for k in ("device_matrix", "tensor_map",
+                                                               "alias_name")}))]
+    except Exception as exc:
+        got = ["ERR", type(exc).__name__, str(exc)]
+    assert got == CELL_ORACLE[case]
+
+
+def test_layout_enters_cell_shard_as_pieces_per_axis():
+    """Each tensor axis cut into the product of its named device axes' sizes."""
+    from mscore.parallel import Layout
+    layout = Layout((2, 4), ("dp", "mp"))
+    dense = nn.Dense(8, 8).shard((layout("dp", "mp"),),
+                                 parameter_plan={"self.weight": layout("None", "mp")})
+    assert dense._in_strategy == ((2, 4),)
+    assert layout(("dp", "mp"), "None").pieces_per_axis() == (8, 1)
+    assert layout("mp", "dp").pieces_per_axis() == (4, 2)
+
+
 def test_auto_parallel_runs_its_network_in_semi_auto_mode_only():
     ms.set_context(backend="numpy")
     seen = []

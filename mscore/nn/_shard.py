@@ -15,6 +15,7 @@ other cells are refused across processes.
 from __future__ import annotations
 
 from mscore.ops import _sharding
+from mscore.parallel import Layout
 
 
 def _check_plan(parameter_plan, owner):
@@ -29,15 +30,22 @@ def _check_plan(parameter_plan, owner):
             raise TypeError(f"For '{owner}.shard', the keys of 'parameter_plan' must be str, "
                             f"but got {type(name).__name__}")
         plan[name[5:] if name.startswith("self.") else name] = _sharding.check_strategy(
-            (parts,), "parameter_plan", owner)[0]
+            (_entry(parts),), "parameter_plan", owner)[0]
     return plan
 
 
 def _tuples(strategy):
-    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) as tuples."""
+    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) or Layouts as
+    tuples of pieces per axis."""
     if isinstance(strategy, list):
-        return tuple(tuple(e) if isinstance(e, list) else e for e in strategy)
+        return tuple(tuple(e) if isinstance(e, list) else _entry(e) for e in strategy)
+    if isinstance(strategy, tuple):
+        return tuple(_entry(e) for e in strategy)
     return strategy
+
+
+def _entry(entry):
+    return entry.pieces_per_axis() if isinstance(entry, Layout) else entry
 
 
 def _refuse_across_processes(owner):
