@@ -114,10 +114,7 @@ class Dense(Cell):
     def _by_primitives(self, x, w, b):
         """The layer through its primitives, as MindSpore computes it (inputs of other than
         2 axes flattened to rows), so that their shard strategies cut it."""
-        shape = tuple(x.shape)
-        if not shape or shape[-1] != self.in_channels:
-            raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
-                             f"got shape {shape}")
+        shape = self._check_width(tuple(x.shape))   # (a cut x's shape is its whole one)
         if len(shape) != 2:
             x = x.reshape((-1, shape[-1]))
         out = self.matmul(x, w)
@@ -154,7 +151,9 @@ class Dense(Cell):
         return strategies
 
     def _check_last_axis(self, xd):
-        shape = dispatch.shape(xd)
+        return self._check_width(dispatch.shape(xd))
+
+    def _check_width(self, shape):
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")
