@@ -8,7 +8,7 @@ accepted) are placed once, when ``shard`` is called. Outside SEMI_AUTO_PARALLEL 
 strategies are recorded and change nothing, as in MindSpore.
 
 In a job (``init()``), a cell that says how its strategies map onto its primitives
-(``primitive_strategies(in_strategy, parameter_plan)``: ``nn.Dense``) gets them as the
+(``_primitive_strategies(in_strategy, parameter_plan)``: ``nn.Dense``) gets them as the
 strategies of those primitives (effective in SEMI_AUTO_PARALLEL mode, as any primitive's);
 other cells are refused across processes.
 """
@@ -67,7 +67,7 @@ def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     plan = _check_plan(parameter_plan, owner)
     cell.__dict__["_in_strategy"] = in_strategy
     cell.__dict__["_out_strategy"] = out_strategy
-    to_primitives = getattr(cell, "primitive_strategies", None)
+    to_primitives = getattr(cell, "_primitive_strategies", None)
     if to_primitives is not None and _sharding.in_job():
         for prim, strategy in to_primitives(in_strategy, plan):
             prim.shard(strategy)

@@ -59,7 +59,9 @@ class Dense(Cell):
 
     ``Dense(in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True,
     activation=None, dtype=mstype.float32)``; ``weight`` is (out_channels, in_channels).
-    Inputs of more than 2 dims are multiplied over their last axis.
+    Inputs of more than 2 dims are multiplied over their last axis. As in MindSpore it
+    holds ``matmul`` (``MatMul(transpose_b=True)``) and ``bias_add`` (``BiasAdd``): shard
+    strategies set on them (or by ``Dense.shard`` in a job) cut the layer.
     """
 
     def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
@@ -126,7 +128,7 @@ class Dense(Cell):
             out = out.reshape(shape[:-1] + (self.out_channels,))
         return out
 
-    def primitive_strategies(self, in_strategy, parameter_plan):
+    def _primitive_strategies(self, in_strategy, parameter_plan):
         """``Cell.shard``'s strategies in a job as the strategies of this layer's
         primitives: ``[(primitive, strategy)]``. ``in_strategy[0]`` cuts the input (rows,
         ``in_channels``; leading axes of a wider input count as rows and only the first may
