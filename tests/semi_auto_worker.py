@@ -20,7 +20,8 @@ Megatron-style decoder (Adam) at a small size in that precision instead. Each ra
 
 With ``--save DIR``, after the first configuration's job run each rank saves its optimizer
 (the weights it holds and their states) as MindSpore users do: ``strategy_ckpt_save_file``
-set to ``DIR/strategy_{R}.ckpt`` and ``save_checkpoint`` into ``DIR/rank_{R}/net.ckpt``.
+set to ``DIR/strategy_{R}.ckpt`` and ``save_checkpoint`` into ``DIR/rank_{R}/net.ckpt``;
+then it resumes from the files (:func:`resume_step`).
 """
 from __future__ import annotations
 
@@ -140,7 +141,7 @@ def train(ms, nn, ops, style, opt_kind, semi, dtype):
             evaluate = AutoParallel(forward, parallel_mode="semi_auto") if semi else forward
             losses.append(float(evaluate(ms.Tensor(x[:BATCH]), ms.Tensor(y[:BATCH]))
                                 .asnumpy()))
-    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, opt
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, opt, net
 
 
 # the suite's decoder: vocabulary, width, layers, heads, sequence; batch and steps
@@ -163,7 +164,7 @@ def train_decoder(ms, nn, ops, semi, dtype):
         step = AutoParallel(step)
     losses = [float(step(ms.Tensor(i), ms.Tensor(y)).asnumpy())
               for i, y in make_batches(DECODER[0], DECODER[4], DECODER_BATCH, DECODER_STEPS)]
-    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, None
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, None, None
 
 
 def save_rank_checkpoint(ms, cell, folder, rank):
@@ -173,6 +174,41 @@ def save_rank_checkpoint(ms, cell, folder, rank):
     os.makedirs(os.path.join(folder, f"rank_{rank}"), exist_ok=True)
     ms.save_checkpoint(cell, os.path.join(folder, f"rank_{rank}", "net.ckpt"))
     ms.reset_auto_parallel_context()
+
+
+def resume_step(ms, nn, ops, style, opt_kind, net, opt, folder, dtype):
+    """Resume as docs/parallel.md says: the ranks' files re-cut into one whole checkpoint,
+    loaded into a fresh network and optimizer, which take one step on the first batch
+    alongside the trained pair: both pairs' losses and the values this rank holds after."""
+    from mscore.communication.comm_func import barrier
+    from mscore.communication import get_rank
+    from mscore.parallel.auto_parallel import AutoParallel
+    barrier()   # every rank's file is written
+    whole = os.path.join(folder, f"whole_{get_rank()}")
+    ms.transform_checkpoints(folder, whole, "net",
+                             os.path.join(folder, f"strategy_{get_rank()}.ckpt"), None)
+    barrier()
+    fresh = (build_dense if style == "dense" else build)(ms, nn, ops, dtype)
+    fresh_opt = optimizer(nn, fresh, opt_kind)
+    ms.load_param_into_net(fresh_opt, ms.load_checkpoint(os.path.join(whole, "rank_0",
+                                                                      "net0.ckpt")))
+    x, y = make_data(dtype)
+    inputs, labels = ms.Tensor(x[:BATCH]), ms.Tensor(y[:BATCH])
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    out = {}
+    for tag, (n, o) in (("continued", (net, opt)), ("resumed", (fresh, fresh_opt))):
+        grad_fn = ms.value_and_grad(lambda a, b, n=n: loss_fn(n(a), b), None, o.parameters)
+
+        def step(a, b, grad_fn=grad_fn, o=o):
+            loss, grads = grad_fn(a, b)
+            o(grads)
+            return loss
+        ms.reset_auto_parallel_context()
+        out[f"{tag}/loss"] = np.array(float(AutoParallel(step, parallel_mode="semi_auto")(
+            inputs, labels).asnumpy()))
+        for p in o.get_parameters():
+            out[f"{tag}/{p.name}"] = p.asnumpy()
+    return out
 
 
 def main():
@@ -195,11 +231,11 @@ def main():
         ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
         if style == "decoder":
             precision = np.float64 if opt_kind == "f64" else np.float32
-            ref_losses, ref, ref_opt = train_decoder(ms, nn, ops, False, precision)
-            losses, mine, opt = train_decoder(ms, nn, ops, True, precision)
+            ref_losses, ref, ref_opt, _ = train_decoder(ms, nn, ops, False, precision)
+            losses, mine, opt, net = train_decoder(ms, nn, ops, True, precision)
         else:
-            ref_losses, ref, ref_opt = train(ms, nn, ops, style, opt_kind, False, dtype)
-            losses, mine, opt = train(ms, nn, ops, style, opt_kind, True, dtype)
+            ref_losses, ref, ref_opt, _ = train(ms, nn, ops, style, opt_kind, False, dtype)
+            losses, mine, opt, net = train(ms, nn, ops, style, opt_kind, True, dtype)
         out[f"{cfg}/ref_losses"] = np.array(ref_losses)
         out[f"{cfg}/losses"] = np.array(losses)
         for name, value in ref.items():
@@ -213,6 +249,9 @@ def main():
                 out[f"{cfg}/ref_state/{s.name}"] = s.asnumpy()
         if args.save and opt is not None and cfg == args.configs.split(",")[0]:
             save_rank_checkpoint(ms, opt, args.save, get_rank())
+            for key, value in resume_step(ms, nn, ops, style, opt_kind, net, opt, args.save,
+                                          dtype).items():
+                out[f"{cfg}/resume/{key}"] = value
     np.savez(os.path.join(args.out, f"rank{get_rank()}.npz"), **out)
 
 

@@ -496,6 +496,15 @@ def test_two_rank_checkpoints_merge_and_recut_as_the_one_process_model(backend, 
         ms.load_distributed_checkpoint(_one_process_optimizer(cfg.split(":")[2]),
                                        [files[0], other], train_strategy_filename=strategy)
     assert "net1.ckpt" in str(info.value)
+    # resumed from the files re-cut to one whole checkpoint, a fresh network and optimizer
+    # on each rank take the next step as the trained ones do, and hold the same slices
+    for rank in ranks:
+        keys = [k for k in rank if k.startswith(f"{cfg}/resume/continued/")]
+        assert len(keys) > 4, keys
+        for key in keys:
+            np.testing.assert_allclose(rank[key.replace("/continued/", "/resumed/")],
+                                       rank[key], rtol=FP32_RTOL, atol=1e-7, err_msg=key)
+        assert rank[f"{cfg}/resume/resumed/w1"].shape == (12, 8)
     # re-cut to one process: the whole model
     ms.transform_checkpoints(str(ckpt), str(tmp_path / "one"), "net", strategy, None)
     whole = ms.load_checkpoint(str(tmp_path / "one" / "rank_0" / "net0.ckpt"))
