@@ -83,6 +83,63 @@ def test_cell_shard_and_auto_parallel_arguments_as_mindspore():
             **{name: ast.literal_eval(value)})) == ORACLE[f"set_auto_parallel_context({key})"]
 
 
+CELL_ORACLE = json.loads((HERE / "data" / "cell_shard_oracle.json").read_text())
+
+
+def test_dense_computes_through_its_primitives_once_they_have_strategies():
+    """MindSpore's Dense holds MatMul(transpose_b=True) and BiasAdd (what strategies cut);
+    with strategies set the layer computes through them: the same numbers and gradients
+    as x @ w.T + b (stand-alone mode: the strategies do nothing)."""
+    import inspect
+    ms.set_context(backend="numpy")
+    dense = nn.Dense(4, 6)
+    assert [type(dense.matmul).__name__, dense.matmul.transpose_a,
+            dense.matmul.transpose_b] == CELL_ORACLE["Dense.matmul"]
+    assert type(dense.bias_add).__name__ == CELL_ORACLE["Dense.bias_add"]
+    assert str(inspect.signature(nn.Cell.shard)) == CELL_ORACLE["Cell.shard"]
+    assert str(inspect.signature(ms.parallel.shard)) == CELL_ORACLE["parallel.shard"]
+    assert (ms.parallel.shard(dense, ((1, 2),)) is dense) == \
+        CELL_ORACLE["parallel.shard(Dense) is Dense (one device)"]
+    dense.matmul.shard(((1, 1), (2, 1)))
+    dense.bias_add.shard(((1, 2), (2,)))
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    w, b = dense.weight.asnumpy(), dense.bias.asnumpy()
+    got = dense(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, x @ w.T + b, rtol=1e-6, atol=1e-6)
+    grads = ms.grad(lambda t: dense(t).sum(), None, dense.trainable_params())(ms.Tensor(x))
+    np.testing.assert_allclose(grads[0].asnumpy(), np.ones((6, 1)) @ x.reshape(-1, 4).sum(
+        0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(grads[1].asnumpy(), np.full(6, 6.0), rtol=1e-6)
+    with pytest.raises(ValueError, match="last axis of 'x' must be 4"):
+        dense(ms.Tensor(np.ones((2, 5), np.float32)))
+
+
+LAYOUT_CASES = sorted(k for k in CELL_ORACLE if k.startswith("Layout("))
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES)
+def test_layout_as_mindspore(case):
+    from mscore.parallel import Layout
+    try:
+        d = eval(case, {"Layout": Layout}).to_dict()   # each key is what the oracle ran
+        got = ["OK", json.loads(json.dumps({k: d[k] for k in ("device_matrix", "tensor_map",
+                                                               "alias_name")}))]
+    except Exception as exc:
+        got = ["ERR", type(exc).__name__, str(exc)]
+    assert got == CELL_ORACLE[case]
+
+
+def test_layout_enters_cell_shard_as_pieces_per_axis():
+    """Each tensor axis cut into the product of its named device axes' sizes."""
+    from mscore.parallel import Layout
+    layout = Layout((2, 4), ("dp", "mp"))
+    dense = nn.Dense(8, 8).shard((layout("dp", "mp"),),
+                                 parameter_plan={"self.weight": layout("None", "mp")})
+    assert dense._in_strategy == ((2, 4),)
+    assert layout(("dp", "mp"), "None").pieces_per_axis() == (8, 1)
+    assert layout("mp", "dp").pieces_per_axis() == (4, 2)
+
+
 def test_auto_parallel_runs_its_network_in_semi_auto_mode_only():
     ms.set_context(backend="numpy")
     seen = []
@@ -236,31 +293,49 @@ def test_reductions_and_vocabulary_parallel_gather_partitions():
 
 
 # -- two processes ----------------------------------------------------------------------------
-DEFAULT = {"torch": ("shards:pynative:adam", "decoder:pynative:f64"),
+DEFAULT = {"torch": ("shards:pynative:adam", "dense:pynative:adam", "decoder:pynative:f64"),
            "jax": ("func:graph:momentum",)}
 THOROUGH = ("func:pynative:momentum", "func:graph:adam", "shards:pynative:adam",
             "shards:graph:momentum", "model:pynative:adam", "model:graph:momentum",
-            "decoder:pynative:f64", "decoder:graph:f32")
+            "dense:pynative:adam", "dense:graph:momentum", "decoder:pynative:f64",
+            "decoder:graph:f32")
 JOBS = [(b, THOROUGH if SLOW else DEFAULT[b]) for b in ("torch", "jax")]
+
+
+_DONE_JOBS = {}   # backend -> (folder, per-rank results): one job serves both tests
+
+
+def _two_rank_job(backend, configs, tmp_path_factory):
+    """Run the worker's 2-process job for ``backend`` once (bounded in time, 127.0.0.1):
+    its folder (the per-rank checkpoints of the first configuration) and the ranks'
+    results."""
+    if backend not in available_backends():
+        pytest.skip(f"backend {backend!r} is not usable here")
+    if backend not in _DONE_JOBS:
+        folder = tmp_path_factory.mktemp(f"semi_auto_{backend}")
+        cmd = [sys.executable, "-m", "mscore.launch", "--worker_num=2",
+               "--local_worker_num=2", f"--master_port={free_port()}", str(WORKER),
+               "--backend", backend, "--configs", ",".join(configs), "--out", str(folder),
+               "--save", str(folder / "ckpt")]
+        proc = run_job(cmd, 300, env=subprocess_env(OMP_NUM_THREADS=1))
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        _DONE_JOBS[backend] = (folder, [dict(np.load(folder / f"rank{r}.npz"))
+                                        for r in (0, 1)])
+    return _DONE_JOBS[backend]
 
 
 @pytest.mark.parametrize("backend,configs", JOBS, ids=[b for b, _ in JOBS])
 def test_operator_parallel_network_on_two_ranks_matches_one_process(backend, configs,
-                                                                     tmp_path):
-    if backend not in available_backends():
-        pytest.skip(f"backend {backend!r} is not usable here")
-    cmd = [sys.executable, "-m", "mscore.launch", "--worker_num=2", "--local_worker_num=2",
-           f"--master_port={free_port()}", str(WORKER), "--backend", backend,
-           "--configs", ",".join(configs), "--out", str(tmp_path)]
-    proc = run_job(cmd, 300, env=subprocess_env(OMP_NUM_THREADS=1))
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    ranks = [dict(np.load(tmp_path / f"rank{r}.npz")) for r in (0, 1)]
+                                                                     tmp_path_factory):
+    _, ranks = _two_rank_job(backend, configs, tmp_path_factory)
     for cfg in configs:
         if cfg.startswith("decoder:"):
             _check_decoder(ranks, cfg)
             continue
         ref_losses = ranks[0][f"{cfg}/ref_losses"]
-        assert len(ref_losses) == 3 and ref_losses[-1] < ref_losses[0] - 0.3, ref_losses
+        # the net learns: the last loss (dense: the first batch's after the 3 steps) is lower
+        assert len(ref_losses) == (4 if cfg.startswith("dense:") else 3) and \
+            ref_losses[-1] < ref_losses[0] - 0.3, ref_losses
         for rank in ranks:
             np.testing.assert_allclose(rank[f"{cfg}/losses"], ref_losses, rtol=FP32_RTOL,
                                        err_msg=cfg)
@@ -269,10 +344,15 @@ def test_operator_parallel_network_on_two_ranks_matches_one_process(backend, con
 
 # the axis each weight is cut along by the worker's strategies (None: whole on every rank)
 CUT = {"w1": 1, "w2": 0, "w3": None}
+# build_dense's: fc1 column-parallel by its primitives' strategies, fc2 row-parallel by
+# Cell.shard (its bias whole), fc3 whole
+DENSE_CUT = {"fc1.weight": 0, "fc1.bias": 0, "fc2.weight": 1, "fc2.bias": None,
+             "fc3.weight": None, "fc3.bias": None}
 
 
 def _check_slices(ranks, cfg):
-    for name, axis in CUT.items():
+    cuts = DENSE_CUT if cfg.startswith("dense:") else CUT
+    for name, axis in cuts.items():
         ref = ranks[0][f"{cfg}/ref/{name}"]
         mine = [rank[f"{cfg}/mine/{name}"] for rank in ranks]
         atol = FP32_RTOL * np.abs(ref).max()
@@ -312,3 +392,122 @@ def _check_decoder(ranks, cfg):
         held += mine[0].nbytes
         expected += ref.nbytes if axis is None else ref.nbytes // 2
     assert held == expected and held < 0.6 * whole, (held, expected, whole)
+
+
+# -- the ranks' checkpoints --------------------------------------------------------------------
+CKPT_JOBS = [(b, c) for b, c in JOBS if b == "torch" or SLOW]
+
+
+def _one_process_optimizer(opt_kind):
+    """The worker's network and optimizer, built whole in this process."""
+    import semi_auto_worker as worker
+    ms.set_context(backend="numpy")
+    return worker.optimizer(nn, worker.build(ms, nn, ops, np.float32), opt_kind)
+
+
+def _whole(ranks, cfg):
+    """``{name: value}`` of the one-process run: the weights and their optimizer states."""
+    ref = {k.split("/ref/")[1]: v for k, v in ranks[0].items() if k.startswith(f"{cfg}/ref/")}
+    ref.update({k.split("/ref_state/")[1]: v for k, v in ranks[0].items()
+                if k.startswith(f"{cfg}/ref_state/")})
+    return ref
+
+
+def _assert_values(got, ref, what):
+    for name, value in ref.items():
+        np.testing.assert_allclose(got[name], value, rtol=FP32_RTOL,
+                                   atol=FP32_RTOL * np.abs(value).max(),
+                                   err_msg=f"{what}: {name}")
+
+
+def _cut_for(world):
+    """The strategy file layouts a ``world``-rank run of the worker's strategies widened to
+    ``world`` ranks records: w1 cut in columns, w2 in rows (and their states alike)."""
+    col = plan(ops.MatMul().shard(((1, 1), (1, world))), [(8, 12), (12, 16)],
+               ((1, 1), (1, world)), [], world).inputs[1]
+    row = plan(ops.MatMul().shard(((1, world), (world, 1))), [(8, 16), (16, 16)],
+               ((1, world), (world, 1)), [], world).inputs[1]
+    return {"w1": col, "w2": row}
+
+
+
+def _write_strategy(path, cuts, names):
+    from mscore.train.proto import node_strategy_pb2
+    from mscore.train.serialization._parallel import strategy_layout, write_strategy_file
+    layouts = {}
+    for name in names:
+        cut = cuts.get(name.rsplit(".", 1)[-1])
+        if cut is not None:
+            layouts[name] = node_strategy_pb2.ParallelLayouts()
+            strategy_layout(layouts[name], cut)
+    write_strategy_file(str(path), layouts)
+
+
+@pytest.mark.parametrize("backend,configs", CKPT_JOBS, ids=[b for b, _ in CKPT_JOBS])
+def test_two_rank_checkpoints_merge_and_recut_as_the_one_process_model(backend, configs,
+                                                                       tmp_path_factory,
+                                                                       tmp_path):
+    folder, ranks = _two_rank_job(backend, configs, tmp_path_factory)
+    cfg = configs[0]
+    ckpt = folder / "ckpt"
+    files = [str(ckpt / f"rank_{r}" / "net.ckpt") for r in (0, 1)]
+    strategy = str(ckpt / "strategy_0.ckpt")
+    ref = _whole(ranks, cfg)
+    assert any("." in name for name in ref), "the optimizer states are compared too"
+    # every rank wrote the same layouts: the cut weights and their states, in columns/rows
+    saved = ms.build_searched_strategy(strategy)
+    assert saved == ms.build_searched_strategy(str(ckpt / "strategy_1.ckpt"))
+    assert sorted(saved) == sorted(n for n in ref if n.rsplit(".", 1)[-1] in ("w1", "w2"))
+    # each file holds the rank's slices: merged by the strategy file, the one-process model
+    opt = _one_process_optimizer(cfg.split(":")[2])
+    merged = ms.load_distributed_checkpoint(opt, files, train_strategy_filename=strategy,
+                                            return_param_dict=True)
+    params = {p.name: p.asnumpy() for p in opt.get_parameters()}
+    _assert_values(params, ref, "merged into one process")
+    assert merged["w1"].shape == (12, 16) and merged["w2"].shape == (16, 16)
+    # a missing shard, the files out of rank order, no strategy file: refused, naming a file
+    for bad, strat, match in (([files[0]], strategy, "rank files|2 ranks"),
+                              (files[::-1], strategy, "rank order|rank 1"),
+                              (files, None, "strategy file")):
+        with pytest.raises(ValueError, match=match) as info:
+            ms.load_distributed_checkpoint(_one_process_optimizer(cfg.split(":")[2]), bad,
+                                           train_strategy_filename=strat)
+        assert "net.ckpt" in str(info.value)
+    # re-cut to 4 ranks (the strategies widened): each rank's file its quarter, and the 4
+    # files merge back to the one-process model
+    four = tmp_path / "four.ckpt"
+    _write_strategy(four, _cut_for(4), saved)
+    ms.transform_checkpoints(str(ckpt), str(tmp_path / "four"), "net", strategy, str(four))
+    quarters = [ms.load_checkpoint(str(tmp_path / "four" / f"rank_{r}" / f"net{r}.ckpt"))
+                for r in range(4)]
+    for name in saved:
+        axis = 1 if name.rsplit(".", 1)[-1] == "w1" else 0
+        got = np.concatenate([q[name].asnumpy() for q in quarters], axis)
+        assert quarters[0][name].shape[axis] * 4 == ref[name].shape[axis], name
+        _assert_values({name: got}, {name: ref[name]}, "re-cut to 4 ranks")
+    opt = _one_process_optimizer(cfg.split(":")[2])
+    ms.load_distributed_checkpoint(
+        opt, [str(tmp_path / "four" / f"rank_{r}" / f"net{r}.ckpt") for r in range(4)],
+        train_strategy_filename=str(four))
+    _assert_values({p.name: p.asnumpy() for p in opt.get_parameters()}, ref, "4 ranks merged")
+    # re-cut to 2 ranks of another run: its rank 1 file does not merge with the job's rank 0
+    ms.transform_checkpoints(str(ckpt), str(tmp_path / "again"), "net", strategy, strategy)
+    other = str(tmp_path / "again" / "rank_1" / "net1.ckpt")
+    with pytest.raises(ValueError, match="another run") as info:
+        ms.load_distributed_checkpoint(_one_process_optimizer(cfg.split(":")[2]),
+                                       [files[0], other], train_strategy_filename=strategy)
+    assert "net1.ckpt" in str(info.value)
+    # resumed from the files re-cut to one whole checkpoint, a fresh network and optimizer
+    # on each rank take the next step as the trained ones do, and hold the same slices
+    for rank in ranks:
+        keys = [k for k in rank if k.startswith(f"{cfg}/resume/continued/")]
+        assert len(keys) > 4, keys
+        for key in keys:
+            np.testing.assert_allclose(rank[key.replace("/continued/", "/resumed/")],
+                                       rank[key], rtol=FP32_RTOL, atol=1e-7, err_msg=key)
+        assert rank[f"{cfg}/resume/resumed/w1"].shape == (12, 8)
+    # re-cut to one process: the whole model
+    ms.transform_checkpoints(str(ckpt), str(tmp_path / "one"), "net", strategy, None)
+    whole = ms.load_checkpoint(str(tmp_path / "one" / "rank_0" / "net0.ckpt"))
+    _assert_values({n: p.asnumpy() for n, p in whole.items() if n in ref}, ref,
+                   "re-cut to one process")

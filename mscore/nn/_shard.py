@@ -6,10 +6,16 @@ The inputs are laid out by a forward pre-hook on every call; the parameters name
 ``parameter_plan`` (``{name: pieces per axis}``; MindSpore's ``"self."`` prefix is
 accepted) are placed once, when ``shard`` is called. Outside SEMI_AUTO_PARALLEL mode the
 strategies are recorded and change nothing, as in MindSpore.
+
+In a job (``init()``), a cell that says how its strategies map onto its primitives
+(``_primitive_strategies(in_strategy, parameter_plan)``: ``nn.Dense``) gets them as the
+strategies of those primitives (effective in SEMI_AUTO_PARALLEL mode, as any primitive's);
+other cells are refused across processes.
 """
 from __future__ import annotations
 
 from mscore.ops import _sharding
+from mscore.parallel import Layout
 
 
 def _check_plan(parameter_plan, owner):
@@ -24,15 +30,22 @@ def _check_plan(parameter_plan, owner):
             raise TypeError(f"For '{owner}.shard', the keys of 'parameter_plan' must be str, "
                             f"but got {type(name).__name__}")
         plan[name[5:] if name.startswith("self.") else name] = _sharding.check_strategy(
-            (parts,), "parameter_plan", owner)[0]
+            (_entry(parts),), "parameter_plan", owner)[0]
     return plan
 
 
 def _tuples(strategy):
-    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) as tuples."""
+    """A strategy given as lists (MindSpore's ``Cell.shard`` takes them) or Layouts as
+    tuples of pieces per axis."""
     if isinstance(strategy, list):
-        return tuple(tuple(e) if isinstance(e, list) else e for e in strategy)
+        return tuple(tuple(e) if isinstance(e, list) else _entry(e) for e in strategy)
+    if isinstance(strategy, tuple):
+        return tuple(_entry(e) for e in strategy)
     return strategy
+
+
+def _entry(entry):
+    return entry.pieces_per_axis() if isinstance(entry, Layout) else entry
 
 
 def _refuse_across_processes(owner):
@@ -40,8 +53,8 @@ def _refuse_across_processes(owner):
         raise NotImplementedError(
             f"For '{owner}.shard': a Cell's strategy across the processes of a job needs "
             f"MindSpore's strategy propagation to the operators inside, which mscore does not "
-            f"implement; put the strategies on the cell's primitives (ops.MatMul().shard(...), "
-            f"see docs/parallel.md)")
+            f"implement (nn.Dense maps it onto its primitives); put the strategies on the "
+            f"cell's primitives (ops.MatMul().shard(...), see docs/parallel.md)")
 
 
 def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
@@ -54,6 +67,11 @@ def shard_cell(cell, in_strategy, out_strategy=None, parameter_plan=None):
     plan = _check_plan(parameter_plan, owner)
     cell.__dict__["_in_strategy"] = in_strategy
     cell.__dict__["_out_strategy"] = out_strategy
+    to_primitives = getattr(cell, "_primitive_strategies", None)
+    if to_primitives is not None and _sharding.in_job():
+        for prim, strategy in to_primitives(in_strategy, plan):
+            prim.shard(strategy)
+        return cell
     if not _sharding.strategies_apply():
         return cell
     _refuse_across_processes(owner)

@@ -395,10 +395,13 @@ def settle():
     cut = {id(ref()) for ref, _ in entries}
     for ref in list(_optimizers.values()):
         opt = ref()
-        own = set() if opt is None else {id(q) for q in opt.parameters}
+        own = {} if opt is None else {id(q): q for q in opt.parameters}
+        by_name = {q.name: q for q in own.values()}
         for s in () if opt is None else opt.get_parameters():
-            if id(s) not in own:   # a state: "<state>.<parameter name>"
-                states.setdefault(s.name.split(".", 1)[-1], []).append(s)
+            if id(s) not in own:   # a state: "<state>.<parameter name>" of this optimizer's
+                param = by_name.get(s.name.split(".", 1)[-1])
+                if param is not None:
+                    states.setdefault(id(param), []).append(s)
             elif id(s) in cut and not getattr(opt, "updates_elementwise", True):
                 raise NotImplementedError(
                     f"{type(opt).__name__} takes a norm over each whole Parameter; with "
@@ -409,7 +412,7 @@ def settle():
         param = ref()
         if param is None or param.__dict__.get("_shard_layout") is not None:
             continue
-        targets = [param] + [s for s in states.get(param.name, ()) if s is not param]
+        targets = [param] + [s for s in states.get(id(param), ()) if s is not param]
         for t in targets:
             if tuple(t.shape) != layout.shape:
                 continue

@@ -101,3 +101,24 @@ class AutoParallel(Cell):
             if _ms_context.get_context("mode") == _ms_context.GRAPH_MODE:
                 return self._compiled(*args, **kwargs)
             return self._function(*args, **kwargs)
+
+
+def shard(fn, in_strategy, out_strategy=None, parameter_plan=None):
+    """``mindspore.parallel.shard``: ``fn`` with its inputs (and the parameters of
+    ``parameter_plan``) laid out by the strategies. A Cell is sharded with
+    :meth:`~mscore.nn.Cell.shard` and returned (``nn.Dense`` maps the strategies onto its
+    primitives across processes); a function is returned unchanged outside a job of several
+    processes (MindSpore does so on one device) and refused in one (its operators need
+    MindSpore's strategy propagation, which mscore does not implement)."""
+    if isinstance(fn, Cell):
+        return fn.shard(in_strategy, out_strategy, parameter_plan)
+    if not callable(fn):
+        raise TypeError(f"For 'shard', 'fn' must be a Cell or a function, but got "
+                        f"{type(fn).__name__}")
+    if _sharding.across_processes():
+        raise NotImplementedError(
+            "For 'shard', a function's strategy across the processes of a job needs "
+            "MindSpore's strategy propagation to its operators, which mscore does not "
+            "implement; put the strategies on its primitives (ops.MatMul().shard(...)) or "
+            "shard an nn.Dense")
+    return fn

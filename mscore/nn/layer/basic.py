@@ -65,7 +65,9 @@ class Dense(Cell):
 
     ``Dense(in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True,
     activation=None, dtype=mstype.float32)``; ``weight`` is (out_channels, in_channels).
-    Inputs of more than 2 dims are multiplied over their last axis.
+    Inputs of more than 2 dims are multiplied over their last axis. As in MindSpore it
+    holds ``matmul`` (``MatMul(transpose_b=True)``) and ``bias_add`` (``BiasAdd``): shard
+    strategies set on them (or by ``Dense.shard`` in a job) cut the layer.
     """
 
     def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
@@ -83,6 +85,10 @@ class Dense(Cell):
                                             dtype, "Dense"), name="bias")
         self.activation = _activation_arg(activation, "Dense")
         self.activation_flag = self.activation is not None
+        # MindSpore's primitives of the layer: what shard strategies cut (the fused kernel
+        # below computes the layer while they have none)
+        self.matmul = ops.MatMul(transpose_b=True)
+        self.bias_add = ops.BiasAdd()
 
     def construct(self, x):
         if not isinstance(x, Tensor):
@@ -94,6 +100,8 @@ class Dense(Cell):
             w = cast_param(w, dtype)
             if b is not None:
                 b = cast_param(b, dtype)
+        if "in_strategy" in self.matmul.attrs or "in_strategy" in self.bias_add.attrs:
+            return self._by_primitives(x, w, b)
         xd, wd = x._data, w._data
         fused = dispatch.fused("dense")  # x @ w.T + b in one kernel (torch: F.linear)
         # the same library dtype object answers without asking the backend (same_dtype)
@@ -111,8 +119,49 @@ class Dense(Cell):
             out = self.activation(out)
         return out
 
+    def _by_primitives(self, x, w, b):
+        """The layer through its primitives, as MindSpore computes it (inputs of other than
+        2 axes flattened to rows), so that their shard strategies cut it."""
+        shape = self._check_width(tuple(x.shape))   # (a cut x's shape is its whole one)
+        if len(shape) != 2:
+            x = x.reshape((-1, shape[-1]))
+        out = self.matmul(x, w)
+        if b is not None:
+            out = self.bias_add(out, b)
+        if self.activation is not None:
+            out = self.activation(out)
+        if len(shape) != 2:
+            out = out.reshape(shape[:-1] + (self.out_channels,))
+        return out
+
+    def _primitive_strategies(self, in_strategy, parameter_plan):
+        """``Cell.shard``'s strategies in a job as the strategies of this layer's
+        primitives: ``[(primitive, strategy)]``. ``in_strategy[0]`` cuts the input (rows,
+        ``in_channels``; leading axes of a wider input count as rows and only the first may
+        be cut); ``parameter_plan`` may cut ``weight`` (``out_channels``, ``in_channels``,
+        whole by default apart from ``in_channels``, cut as the input's) and ``bias``."""
+        if len(in_strategy) != 1:
+            raise ValueError(f"For 'Dense.shard', 'in_strategy' must have one entry (the "
+                             f"input's), but got {len(in_strategy)}")
+        parts = tuple(in_strategy[0])
+        if len(parts) < 2 or any(p != 1 for p in parts[1:-1]):
+            raise NotImplementedError(
+                f"For 'Dense.shard', the input's strategy {parts} cuts an axis other than the "
+                f"first and the last, or has fewer than 2 axes; across processes only rows "
+                f"and in_channels can be cut")
+        rows, inner = parts[0], parts[-1]
+        plan = {k.rsplit(".", 1)[-1]: tuple(v) for k, v in parameter_plan.items()}
+        weight = plan.get("weight", (1, inner))
+        strategies = [(self.matmul, ((rows, inner), weight))]
+        if self.has_bias:
+            strategies.append((self.bias_add, ((rows, weight[0]),
+                                               plan.get("bias", (weight[0],)))))
+        return strategies
+
     def _check_last_axis(self, xd):
-        shape = dispatch.shape(xd)
+        return self._check_width(dispatch.shape(xd))
+
+    def _check_width(self, shape):
         if not shape or shape[-1] != self.in_channels:
             raise ValueError(f"For 'Dense', the last axis of 'x' must be {self.in_channels}, "
                              f"got shape {shape}")

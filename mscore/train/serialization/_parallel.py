@@ -25,6 +25,7 @@ from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
 from mscore.nn.wrap.accumulation import AccumulateGrads
 from mscore.nn.wrap.parallel_optimizer import ParallelOptimizer, ShardedGradReducer
+from mscore.ops._sharded_ops import cut_parameters
 from mscore.parallel import _context
 from mscore.train.proto import node_strategy_pb2
 from mscore.train.serialization._atomic import atomic_write
@@ -274,11 +275,17 @@ def sliced_layouts(cell):
 
 
 def layouts_of_cell(cell):
-    """``{name: ParallelLayouts}`` of the slices ``cell`` holds (:func:`sliced_layouts`)."""
+    """``{name: ParallelLayouts}`` of the slices ``cell`` holds: the parallel optimizer's
+    (:func:`sliced_layouts`, cut along axis 0) and the Parameters and optimizer states a
+    shard strategy cut (SEMI_AUTO_PARALLEL across processes, any layout)."""
     out = {}
     for name, (shape, slices) in sliced_layouts(cell).items():
         layout = node_strategy_pb2.ParallelLayouts()
         axis0_layout(layout, len(shape), slices)
+        out[name] = layout
+    for name, tensor_layout in cut_parameters(cell).items():
+        layout = node_strategy_pb2.ParallelLayouts()
+        strategy_layout(layout, tensor_layout)
         out[name] = layout
     return out
 
@@ -294,32 +301,45 @@ def axis0_layout(layout, ndim, slices):
     layout.opt_weight_shard_size = slices
 
 
+def strategy_layout(layout, tensor_layout):
+    """Fill ``layout`` (a ``ParallelLayouts`` message) with a shard strategy's cut of a
+    Parameter (a :class:`~mscore.ops._layout.TensorLayout`), in the strategy file's terms."""
+    dev_matrix, tensor_map = tensor_layout.mindspore_layout()
+    layout.dev_matrix.add().dim.extend(dev_matrix)
+    layout.tensor_map.add().dim.extend(tensor_map)
+    layout.field = 0
+    layout.opt_weight_shard_step = 0   # not sharded by the optimizer
+    layout.opt_weight_shard_size = 0
+
+
 def write_strategy_file(path, layouts):
     """Write MindSpore's strategy file (``node_strategy.proto``) at ``path``, atomically:
-    ``layouts`` is ``{name: (whole shape, slices)}`` of parameters cut along axis 0."""
+    ``layouts`` is ``{name: ParallelLayouts}``."""
     msg = node_strategy_pb2.ParallelStrategyMap()
     msg.current_stage = 0
     for name in sorted(layouts):
-        shape, slices = layouts[name]
         item = msg.parallel_layout_item.add()
         item.param_name = name
-        axis0_layout(item.parallel_layouts, len(shape), slices)
+        item.parallel_layouts.CopyFrom(layouts[name])
     data = msg.SerializeToString()
     atomic_write(path, lambda f: f.write(data))
 
 
 def save_job_strategy(cell):
     """When ``strategy_ckpt_save_file`` is set and ``cell`` (what ``save_checkpoint``
-    saves) is a Cell holding a sharded optimizer, write its layouts there (rank 0 only:
-    every rank's are the same)."""
+    saves) is a Cell holding slices (:func:`layouts_of_cell`), write their layouts there.
+    Every rank's are the same: with a sharded optimizer rank 0 writes them; with Parameters
+    cut by shard strategies every rank does (atomically), as each MindSpore rank writes the
+    strategy file it compiled, often under a name of its own."""
     path = _context.get_auto_parallel_context("strategy_ckpt_save_file")
     if not path or not isinstance(cell, Cell):
         return
-    for _, sub in cell.cells_and_names():
-        if isinstance(sub, ParallelOptimizer):
-            if sub.plan.rank == 0:
-                write_strategy_file(path, sliced_layouts(cell))
-            return
+    layouts = layouts_of_cell(cell)
+    if not layouts:
+        return
+    sharded = [sub for _, sub in cell.cells_and_names() if isinstance(sub, ParallelOptimizer)]
+    if cut_parameters(cell) or not sharded or sharded[0].plan.rank == 0:
+        write_strategy_file(path, layouts)
 
 
 def slice_parameter(whole, layout, rank, name):
