@@ -228,3 +228,19 @@ def test_special_and_linalg_names_are_the_ops():
 def test_argument_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_fold_inverts_unfold_up_to_the_overlap_count(backend):
+    """col2im of im2col is each pixel times the number of blocks that cover it."""
+    F = mint.nn.functional
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    args = dict(kernel_size=(2, 3), dilation=1, padding=1, stride=(1, 2))
+    cols = F.unfold(T(x), **args)
+    back = F.fold(cols, (5, 6), **args).asnumpy()
+    covers = np.zeros((5 + 2, 6 + 2))
+    for i in range(0, 5 + 2 - 2 + 1):                 # block origins in the padded image
+        for j in range(0, 6 + 2 - 3 + 1, 2):
+            covers[i:i + 2, j:j + 3] += 1
+    np.testing.assert_allclose(back, x * covers[1:-1, 1:-1], rtol=1e-6)
+    unbatched = mint.nn.Fold((5, 6), **args)(cols[0]).asnumpy()
+    np.testing.assert_allclose(unbatched, back[0], rtol=1e-6)

@@ -25,7 +25,7 @@ __all__ = [
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Conv1d", "Conv3d",
     "ConvTranspose2d", "BatchNorm3d", "SyncBatchNorm", "AvgPool3d", "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d", "MaxUnpool2d",
+    "AdaptiveMaxPool1d", "MaxUnpool2d", "Fold",
 ]
 
 
@@ -370,6 +370,15 @@ class Unfold(_Activation):
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__(kernel_size=kernel_size, dilation=dilation, padding=padding,
                          stride=stride)
+
+
+class Fold(_Activation):
+    """Sliding-block columns summed back into images (col2im)."""
+    fn = staticmethod(functional.fold)
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+                         padding=padding, stride=stride)
 
 
 class Upsample(_Activation):

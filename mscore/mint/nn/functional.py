@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mscore import ops
 from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
 from mscore.ops.nn.conv import conv as _conv_nd
 from mscore.ops.nn.pooling import adaptive_max_pool_nd, avg_pool, sliding_avg
 
@@ -18,7 +19,7 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_avg_pool1d", "avg_pool1d", "hardshrink", "hardsigmoid",
     "hardswish", "mish", "selu", "unfold", "upsample", "conv1d", "conv3d",
     "conv_transpose2d", "dropout2d", "elu_", "hardtanh_", "threshold_", "avg_pool3d",
-    "adaptive_avg_pool3d", "adaptive_max_pool1d", "max_unpool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "max_unpool2d", "fold",
 ]
 
 
@@ -333,6 +334,16 @@ def selu(input):
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of (N, C, H, W) as columns (im2col)."""
     return ops.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding-block columns (N, C * kh * kw, L), or (C * kh * kw, L) unbatched, summed back
+    into images (N, C, H, W) or (C, H, W) (col2im; overlaps add): :func:`mscore.ops.fold`."""
+    if isinstance(input, Tensor) and input.ndim == 2:
+        batched = ops.expand_dims(input, 0)
+        return ops.squeeze(ops.fold(batched, output_size, kernel_size, dilation, padding,
+                                    stride), 0)
+    return ops.fold(input, output_size, kernel_size, dilation, padding, stride)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest",
