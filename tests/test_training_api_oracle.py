@@ -20,6 +20,9 @@ import mscore as ms
 from mscore import Parameter, Tensor, nn, ops
 from mscore.nn.optim.optimizer import Optimizer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
+from training_api_cases import COLLECTOR_CASES
+
 ORACLE = json.loads((Path(__file__).parent / "data" / "training_api_oracle.json").read_text())
 BACKENDS = available_backends()
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,31 +71,6 @@ def test_save_op_hook_loads_into_the_registered_net_once():
 
 
 # -- SummaryCollector -------------------------------------------------------------------------
-_LANDSCAPE = {"landscape_size": 40, "unit": "step", "num_samples": 2048,
-              "create_landscape": {"train": True, "result": True}, "intervals": [[1, 2, 3]]}
-COLLECTOR_CASES = {
-    "landscape_list": {"collect_landscape": [1]},
-    "landscape_bad_key": {"collect_landscape": {"size": 3}},
-    "landscape_size_small": {"collect_landscape": dict(_LANDSCAPE, landscape_size=2)},
-    "landscape_size_str": {"collect_landscape": dict(_LANDSCAPE, landscape_size="2")},
-    "landscape_unit_bad": {"collect_landscape": dict(_LANDSCAPE, unit="day")},
-    "landscape_unit_int": {"collect_landscape": dict(_LANDSCAPE, unit=1)},
-    "landscape_samples_str": {"collect_landscape": dict(_LANDSCAPE, num_samples="1")},
-    "landscape_create_list": {"collect_landscape": dict(_LANDSCAPE, create_landscape=[1])},
-    "landscape_create_bad": {"collect_landscape": dict(_LANDSCAPE,
-                                                       create_landscape={"eval": True})},
-    "landscape_create_int": {"collect_landscape": dict(_LANDSCAPE,
-                                                       create_landscape={"train": 1})},
-    "landscape_intervals_dict": {"collect_landscape": dict(_LANDSCAPE, intervals={})},
-    "landscape_intervals_inner": {"collect_landscape": dict(_LANDSCAPE, intervals=[(1, 2, 3)])},
-    "landscape_intervals_short": {"collect_landscape": dict(_LANDSCAPE, intervals=[[1, 2]])},
-    "landscape_intervals_float": {"collect_landscape": dict(_LANDSCAPE,
-                                                            intervals=[[1, 2, 3.0]])},
-    "regular_star": {"histogram_regular": "*"},
-    "regular_paren": {"histogram_regular": "("},
-    "regular_int": {"histogram_regular": 1},
-    "metric_none": {"collect_metric": None},
-}
 
 
 def test_every_collector_case_was_recorded():

@@ -23,6 +23,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import training_api_cases
+
 SEEDS = (0, 7)      # PYTHONHASHSEED values that list {'npy', None} in both orders
 
 
@@ -132,31 +135,7 @@ def main():
                               "weight_after_second": float(net.conv.weight.asnumpy()[0, 0, 0, 0])}
 
     # -- SummaryCollector ------------------------------------------------------------------
-    landscape = {"landscape_size": 40, "unit": "step", "num_samples": 2048,
-                 "create_landscape": {"train": True, "result": True}, "intervals": [[1, 2, 3]]}
-    collector_cases = {
-        "landscape_list": {"collect_landscape": [1]},
-        "landscape_bad_key": {"collect_landscape": {"size": 3}},
-        "landscape_size_small": {"collect_landscape": dict(landscape, landscape_size=2)},
-        "landscape_size_str": {"collect_landscape": dict(landscape, landscape_size="2")},
-        "landscape_unit_bad": {"collect_landscape": dict(landscape, unit="day")},
-        "landscape_unit_int": {"collect_landscape": dict(landscape, unit=1)},
-        "landscape_samples_str": {"collect_landscape": dict(landscape, num_samples="1")},
-        "landscape_create_list": {"collect_landscape": dict(landscape, create_landscape=[1])},
-        "landscape_create_bad": {"collect_landscape": dict(landscape,
-                                                           create_landscape={"eval": True})},
-        "landscape_create_int": {"collect_landscape": dict(landscape,
-                                                           create_landscape={"train": 1})},
-        "landscape_intervals_dict": {"collect_landscape": dict(landscape, intervals={})},
-        "landscape_intervals_inner": {"collect_landscape": dict(landscape, intervals=[(1, 2, 3)])},
-        "landscape_intervals_short": {"collect_landscape": dict(landscape, intervals=[[1, 2]])},
-        "landscape_intervals_float": {"collect_landscape": dict(landscape,
-                                                                intervals=[[1, 2, 3.0]])},
-        "regular_star": {"histogram_regular": "*"},
-        "regular_paren": {"histogram_regular": "("},
-        "regular_int": {"histogram_regular": 1},
-        "metric_none": {"collect_metric": None},
-    }
+    collector_cases = training_api_cases.COLLECTOR_CASES
     record["collector_errors"] = {
         name: err(lambda spec=spec: ms.train.SummaryCollector(
             tempfile.mkdtemp(), collect_specified_data=spec) and None)
