@@ -32,12 +32,13 @@ neg negative nonzero norm not_equal outer permute pow prod ravel reciprocal rema
 repeat_interleave reshape roll round rsqrt scatter scatter_add searchsorted sigmoid sign sin
 sinc sinh softmax sort split sqrt square squeeze std sub sum swapaxes t take tan tanh tile
 topk trace transpose tril triu unbind unique_consecutive unsqueeze var xlogy
+bitwise_not item unique triangular_solve
 """
 
 
 # MindSpore's name of the tensor argument where it is not ``input``.
 _FIRST_PARAMETER = {"arcsin": "x", "isnan": "tensor", "split": "tensor",
-                    "searchsorted": "sorted_sequence"}
+                    "searchsorted": "sorted_sequence", "triangular_solve": "b"}
 
 
 def _method_function(name):
@@ -354,15 +355,6 @@ def bitwise_xor(input, other):
 
 
 @_export
-def bitwise_not(input):
-    """Bitwise NOT (logical NOT for bools): :meth:`mscore.Tensor.bitwise_not`."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"For 'bitwise_not', 'input' must be a Tensor, got "
-                        f"{type(input).__name__}")
-    return input.bitwise_not()
-
-
-@_export
 def clip(input, min=None, max=None):
     """``input`` limited to ``[min, max]`` (:func:`mscore.ops.clamp`)."""
     return ops.clamp(input, min, max)
@@ -430,38 +422,11 @@ def inverse(input):
 
 
 @_export
-def item(input):
-    """The value of a one-element tensor as a Python number (:meth:`mscore.Tensor.item`)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"For 'item', 'input' must be a Tensor, got {type(input).__name__}")
-    return input.item()
-
-
-@_export
 def linspace(start, end, steps, *, dtype=None):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 unless
     ``dtype``)."""
     out = ops.linspace(start, end, steps)
     return out if dtype is None else ops.cast(out, dtype)
-
-
-@_export
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct values (sorted), with the inverse indices and the counts when asked,
-    along ``dim`` (whole slices) or over all elements."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"For 'unique', 'input' must be a Tensor, got {type(input).__name__}")
-    return input.unique(sorted, return_inverse, return_counts, dim)
-
-
-@_export
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """``(x, A)`` with ``op(A) @ x == b`` for triangular ``A``
-    (:meth:`mscore.Tensor.triangular_solve`)."""
-    if not isinstance(b, Tensor):
-        raise TypeError(f"For 'triangular_solve', 'b' must be a Tensor, got "
-                        f"{type(b).__name__}")
-    return b.triangular_solve(A, upper, transpose, unitriangular)
 
 
 @_export
