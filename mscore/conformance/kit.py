@@ -132,7 +132,9 @@ class Kit:
 
     Attributes: ``name`` (backend name), ``device`` ("CPU", "GPU:0"), ``spec`` (its
     BackendSpec), ``backend`` (the built Backend), ``ref`` (the numpy reference Backend),
-    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend).
+    ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend),
+    ``seed`` (the run's seed of the generated cases), ``thorough`` (many more generated
+    examples) and ``replay`` (the ``mscore conformance`` arguments that select this test).
     """
 
     def __init__(self, target, case_key, record):
@@ -147,6 +149,16 @@ class Kit:
         self.ref = registry.get(REFERENCE_BACKEND)
         self.calls = calls.instrument(self.backend)
         self.rng = np.random.default_rng(harness.stable_seed(case_key))
+        self.seed = 0
+        self.thorough = False
+        self.replay = ()
+
+    def replay_command(self):
+        """The command that runs this test again with the run's seed."""
+        import shlex
+        return " ".join(["mscore", "conformance", self.name, "--device", self.device,
+                         "--seed", str(self.seed)] + (["--thorough"] if self.thorough else [])
+                        + [shlex.quote(a) for a in self.replay])
 
     # -- capabilities ------------------------------------------------------------------------
     @property
@@ -300,6 +312,14 @@ class Kit:
             _REFERENCE_CACHE[cache_key] = result
         return result
 
+    def reference_in_dtype(self, fn, *inputs, dtype):
+        """``fn(*Tensors)`` on the numpy reference computing in ``dtype`` itself (the inputs
+        rounded to it as :meth:`run` rounds them, not widened): how far a correct
+        computation in that precision lands from the float64 reference."""
+        prepared = self.prepare(inputs, dtype)
+        with self.on_reference():
+            return _to_numpy(fn(*[_to_tensor(x) for x in prepared]))
+
     def check(self, fn, *inputs, dtype, what=None, factor=1.0, key=None):
         """Run ``fn`` on both sides and assert every result leaf is close."""
         expected = self.reference(fn, *inputs, dtype=dtype, key=key)
@@ -356,6 +376,17 @@ class Kit:
             raise harness.ConformanceFailure(
                 f"{c.message}\n  [{self.name} on {self.device}, dtype {name}; reference: "
                 f"{ref}]")
+        return c
+
+    def assert_within(self, actual, expected, allowed, dtype, what="result"):
+        """Assert numpy ``actual`` is within the absolute error ``allowed`` (per element or
+        one number) of ``expected``; records the comparison for the report."""
+        c = harness.compare_within(actual, expected, allowed, what)
+        self.record.comparisons.append(c)
+        if not c.ok:
+            name = harness.dtype_name(dtype) or "-"
+            raise harness.ConformanceFailure(
+                f"{c.message}\n  [{self.name} on {self.device}, dtype {name}]")
         return c
 
     def assert_unchanged(self, natives, originals, what):
