@@ -16,6 +16,8 @@ the tests loop over all of it inside every example; hypothesis draws the rest.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -30,6 +32,22 @@ try:
 except ImportError as exc:   # the kit's extra installs it; say which one when it is missing
     raise ImportError('the conformance kit\'s generated cases need hypothesis; install it '
                       'with: pip install "mscore[conformance]"') from exc
+
+
+
+def _keep_hypothesis_files_out_of_the_current_folder():
+    """Hypothesis keeps files (the constants it collects from the code under test, cached
+    per module) in ``./.hypothesis`` unless told otherwise; the kit must not write into the
+    folder it runs from. They go to one folder in the temporary directory instead (kept:
+    later runs reuse the cache), unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        from hypothesis.configuration import set_hypothesis_home_dir
+        user = getattr(os, "getuid", lambda: "user")()
+        set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(),
+                                             f"mscore-conformance-hypothesis-{user}"))
+
+
+_keep_hypothesis_files_out_of_the_current_folder()
 
 #: examples per generated test in a default run (each example loops over the small spaces)
 DEFAULT_EXAMPLES = 3

@@ -48,6 +48,42 @@ def _expected(kit, native, dtype):
     return e
 
 
+def _subnormal(a, dtype):
+    a = harness.to_float64(np.asarray(a))
+    return a.dtype.kind == "f" and bool(
+        ((a != 0) & (np.abs(a) < float(gen.finfo(dtype).smallest_normal))).any())
+
+
+def _flush(a, dtype):
+    """``a`` (float64) with its subnormals of ``dtype`` flushed to zero of their sign."""
+    a = harness.to_float64(np.asarray(a)).astype(np.float64)
+    return np.where(np.abs(a) < float(gen.finfo(dtype).smallest_normal), np.copysign(0.0, a), a)
+
+
+def _assert_value(kit, dtype, actual, inputs, reference, check):
+    """``check(actual, reference(inputs))``. A backend may flush subnormal inputs and
+    results to zero (XLA on the CPU does): when the check fails where an input or a result
+    holds a subnormal, it passes if it holds with those flushed to zero on both sides (the
+    reference recomputed from flushed inputs); otherwise the first failure stands."""
+    try:
+        check(actual, reference(inputs))
+    except harness.ConformanceFailure as exc:
+        if not _is_float(dtype) or not any(_subnormal(a, dtype) for a in (*inputs, actual)):
+            raise
+        failed = kit.record.comparisons.pop()
+        try:
+            check(_flush(actual, dtype),
+                  _flush(reference([_flush(a, dtype) for a in inputs]), dtype))
+        except harness.ConformanceFailure:
+            kit.record.comparisons[-1] = failed
+            raise exc from None
+
+
+def _ref(kit, q):
+    """A native array of the reference holding the float64 of ``q``."""
+    return kit.ref.from_numpy(harness.to_float64(np.asarray(q)))
+
+
 def _call(kit, dtype, what, fn, *natives):
     try:
         with np.errstate(all="ignore"):   # numpy-like backends warn of what the edges mean
@@ -94,15 +130,20 @@ def test_reduction_every_axis_subset(kit, case, names, dtype):
 def _check_reduction(kit, name, dtype, native, ref_native, q, axis, keep):
     what = f"{name}(axis={axis}, keepdims={keep}) of shape {q.shape}"
     got = _call(kit, dtype, what, lambda a: getattr(kit.backend, name)(a, axis, keep), native)
-    with np.errstate(all="ignore"):
-        want = _expected(kit, getattr(kit.ref, name)(ref_native, axis, keep), dtype)
     kit.assert_dtype(got, dtype, what)
-    actual = kit.numpy(got)
-    if name == "sum" and _is_float(dtype):
-        kit.assert_within(actual, want, np.abs(want) * harness.tolerance(dtype).rtol +
-                          _reduce_bound(q, axis, keep, dtype), dtype, what)
-    else:
-        kit.assert_close(actual, want, dtype, what, tol=harness.EXACT)
+
+    def reference(inputs):
+        with np.errstate(all="ignore"):
+            return _expected(kit, getattr(kit.ref, name)(_ref(kit, inputs[0]), axis, keep),
+                             dtype)
+
+    def check(actual, want):
+        if name == "sum" and _is_float(dtype):
+            kit.assert_within(actual, want, np.abs(want) * harness.tolerance(dtype).rtol +
+                              _reduce_bound(q, axis, keep, dtype), dtype, what)
+        else:
+            kit.assert_close(actual, want, dtype, what, tol=harness.EXACT)
+    _assert_value(kit, dtype, kit.numpy(got), [q], reference, check)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
@@ -148,26 +189,38 @@ def test_unary(kit, case, dtype):
     strategy = gen.shapes().flatmap(lambda s: gen.arrays_of(dtype, s, **kw))
 
     def check(x):
-        native, ref_native, _ = _pair(kit, x, dtype)
+        native, _, q = _pair(kit, x, dtype)
         for name in names:
             what = f"{name} of shape {x.shape}"
             got = _call(kit, dtype, what, getattr(kit.backend, name), native)
-            with np.errstate(all="ignore"):
-                want = _expected(kit, getattr(kit.ref, name)(ref_native), dtype)
             out_dtype = mdt.bool_ if name == "isfinite" else mdt.get_dtype(dtype)
             kit.assert_dtype(got, out_dtype, what)
-            actual = kit.numpy(got)
-            if name == "sign" and _is_float(dtype):
-                # sign(NaN) is not pinned: numpy and jax give NaN, torch and MindSpore 0.
-                keep = ~np.isnan(harness.to_float64(_pair(kit, x, dtype)[2]))
-                actual, want = actual[keep], want[keep]
-            if exact:
-                kit.assert_close(actual, want, out_dtype, what, tol=harness.EXACT)
-                if name in SIGNED_ZERO and _is_float(dtype):
-                    _assert_zero_signs(actual, want, what)
-            else:
-                kit.assert_close(actual, want, dtype, what, factor=2.0)
+            _assert_value(kit, dtype, kit.numpy(got), [q],
+                          _unary_reference(kit, name, dtype),
+                          _unary_check(kit, name, dtype, out_dtype, exact, q, what))
     gen.run_examples(kit, strategy, check)
+
+
+def _unary_reference(kit, name, dtype):
+    def reference(inputs):
+        with np.errstate(all="ignore"):
+            return _expected(kit, getattr(kit.ref, name)(_ref(kit, inputs[0])), dtype)
+    return reference
+
+
+def _unary_check(kit, name, dtype, out_dtype, exact, q, what):
+    def check(actual, want):
+        if name == "sign" and _is_float(dtype):
+            # sign(NaN) is not pinned: numpy and jax give NaN, torch and MindSpore 0.
+            keep = ~np.isnan(harness.to_float64(q))
+            actual, want = np.asarray(actual)[keep], np.asarray(want)[keep]
+        if exact:
+            kit.assert_close(actual, want, out_dtype, what, tol=harness.EXACT)
+            if name in SIGNED_ZERO and _is_float(dtype):
+                _assert_zero_signs(actual, want, what)
+        else:
+            kit.assert_close(actual, want, dtype, what, factor=2.0)
+    return check
 
 
 def _assert_zero_signs(actual, expected, what):
@@ -219,11 +272,10 @@ def test_binary_broadcasting(kit, case, dtype):
     values (overflow of add, mul and pow wraps, exactly, in every width)."""
 
     def compare(x, y, what):
-        native_x, ref_x, _ = _pair(kit, x, dtype)
-        native_y, ref_y, _ = _pair(kit, y, dtype)
+        native_x, _, qx = _pair(kit, x, dtype)
+        native_y, _, qy = _pair(kit, y, dtype)
         for name in BINARY[case]:
-            _check_binary(kit, name, dtype, native_x, native_y, ref_x, ref_y,
-                          f"{name} of {what}")
+            _check_binary(kit, name, dtype, native_x, native_y, qx, qy, f"{name} of {what}")
 
     if not _is_float(dtype) and dtype != "bool":
         x, y = _edge_grid(case, dtype)
@@ -234,18 +286,23 @@ def test_binary_broadcasting(kit, case, dtype):
                                                       f"{xy[1].shape}"))
 
 
-def _check_binary(kit, name, dtype, native_x, native_y, ref_x, ref_y, what):
+def _check_binary(kit, name, dtype, native_x, native_y, qx, qy, what):
     out_bool = name in COMPARISONS or name.startswith("logical")
     out_dtype = mdt.bool_ if out_bool else mdt.get_dtype(dtype)
     got = _call(kit, dtype, what, getattr(kit.backend, name), native_x, native_y)
-    with np.errstate(all="ignore"):
-        want = _expected(kit, getattr(kit.ref, name)(ref_x, ref_y), dtype)
     kit.assert_dtype(got, out_dtype, what)
-    actual = kit.numpy(got)
-    if out_bool or not _is_float(dtype) or name in ("maximum", "minimum"):
-        kit.assert_close(actual, want, out_dtype, what, tol=harness.EXACT)
-    else:
-        kit.assert_close(actual, want, dtype, what, factor=2.0 if name == "pow" else 1.0)
+
+    def reference(inputs):
+        with np.errstate(all="ignore"):
+            return _expected(kit, getattr(kit.ref, name)(*[_ref(kit, a) for a in inputs]),
+                             dtype)
+
+    def check(actual, want):
+        if out_bool or not _is_float(dtype) or name in ("maximum", "minimum"):
+            kit.assert_close(actual, want, out_dtype, what, tol=harness.EXACT)
+        else:
+            kit.assert_close(actual, want, dtype, what, factor=2.0 if name == "pow" else 1.0)
+    _assert_value(kit, dtype, kit.numpy(got), [qx, qy], reference, check)
 
 
 # -- integer floor division --------------------------------------------------------------------
