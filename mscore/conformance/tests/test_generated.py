@@ -434,3 +434,22 @@ def test_cast_rounding_ties_to_even(kit, src, dst):
                     f"{int(actual[i]):#x}), expected {expected[i:i + 1].view(target.np_dtype)[0]!r}"
                     f" (bits {int(expected[i]):#x}; round to nearest, ties to even)")
     gen.run_examples(kit, gen.tie_patterns(dst), check)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_round_half_to_even(kit, dtype):
+    """``ops.round`` (the core's composite of the backend's floor, remainder, comparisons and
+    where) rounds the exact halves ``k + 0.5`` to the even neighbour, with either sign, and
+    drawn values and edges to the nearest integer."""
+    from mscore import ops
+    halves = np.arange(-8, 8) + 0.5
+    strategy = gen.shapes(max_rank=2, max_side=4).flatmap(
+        lambda s: gen.float_arrays(dtype, s, -100.0, 100.0))
+
+    def check(x):
+        values = np.concatenate([halves, np.ravel(x)])
+        what = f"round of the halves -7.5..7.5 and {x.size} drawn values"
+        expected = kit.reference(ops.round, values, dtype=dtype)
+        actual = kit.run(ops.round, values, dtype=dtype)
+        kit.assert_close(actual, expected, dtype, what, tol=harness.EXACT)
+    gen.run_examples(kit, strategy, check)
