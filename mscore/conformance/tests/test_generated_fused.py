@@ -235,3 +235,65 @@ def test_fused_generated(kit, case, dtype):
                                               dtype), *inputs,
                               dtype=dtype, what=f"grad of {what}", factor=case.factor)
     gen.run_examples(kit, strategy, check)
+
+
+# -- gradients of the primitives on drawn shapes -----------------------------------------------
+def _broadcast_arithmetic(rng, shapes, _):
+    x, y = _normal(rng, *shapes)
+    y = np.where(np.abs(y) < 0.3, 0.3 + np.abs(y), y)   # divisors away from 0
+    return [x, y], lambda a, b: ops.div(ops.mul(ops.sub(ops.add(a, b), b), a), b)
+
+
+def _axes_case():
+    """A shape of rank 1 to 5 and a non-empty axis subset written with negative axes where
+    drawn, keepdims either way."""
+    return gen.shapes(min_rank=1, max_rank=5, min_side=1, max_side=3).flatmap(
+        lambda s: st.tuples(st.just(s), st.tuples(
+            st.lists(st.integers(0, len(s) - 1), min_size=1, max_size=len(s), unique=True),
+            st.lists(st.booleans(), min_size=len(s), max_size=len(s)), st.booleans())))
+
+
+def _reductions(rng, shape, options):
+    axes, negative, keep = options
+    axis = tuple(sorted(a - len(shape) if negative[a] else a for a in axes))
+    # distinct values: amax's gradient at ties is a convention
+    x = rng.permutation(np.prod(shape)).reshape(shape) / max(np.prod(shape), 1) + \
+        rng.standard_normal(shape) * 1e-3
+    return [np.asarray(x)], lambda a: ops.add(ops.add(ops.sum(a, axis, keepdim=keep),
+                                                      ops.mean(a, axis, keep_dims=keep)),
+                                              ops.amax(a, axis, keep))
+
+
+def _transpose_case():
+    return gen.shapes(min_rank=1, max_rank=5, min_side=1, max_side=3).flatmap(
+        lambda s: st.tuples(st.just(s), gen.permutations(len(s))))
+
+
+def _transpose(rng, shape, perm):
+    return _normal(rng, shape), lambda a: ops.transpose(ops.exp(ops.tanh(a)), perm)
+
+
+GRAD_CASES = [
+    GeneratedFused("broadcast_arithmetic", "", st.tuples(gen.broadcast_shapes(min_side=1),
+                                                         st.just(None)),
+                   _broadcast_arithmetic),
+    GeneratedFused("sum_mean_amax_axes", "", _axes_case(), _reductions),
+    GeneratedFused("transpose_exp_tanh", "", _transpose_case(), _transpose),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[c.op for c in GRAD_CASES])
+@pytest.mark.parametrize("dtype", GRAD_DTYPES)
+def test_primitive_grad_generated(kit, case, dtype):
+    """Gradients of the primitives (broadcasting arithmetic, reductions over drawn axis
+    subsets written with negative axes and keepdims either way, transposes by drawn
+    permutations) match the reference."""
+    strategy = st.tuples(case.draw, st.integers(0, 2 ** 32 - 1))
+
+    def check(example):
+        (shapes, options), seed = example
+        inputs, fn = case.build(np.random.default_rng(seed), shapes, options)
+        kit.check(value_and_grads(fn, tuple(range(len(inputs))), kit.case_key, dtype),
+                  *inputs, dtype=dtype, what=f"grad of {case.op} of {shapes}, {options}",
+                  factor=case.factor)
+    gen.run_examples(kit, strategy, check)
