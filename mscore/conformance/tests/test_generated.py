@@ -449,7 +449,8 @@ def test_round_half_to_even(kit, dtype):
     def check(x):
         values = np.concatenate([halves, np.ravel(x)])
         what = f"round of the halves -7.5..7.5 and {x.size} drawn values"
-        expected = kit.reference(ops.round, values, dtype=dtype)
-        actual = kit.run(ops.round, values, dtype=dtype)
+        with np.errstate(invalid="ignore"):   # inf - floor(inf) on the way
+            expected = kit.reference(ops.round, values, dtype=dtype)
+            actual = kit.run(ops.round, values, dtype=dtype)
         kit.assert_close(actual, expected, dtype, what, tol=harness.EXACT)
     gen.run_examples(kit, strategy, check)
