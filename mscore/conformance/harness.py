@@ -110,10 +110,13 @@ class Comparison:
     worst_allowed: float = 0.0  # and the error allowed there
 
 
-def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
+def compare(actual, expected, dtype, what="result", factor=1.0, tol=None, min_scale=0.0):
     """Compare numpy ``actual`` with float64 ``expected`` for a result of ``dtype``.
 
-    Returns a :class:`Comparison` (never raises); ``tol`` overrides the dtype's tolerance.
+    Returns a :class:`Comparison` (never raises); ``tol`` overrides the dtype's tolerance;
+    ``min_scale`` is the least ``scale`` of the absolute tolerance (for results computed from
+    inputs of about that magnitude, whose error is relative to the inputs even where the
+    result is small: a sum that cancels, gelu far left of 0).
     """
     tol = tol or tolerance(dtype, factor)
     a = np.asarray(actual)
@@ -152,7 +155,7 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
     af, ef = a[finite], e[finite]
     if ef.size == 0:
         return Comparison(what, 0.0, 0.0, tol, True)
-    scale = float(np.abs(ef).max()) or 1.0
+    scale = max(float(np.abs(ef).max()), min_scale) or 1.0
     err = np.abs(af - ef)
     allowed = tol.atol * scale + tol.rtol * np.abs(ef)
     rel = err / np.maximum(np.abs(ef), 1e-3 * scale)

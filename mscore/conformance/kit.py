@@ -320,14 +320,16 @@ class Kit:
         with self.on_reference():
             return _to_numpy(fn(*[_to_tensor(x) for x in prepared]))
 
-    def check(self, fn, *inputs, dtype, what=None, factor=1.0, key=None):
-        """Run ``fn`` on both sides and assert every result leaf is close."""
+    def check(self, fn, *inputs, dtype, what=None, factor=1.0, key=None, min_scale=0.0):
+        """Run ``fn`` on both sides and assert every result leaf is close (``min_scale``:
+        see :func:`~mscore.conformance.harness.compare`)."""
         expected = self.reference(fn, *inputs, dtype=dtype, key=key)
         actual = self.run(fn, *inputs, dtype=dtype)
-        self.assert_tree_close(actual, expected, dtype, what or "result", factor)
+        self.assert_tree_close(actual, expected, dtype, what or "result", factor, min_scale)
         return actual, expected
 
-    def assert_tree_close(self, actual, expected, dtype, what="result", factor=1.0):
+    def assert_tree_close(self, actual, expected, dtype, what="result", factor=1.0,
+                          min_scale=0.0):
         """Compare nested numpy results leaf by leaf (dict keys name the leaves)."""
         if isinstance(expected, dict):
             if not isinstance(actual, dict) or set(actual) != set(expected):
@@ -338,7 +340,7 @@ class Kit:
             for k in expected:
                 try:
                     self.assert_tree_close(actual[k], expected[k], dtype, f"{what}[{k}]",
-                                           factor)
+                                           factor, min_scale)
                 except harness.ConformanceFailure as exc:
                     failures.append(str(exc))
             if failures:
@@ -353,22 +355,24 @@ class Kit:
             failures = []
             for i, (a, e) in enumerate(zip(actual, expected)):
                 try:
-                    self.assert_tree_close(a, e, dtype, f"{what}[{i}]", factor)
+                    self.assert_tree_close(a, e, dtype, f"{what}[{i}]", factor, min_scale)
                 except harness.ConformanceFailure as exc:
                     failures.append(str(exc))
             if failures:
                 raise harness.ConformanceFailure("\n".join(failures))
             return
-        self.assert_close(actual, expected, dtype, what, factor)
+        self.assert_close(actual, expected, dtype, what, factor, min_scale=min_scale)
 
-    def assert_close(self, actual, expected, dtype, what="result", factor=1.0, tol=None):
+    def assert_close(self, actual, expected, dtype, what="result", factor=1.0, tol=None,
+                     min_scale=0.0):
         """Assert numpy ``actual`` is within the tolerance of ``dtype`` of ``expected``;
         records the errors for the report and raises a readable failure otherwise."""
         expected_np = np.asarray(expected)
         if dtype is not None and not _is_float(expected_np) and not _is_float(
                 np.asarray(actual)) and tol is None:
             tol = harness.EXACT
-        c = harness.compare(actual, expected, dtype, what=what, factor=factor, tol=tol)
+        c = harness.compare(actual, expected, dtype, what=what, factor=factor, tol=tol,
+                            min_scale=min_scale)
         self.record.comparisons.append(c)
         if not c.ok:
             name = harness.dtype_name(dtype) or "-"
