@@ -555,12 +555,13 @@ def _is_full_run(config, state):
                 any("::" in str(a) for a in config.args))
 
 
-def pytest_report_header(config):
-    """The seed of the generated cases, first thing in the run."""
-    state = config.stash.get(_STATE_KEY, None)
-    if state is None:
-        return None
-    return seed_line(state)
+def pytest_collection_finish(session):
+    """The seed of the generated cases, before the kit's first test runs (nothing in other
+    test sessions)."""
+    state = session.config.stash.get(_STATE_KEY, None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if state is not None and state.active and reporter is not None:
+        reporter.write_line(seed_line(state))
 
 
 def seed_line(state):

@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from mscore import ops
 from mscore.common import dtype as mdt
+from mscore.common.tensor import Tensor
 from mscore.conformance import harness
 from mscore.conformance import strategies as gen
 
@@ -331,8 +333,6 @@ def test_floor_divide_power_of_two_divisors(kit, dtype):
     core's composite through ``ops.floor_divide``) of arrays of rank 0 to 5 by every 0-d
     power of two of either sign, 0, -1 and MIN, and by drawn divisor arrays of every rank:
     exact, ``x // 0`` is MAX, MIN or 0 by the sign of x, ``MIN // -1`` wraps to MIN."""
-    from mscore import ops
-    from mscore.common.tensor import Tensor
     np_dtype = mdt.get_dtype(dtype).np_dtype
     exact = _floor_exact(dtype)
     fused = kit.fused("int_floor_divide")
@@ -441,7 +441,6 @@ def test_round_half_to_even(kit, dtype):
     """``ops.round`` (the core's composite of the backend's floor, remainder, comparisons and
     where) rounds the exact halves ``k + 0.5`` to the even neighbour, with either sign, and
     drawn values and edges to the nearest integer."""
-    from mscore import ops
     halves = np.arange(-8, 8) + 0.5
     strategy = gen.shapes(max_rank=2, max_side=4).flatmap(
         lambda s: gen.float_arrays(dtype, s, -100.0, 100.0))
