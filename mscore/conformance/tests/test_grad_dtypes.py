@@ -11,9 +11,9 @@ error of each result is derived from the dtype and the op instead,
 where ``reference_error`` is the largest error of the numpy reference computing in the
 tested dtype itself (from the same rounded inputs) against the numpy reference in float64,
 ``scale`` the largest magnitude of the float64 result and ``eps`` the dtype's spacing at 1.
-A gradient 1 % too large in float16 (10 ulps of its largest element) fails. The value
-(the sum of the output weighted by a fixed cotangent) is compared at the dtype's own
-tolerance: its error is the sum's, which the forward levels check.
+A gradient 1 % too large in float16 (10 ulps of its largest element) fails. The value (the
+output weighted by a fixed cotangent and summed in the dtype: a sum that may cancel, whose
+error says nothing of the gradient) is not compared here; the forward levels check the op.
 """
 from __future__ import annotations
 
@@ -50,8 +50,7 @@ def allowed_error(expected, in_dtype, dtype):
 @pytest.mark.parametrize("case,rules", CASES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_grad_half_precision(kit, case, rules, dtype):
-    """Value and gradients in half precision are within the derived error of the float64
-    reference."""
+    """Gradients in half precision are within the derived error of the float64 reference."""
     if rules == "fused_rules" and kit.has("native_autodiff"):
         pytest.skip(f"{kit.name} differentiates with its own autodiff (the 'reference' "
                     f"cases check it); the reference autodiff's fused rules are not used")
@@ -62,11 +61,6 @@ def test_grad_half_precision(kit, case, rules, dtype):
     in_dtype = kit.reference_in_dtype(fn, *inputs, dtype=dtype)
     actual = kit.run(fn, *inputs, dtype=dtype)
     failures = []
-    try:   # the value (a sum of many rounded products) at the dtype's own tolerance
-        kit.assert_close(actual["value"], expected["value"], dtype,
-                         f"grad of {case.name} in {dtype}: value", factor=case.factor)
-    except harness.ConformanceFailure as exc:
-        failures.append(str(exc))
     for i, (a, e, r) in enumerate(zip(actual["grads"], expected["grads"],
                                       in_dtype["grads"])):
         what = f"grad of {case.name} in {dtype}: gradient {i}"
