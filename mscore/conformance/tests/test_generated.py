@@ -425,7 +425,12 @@ def test_cast_rounding_ties_to_even(kit, src, dst):
             got = _call(kit, dst, what, caster, native)
             kit.assert_dtype(got, target, what)
             actual = np.ascontiguousarray(kit.numpy(got)).view(bits)
-            bad = actual != expected
+            # A backend may flush subnormals to zero (XLA on the CPU does): a zero of the
+            # right sign for a value below the smallest normal of the target passes.
+            sign = np.array(1 << (8 * bits.itemsize - 1), dtype=bits)
+            flushed = ((actual & ~sign) == 0) & ((actual & sign) == (expected & sign)) & \
+                (np.abs(values.astype(np.float64)) < float(gen.finfo(dst).smallest_normal))
+            bad = (actual != expected) & ~flushed
             if bad.any():
                 i = int(np.argmax(bad))
                 raise harness.ConformanceFailure(
