@@ -106,12 +106,17 @@ class Comparison:
     ok: bool
     message: str = ""
     ratio: float = 0.0      # max over elements of error / allowed error (> 1 fails)
+    worst_err: float = 0.0      # the error of the element with that largest ratio
+    worst_allowed: float = 0.0  # and the error allowed there
 
 
-def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
+def compare(actual, expected, dtype, what="result", factor=1.0, tol=None, min_scale=0.0):
     """Compare numpy ``actual`` with float64 ``expected`` for a result of ``dtype``.
 
-    Returns a :class:`Comparison` (never raises); ``tol`` overrides the dtype's tolerance.
+    Returns a :class:`Comparison` (never raises); ``tol`` overrides the dtype's tolerance;
+    ``min_scale`` is the least ``scale`` of the absolute tolerance (for results computed from
+    inputs of about that magnitude, whose error is relative to the inputs even where the
+    result is small: a sum that cancels, gelu far left of 0).
     """
     tol = tol or tolerance(dtype, factor)
     a = np.asarray(actual)
@@ -150,23 +155,78 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None):
     af, ef = a[finite], e[finite]
     if ef.size == 0:
         return Comparison(what, 0.0, 0.0, tol, True)
-    scale = float(np.abs(ef).max()) or 1.0
+    scale = max(float(np.abs(ef).max()), min_scale) or 1.0
     err = np.abs(af - ef)
     allowed = tol.atol * scale + tol.rtol * np.abs(ef)
     rel = err / np.maximum(np.abs(ef), 1e-3 * scale)
     max_abs, max_rel = float(err.max()), float(rel.max())
     ratio = tolerance_ratio(err, allowed)
+    worst = worst_element(err, allowed)
     bad = err > allowed
     if not bad.any():
-        return Comparison(what, max_abs, max_rel, tol, True, ratio=ratio)
+        return Comparison(what, max_abs, max_rel, tol, True, ratio=ratio,
+                          worst_err=float(err[worst]), worst_allowed=float(allowed[worst]))
     positions = np.argwhere(finite)
-    worst = int(np.argmax(np.where(bad, err - allowed, -np.inf)))
-    idx = tuple(int(i) for i in positions[worst])
+    at = int(np.argmax(np.where(bad, err - allowed, -np.inf)))
+    idx = tuple(int(i) for i in positions[at])
     return Comparison(what, max_abs, max_rel, tol, False,
                       f"{what}: {int(bad.sum())} of {a.size} elements differ beyond "
                       f"rtol={tol.rtol:g}, atol={tol.atol:g}*{scale:.3g}; worst at index "
                       f"{idx}: got {a[idx]!r}, expected {e[idx]!r} (max abs err "
-                      f"{max_abs:.3g}, max rel err {max_rel:.3g})", ratio)
+                      f"{max_abs:.3g}, max rel err {max_rel:.3g})", ratio,
+                      float(err[worst]), float(allowed[worst]))
+
+
+def worst_element(err, allowed):
+    """The flat index of the element with the largest ``err / allowed`` (0 for none)."""
+    err = np.asarray(err, dtype=np.float64).reshape(-1)
+    allowed = np.asarray(allowed, dtype=np.float64).reshape(-1)
+    if err.size == 0:
+        return 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(err == 0, 0.0, err / allowed)
+    return int(np.argmax(r))
+
+
+def compare_within(actual, expected, allowed, what="result"):
+    """Compare numpy ``actual`` with ``expected`` where each element may differ by the
+    absolute ``allowed`` (an array broadcasting to them, or a number): the bound a check
+    derives from its inputs (a sum's condition, the reference's own rounding error).
+    NaN and infinities must sit at the same places. Returns a :class:`Comparison`."""
+    a = to_float64(np.asarray(actual)).astype(np.float64)
+    e = to_float64(np.asarray(expected)).astype(np.float64)
+    if a.shape != e.shape:
+        return Comparison(what, math.inf, math.inf, EXACT, False,
+                          f"{what}: shape {a.shape}, expected {e.shape}", math.inf)
+    allowed = np.broadcast_to(np.asarray(allowed, dtype=np.float64), e.shape)
+    tol = Tolerance(0.0, float(allowed.max()) if allowed.size else 0.0)
+    nan_a, nan_e = np.isnan(a), np.isnan(e)
+    place = (nan_a != nan_e) | ((np.isinf(a) | np.isinf(e)) & (a != e) & ~nan_a & ~nan_e)
+    if place.any():
+        idx = tuple(int(i) for i in np.argwhere(place)[0])
+        return Comparison(what, math.inf, math.inf, tol, False,
+                          f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
+                          f"elements; first at index {idx}: got {a[idx]!r}, expected "
+                          f"{e[idx]!r}", math.inf)
+    finite = np.isfinite(e)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(a - e)[finite]
+    bound = allowed[finite]
+    if err.size == 0:
+        return Comparison(what, 0.0, 0.0, tol, True)
+    rel = err / np.maximum(np.abs(e[finite]), np.finfo(np.float64).tiny)
+    ratio = tolerance_ratio(err, bound)
+    worst = worst_element(err, bound)
+    comparison = Comparison(what, float(err.max()), float(rel.max()), tol, ratio <= 1.0,
+                            ratio=ratio, worst_err=float(err[worst]),
+                            worst_allowed=float(bound[worst]))
+    if not comparison.ok:
+        idx = tuple(int(i) for i in np.argwhere(finite)[worst])
+        comparison.message = (f"{what}: {int((err > bound).sum())} of {a.size} elements "
+                              f"differ beyond the allowed error; worst at index {idx}: got "
+                              f"{a[idx]!r}, expected {e[idx]!r}, error {err[worst]:.3g}, "
+                              f"allowed {bound[worst]:.3g}")
+    return comparison
 
 
 def tolerance_ratio(err, allowed):

@@ -133,7 +133,9 @@ class Kit:
     Attributes: ``name`` (backend name), ``device`` ("CPU", "GPU:0"), ``spec`` (its
     BackendSpec), ``backend`` (the built Backend), ``ref`` (the numpy reference Backend),
     ``rng`` (a numpy Generator seeded from the test's name: the same inputs on every backend),
-    ``quick`` (True in a ``--quick`` run: a test with many programs may check a sample).
+    ``quick`` (True in a ``--quick`` run: a test with many programs may check a sample),
+    ``seed`` (the run's seed of the generated cases), ``thorough`` (many more generated
+    examples) and ``replay`` (the ``mscore conformance`` arguments that select this test).
     """
 
     quick = False
@@ -150,6 +152,16 @@ class Kit:
         self.ref = registry.get(REFERENCE_BACKEND)
         self.calls = calls.instrument(self.backend)
         self.rng = np.random.default_rng(harness.stable_seed(case_key))
+        self.seed = 0
+        self.thorough = False
+        self.replay = ()
+
+    def replay_command(self):
+        """The command that runs this test again with the run's seed."""
+        import shlex
+        return " ".join(["mscore", "conformance", self.name, "--device", self.device,
+                         "--seed", str(self.seed)] + (["--thorough"] if self.thorough else [])
+                        + [shlex.quote(a) for a in self.replay])
 
     # -- capabilities ------------------------------------------------------------------------
     @property
@@ -307,14 +319,24 @@ class Kit:
             _REFERENCE_CACHE[cache_key] = result
         return result
 
-    def check(self, fn, *inputs, dtype, what=None, factor=1.0, key=None):
-        """Run ``fn`` on both sides and assert every result leaf is close."""
+    def reference_in_dtype(self, fn, *inputs, dtype):
+        """``fn(*Tensors)`` on the numpy reference computing in ``dtype`` itself (the inputs
+        rounded to it as :meth:`run` rounds them, not widened): how far a correct
+        computation in that precision lands from the float64 reference."""
+        prepared = self.prepare(inputs, dtype)
+        with self.on_reference():
+            return _to_numpy(fn(*[_to_tensor(x) for x in prepared]))
+
+    def check(self, fn, *inputs, dtype, what=None, factor=1.0, key=None, min_scale=0.0):
+        """Run ``fn`` on both sides and assert every result leaf is close (``min_scale``:
+        see :func:`~mscore.conformance.harness.compare`)."""
         expected = self.reference(fn, *inputs, dtype=dtype, key=key)
         actual = self.run(fn, *inputs, dtype=dtype)
-        self.assert_tree_close(actual, expected, dtype, what or "result", factor)
+        self.assert_tree_close(actual, expected, dtype, what or "result", factor, min_scale)
         return actual, expected
 
-    def assert_tree_close(self, actual, expected, dtype, what="result", factor=1.0):
+    def assert_tree_close(self, actual, expected, dtype, what="result", factor=1.0,
+                          min_scale=0.0):
         """Compare nested numpy results leaf by leaf (dict keys name the leaves)."""
         if isinstance(expected, dict):
             if not isinstance(actual, dict) or set(actual) != set(expected):
@@ -325,7 +347,7 @@ class Kit:
             for k in expected:
                 try:
                     self.assert_tree_close(actual[k], expected[k], dtype, f"{what}[{k}]",
-                                           factor)
+                                           factor, min_scale)
                 except harness.ConformanceFailure as exc:
                     failures.append(str(exc))
             if failures:
@@ -340,22 +362,24 @@ class Kit:
             failures = []
             for i, (a, e) in enumerate(zip(actual, expected)):
                 try:
-                    self.assert_tree_close(a, e, dtype, f"{what}[{i}]", factor)
+                    self.assert_tree_close(a, e, dtype, f"{what}[{i}]", factor, min_scale)
                 except harness.ConformanceFailure as exc:
                     failures.append(str(exc))
             if failures:
                 raise harness.ConformanceFailure("\n".join(failures))
             return
-        self.assert_close(actual, expected, dtype, what, factor)
+        self.assert_close(actual, expected, dtype, what, factor, min_scale=min_scale)
 
-    def assert_close(self, actual, expected, dtype, what="result", factor=1.0, tol=None):
+    def assert_close(self, actual, expected, dtype, what="result", factor=1.0, tol=None,
+                     min_scale=0.0):
         """Assert numpy ``actual`` is within the tolerance of ``dtype`` of ``expected``;
         records the errors for the report and raises a readable failure otherwise."""
         expected_np = np.asarray(expected)
         if dtype is not None and not _is_float(expected_np) and not _is_float(
                 np.asarray(actual)) and tol is None:
             tol = harness.EXACT
-        c = harness.compare(actual, expected, dtype, what=what, factor=factor, tol=tol)
+        c = harness.compare(actual, expected, dtype, what=what, factor=factor, tol=tol,
+                            min_scale=min_scale)
         self.record.comparisons.append(c)
         if not c.ok:
             name = harness.dtype_name(dtype) or "-"
@@ -363,6 +387,17 @@ class Kit:
             raise harness.ConformanceFailure(
                 f"{c.message}\n  [{self.name} on {self.device}, dtype {name}; reference: "
                 f"{ref}]")
+        return c
+
+    def assert_within(self, actual, expected, allowed, dtype, what="result"):
+        """Assert numpy ``actual`` is within the absolute error ``allowed`` (per element or
+        one number) of ``expected``; records the comparison for the report."""
+        c = harness.compare_within(actual, expected, allowed, what)
+        self.record.comparisons.append(c)
+        if not c.ok:
+            name = harness.dtype_name(dtype) or "-"
+            raise harness.ConformanceFailure(
+                f"{c.message}\n  [{self.name} on {self.device}, dtype {name}]")
         return c
 
     def assert_unchanged(self, natives, originals, what):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,7 @@ from mscore.conformance import report as _report
 from mscore.conformance.coverage import verdict
 from mscore.conformance.harness import stable_seed
 from mscore.conformance.kit import Kit, Record, Target, declared_device_targets, normalize_device
+from mscore.conformance.strategies import DEFAULT_EXAMPLES, THOROUGH_EXAMPLES
 from mscore.plugin.hints import unknown_backend_detail
 from mscore.plugin.registry import get_registry
 
@@ -65,6 +67,12 @@ def pytest_addoption(parser):
                          "entry point) before the run (repeatable)")
     group.addoption("--mscore-no-matrix", action="store_true", default=False,
                     help="do not print the conformance matrix")
+    group.addoption("--mscore-seed", action="store", default=None, type=int, metavar="N",
+                    help="the seed of the generated cases (default: a new one each run, "
+                         "printed; pass it again to replay a run)")
+    group.addoption("--mscore-thorough", action="store_true", default=False,
+                    help=f"run {THOROUGH_EXAMPLES} generated examples per generated test "
+                         f"instead of {DEFAULT_EXAMPLES}")
     group.addoption("--mscore-quick", action="store_true", default=False,
                     help="run a deterministic sample of the cases of each parametrized test "
                          "(every test and declared dtype at least once); a quick run does "
@@ -94,6 +102,9 @@ class KitState:
         self.started = time.time()
         self.active = False
         self.verdict = None
+        seed = config.getoption("mscore_seed", None)
+        self.seed = seed if seed is not None else secrets.randbelow(2 ** 31)
+        self.thorough = bool(config.getoption("mscore_thorough", False))
 
     def option(self, name):
         return self.config.getoption(name)
@@ -399,6 +410,8 @@ def kit(request):
     try:
         k = Kit(target, case, record)
         k.quick = bool(request.config.getoption("mscore_quick"))
+        k.seed, k.thorough = state.seed, state.thorough
+        k.replay = ("-k", request.node.name)
         state.call_logs[target.id] = k.calls
         k.activate()
         ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -517,6 +530,11 @@ def repro_command(item, info):
         parts.append(f"--mscore-plugin={mod}")
     for path in item.config.getoption("mscore_xfail") or []:
         parts.append(f"--mscore-xfail={_quote(os.path.abspath(path))}")
+    state = item.config.stash.get(_STATE_KEY, None)
+    if state is not None:   # the same generated examples
+        parts.append(f"--mscore-seed={state.seed}")
+        if state.thorough:
+            parts.append("--mscore-thorough")
     parts += ["-p", "no:cacheprovider"]
     return " ".join(parts)
 
@@ -548,6 +566,23 @@ def _is_full_run(config, state):
                 any("::" in str(a) for a in config.args))
 
 
+def pytest_collection_finish(session):
+    """The seed of the generated cases, before the kit's first test runs (nothing in other
+    test sessions)."""
+    state = session.config.stash.get(_STATE_KEY, None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if state is not None and state.active and reporter is not None:
+        reporter.write_line(seed_line(state))
+
+
+def seed_line(state):
+    """"mscore conformance: generated cases with seed N (...)"."""
+    budget = THOROUGH_EXAMPLES if state.thorough else DEFAULT_EXAMPLES
+    return (f"mscore conformance: generated cases with seed {state.seed}, {budget} examples "
+            f"per test{' (--thorough)' if state.thorough else ''}; replay with --seed "
+            f"{state.seed}")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Print the matrix, the coverage, the failures' reproduction lines, stale expected
     failures and the verdict; write the JSON report."""
@@ -572,6 +607,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.section("mscore conformance: stale expected failures")
         for s in stale:
             tr.write_line(f"{s['backend']}: {s['test']!r} ({s['source']}): {s['stale_because']}")
+    tr.write_line(seed_line(state))
     _report.print_verdict(tr, state.verdict)
     path = config.getoption("mscore_report")
     md_path = config.getoption("mscore_markdown")

@@ -45,6 +45,9 @@ def test_entries(state):
                  "comparisons": len(record.comparisons) if record is not None else 0,
                  "tolerance": tol,
                  "tolerance_ratio": None if closest is None else _json_float(closest.ratio),
+                 "worst_error": None if closest is None else _json_float(closest.worst_err),
+                 "allowed_error": None if closest is None else
+                 _json_float(closest.worst_allowed),
                  "closest_check": None if closest is None else closest.what}
         if info.get("expected_failure"):
             entry["expected_failure"] = info["expected_failure"]
@@ -200,6 +203,8 @@ def build_report(state, entries, stale, verdict, coverage, profile):
         "platform": platform.platform(),
         "pytest": pytest.__version__,
         "profile": profile,
+        "seed": getattr(state, "seed", None),
+        "thorough": bool(getattr(state, "thorough", False)),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(state.started)),
         "duration_s": round(time.time() - state.started, 2),
         "exit_status": int(verdict.exit_status),
@@ -216,7 +221,9 @@ def build_report(state, entries, stale, verdict, coverage, profile):
 def tolerance_use(entries):
     """How close to its tolerance each feature came: one row per backend, device, feature
     and dtype with the largest error / allowed error of its numeric checks (1 is the edge:
-    above it a check fails), the check that came closest and how many tests it covers."""
+    above it a check fails), that error and the error allowed there (``worst_error``,
+    ``allowed_error``: absolute, at the element of that ratio), the check that came closest
+    and how many tests it covers."""
     rows = {}
     for e in entries:
         ratio = e.get("tolerance_ratio")
@@ -226,10 +233,13 @@ def tolerance_use(entries):
         key = (e["backend"], e["device"], e["feature"], e["dtype"])
         row = rows.setdefault(key, {"backend": key[0], "device": key[1], "feature": key[2],
                                     "dtype": key[3], "max_ratio": -1.0, "check": "",
+                                    "worst_error": None, "allowed_error": None,
                                     "tests": 0})
         row["tests"] += 1
         if value > row["max_ratio"]:
             row["max_ratio"], row["check"] = value, e.get("closest_check") or ""
+            row["worst_error"] = e.get("worst_error")
+            row["allowed_error"] = e.get("allowed_error")
     out = sorted(rows.values(), key=lambda r: (r["backend"], r["device"],
                                                _feature_rank(r["feature"]), _dtype_rank(
                                                    r["dtype"])))
@@ -254,10 +264,12 @@ def _dtype_rank(dtype):
 def markdown(report):
     """The report as Markdown: the run's verdict, then per backend and device a table of the
     features (rows) by dtype (columns) whose cells are the largest share of its tolerance a
-    numeric check used (error / allowed error; "FAIL" above 1), a project can publish."""
+    numeric check used (error / allowed error; "FAIL" above 1) with that worst error and the
+    error allowed there, a project can publish."""
     lines = ["# mscore conformance report", "",
              f"mscore {report.get('mscore_version', '?')}, kit {report.get('suite_version')}"
-             f", profile {report.get('profile')}, {report.get('started', '')}; "
+             f", profile {report.get('profile')}, seed {report.get('seed')}, "
+             f"{report.get('started', '')}; "
              f"{'passed' if report.get('passed') else 'does not pass'}.", ""]
     for reason in report.get("verdict") or []:
         lines.append(f"- {reason}")
@@ -271,15 +283,33 @@ def markdown(report):
         info = declared.get((backend, device), {})
         lines += [f"## {backend} {info.get('version', '')} on {device}".rstrip(), "",
                   "Largest error / allowed error of each feature's numeric checks (1.0 is "
-                  "the tolerance).", "",
+                  "the tolerance), then that worst error and the error allowed there.", "",
                   "| feature | " + " | ".join(dtypes) + " |",
                   "|---|" + "---:|" * len(dtypes)]
-        cells = {(r["feature"], r["dtype"]): r["max_ratio"] for r in mine}
+        cells = {(r["feature"], r["dtype"]): r for r in mine}
         for feature in sorted({r["feature"] for r in mine}, key=_feature_rank):
-            row = [_ratio_cell(cells.get((feature, d))) for d in dtypes]
+            row = [_cell(cells.get((feature, d))) for d in dtypes]
             lines.append(f"| {feature} | " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _cell(row):
+    """A table cell: the ratio, then "worst / allowed" where the check recorded them."""
+    if row is None:
+        return ""
+    text = _ratio_cell(row.get("max_ratio"))
+    worst, allowed = row.get("worst_error"), row.get("allowed_error")
+    if worst is None or allowed is None or not text:
+        return text
+    return f"{text} ({_number(worst)} / {_number(allowed)})"
+
+
+def _number(value):
+    try:
+        return f"{float(value):.2g}"
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _ratio_cell(value):

@@ -5,8 +5,10 @@ every declared dtype and capability tested in a full run; skips of what is not d
 expected failures do not count), 1 when a test failed or a declaration went untested, 2 when
 the backend could not run at all (its plugin failed to load, unavailable here, its name
 claimed by two plugins, a device it does not declare, or every selected test skipped) and
-for a usage error (one line on stderr, see :mod:`mscore.commands`; that includes pytest
-missing: the kit needs ``pip install "mscore[conformance]"``).
+for a usage error (one line on stderr, see :mod:`mscore.commands`; that includes pytest or
+hypothesis missing: the kit needs ``pip install "mscore[conformance]"``). ``--seed N``
+replays the generated cases of a run (its seed is printed), ``--thorough`` runs many more of
+them.
 """
 from __future__ import annotations
 
@@ -49,6 +51,11 @@ def build_parser():
     p.add_argument("--quick", action="store_true",
                    help="a deterministic sample of the cases of each test (every test and "
                         "declared dtype at least once); does not certify full coverage")
+    p.add_argument("--seed", metavar="N", type=int, default=None,
+                   help="the seed of the generated cases (default: a new one each run, "
+                        "printed at the start and end; pass it to replay a run)")
+    p.add_argument("--thorough", action="store_true",
+                   help="many more generated examples per generated test (minutes more)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     p.add_argument("--no-matrix", action="store_true", help="do not print the matrix")
@@ -87,6 +94,10 @@ def pytest_args(ns):
         args.append("--mscore-no-matrix")
     if ns.quick:
         args.append("--mscore-quick")
+    if ns.seed is not None:
+        args.append(f"--mscore-seed={ns.seed}")
+    if ns.thorough:
+        args.append("--mscore-thorough")
     return args
 
 
@@ -158,6 +169,11 @@ def main(argv=None) -> int:
     except ImportError:
         raise CommandError(f"the kit runs on pytest, which is not installed; install it "
                            f"with: {EXTRA_HINT}") from None
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        raise CommandError(f"the kit's generated cases need hypothesis, which is not "
+                           f"installed; install it with: {EXTRA_HINT}") from None
     status = int(pytest.main(pytest_args(ns)))
     if ns.report is None and status in (0, 1, NOT_RUN):
         print(f"mscore conformance: {NO_REPORT}")

@@ -21,6 +21,21 @@ from mscore.plugin.rules import check_window_fits, divide_toward_zero, is_half_p
 from .core import _Tracer
 
 
+@jax.jit
+def _int_pow(a, b):
+    """``a ** b`` of integers, wrapping, by squaring over every bit of the exponent: XLA's
+    integer power of an exponent array drops the high bits of large exponents (int8
+    ``(-128) ** 64`` gave 1, not 0). Negative exponents keep ``jnp.power``'s answer."""
+    a, b = jnp.broadcast_arrays(a, b)
+    result, base, e = jnp.ones_like(a), a, b
+    for _ in range(jnp.iinfo(a.dtype).bits):
+        result = jnp.where((e & 1) == 1, result * base, result)
+        base = base * base
+        e = e >> 1
+    return jnp.where(b < 0, jnp.power(a, b), result) if jnp.issubdtype(
+        a.dtype, jnp.signedinteger) else result
+
+
 class JaxOps:
     """The primitive op set over ``jax.Array`` (and tracers)."""
 
@@ -47,7 +62,10 @@ class JaxOps:
     def add(self, a, b): return jnp.add(a, b)
     def sub(self, a, b): return jnp.subtract(a, b)
     def mul(self, a, b): return jnp.multiply(a, b)
-    def pow(self, a, b): return jnp.power(a, b)
+    def pow(self, a, b):
+        if jnp.issubdtype(a.dtype, jnp.integer):
+            return _int_pow(a, b)
+        return jnp.power(a, b)
     def maximum(self, a, b): return jnp.maximum(a, b)
     def minimum(self, a, b): return jnp.minimum(a, b)
     def equal(self, a, b): return jnp.equal(a, b)
