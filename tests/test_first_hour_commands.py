@@ -386,3 +386,20 @@ def test_model_names_numpy_slices_dataset_for_arrays_given_as_keras_takes_them()
                                         r"got <class 'numpy.ndarray'>\.\nHint: wrap the numpy "
                                         r"array with ms\.Tensor\(x\)\.$"):
         net(x)
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`mscore backends | head` where the reader has gone: no traceback, the SIGPIPE status."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)                      # every write of the child fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mscore.cli", "backends"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr

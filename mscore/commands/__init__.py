@@ -41,10 +41,15 @@ class ArgumentParser(argparse.ArgumentParser):
         raise CommandError(f"{message} (see '{self.prog} --help')")
 
 
+# The status of a process that SIGPIPE ended (128 + 13), which a shell reports for `cmd | head`.
+BROKEN_PIPE = 141
+
+
 def command(prog):
     """Decorate a subcommand's ``main(argv) -> int``: a :class:`CommandError` becomes one line
     on stderr, ``PROG: error: MESSAGE``, and the status 2; so is a missing optional
-    dependency (with the extra that installs it); Ctrl-C is one line and 130."""
+    dependency (with the extra that installs it); Ctrl-C is one line and 130; output into a
+    pipe whose reader has gone is dropped quietly, status 141."""
     def decorate(main):
         @functools.wraps(main)
         def run(argv=None):
@@ -62,6 +67,12 @@ def command(prog):
             except KeyboardInterrupt:
                 print(f"{prog}: interrupted", file=sys.stderr)
                 return 130
+            except BrokenPipeError:
+                # The reader went away (`mscore backends | head`): stop quietly, and point
+                # stdout at /dev/null so that the flush at exit does not fail again.
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                return BROKEN_PIPE
         return run
     return decorate
 

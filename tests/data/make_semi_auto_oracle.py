@@ -5,7 +5,7 @@ shapes and the device count only when it compiles a SEMI_AUTO_PARALLEL graph on 
 which the CPU oracle cannot do; those messages are mscore's own.)
 
 Run from /tmp with the oracle's interpreter:
-    cd /tmp && /tmp/ms/bin/python /work/wt/semiauto/tests/data/make_semi_auto_oracle.py
+    cd /tmp && /tmp/ms/bin/python <repo>/tests/data/make_semi_auto_oracle.py
 """
 import json
 import os
