@@ -403,3 +403,25 @@ def test_output_into_a_closed_pipe_ends_quietly():
         os.close(write_end)
     assert proc.returncode == 141, proc.stderr
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+
+
+def test_pytest_runs_where_mscore_is_installed_without_hypothesis(tmp_path):
+    """mscore registers the kit as a pytest plugin, which loads in every pytest session of
+    the environment: without hypothesis (not a dependency of mscore itself) pytest must still
+    run a user's tests, and the kit must say what to install."""
+    (tmp_path / "test_user.py").write_text("def test_user():\n    assert 1 + 1 == 2\n")
+    # hypothesis's own pytest plugin is gone too where hypothesis is not installed
+    code = _WITHOUT.format(blocked={"hypothesis", "_hypothesis_pytestplugin",
+                                    "_hypothesis_globals"}).replace(
+        "from mscore.cli import main\nsys.exit(main(sys.argv[1:]))",
+        "import pytest\nsys.exit(pytest.main(sys.argv[1:]))")
+    argv = ["-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+            str(tmp_path / "test_user.py")]
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "1 passed" in proc.stdout
+    kit = _mscore_without({"hypothesis"}, "conformance", "numpy", cwd=tmp_path)
+    assert kit.returncode != 0 and 'pip install "mscore[conformance]"' in kit.stderr, \
+        kit.stdout[-2000:] + kit.stderr[-2000:]
+    assert "Traceback" not in kit.stderr

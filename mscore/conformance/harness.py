@@ -25,6 +25,12 @@ from mscore import ops
 from mscore.common import dtype as mdt
 
 SUITE_VERSION = "1.0.0"
+#: examples per generated test in a default run (each example loops over the small spaces);
+#: here, not in :mod:`mscore.conformance.strategies`, because the pytest plugin reads them and
+#: loads in every pytest session, with or without hypothesis installed
+DEFAULT_EXAMPLES = 3
+#: examples per generated test with ``--thorough``
+THOROUGH_EXAMPLES = 120
 
 
 @dataclass(frozen=True)

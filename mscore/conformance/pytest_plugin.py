@@ -35,9 +35,8 @@ import mscore as ms
 from mscore.conformance import harness
 from mscore.conformance import report as _report
 from mscore.conformance.coverage import verdict
-from mscore.conformance.harness import stable_seed
+from mscore.conformance.harness import DEFAULT_EXAMPLES, THOROUGH_EXAMPLES, stable_seed
 from mscore.conformance.kit import Kit, Record, Target, declared_device_targets, normalize_device
-from mscore.conformance.strategies import DEFAULT_EXAMPLES, THOROUGH_EXAMPLES
 from mscore.plugin.hints import unknown_backend_detail
 from mscore.plugin.registry import get_registry
 

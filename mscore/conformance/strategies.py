@@ -24,6 +24,7 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.conformance import harness
+from mscore.conformance.harness import DEFAULT_EXAMPLES, THOROUGH_EXAMPLES
 
 try:
     import hypothesis
@@ -49,10 +50,6 @@ def _keep_hypothesis_files_out_of_the_current_folder():
 
 _keep_hypothesis_files_out_of_the_current_folder()
 
-#: examples per generated test in a default run (each example loops over the small spaces)
-DEFAULT_EXAMPLES = 3
-#: examples per generated test with ``--thorough``
-THOROUGH_EXAMPLES = 120
 #: shrinking stops after this many seconds or candidate examples past the first failure
 SHRINK_SECONDS = 5.0
 SHRINK_CALLS = 60
