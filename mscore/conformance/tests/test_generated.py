@@ -155,15 +155,22 @@ def test_argmax_argmin_every_axis(kit, dtype):
     strategy = gen.shapes(min_rank=1, min_side=1).flatmap(lambda s: gen.arrays_of(dtype, s))
 
     def check(x):
-        native, ref_native, _ = _pair(kit, x, dtype)
+        native, _, q = _pair(kit, x, dtype)
         for name in ("argmax", "argmin"):
             for axis in range(x.ndim):
                 what = f"{name}(axis={axis}) of shape {x.shape}"
                 got = _call(kit, dtype, what,
                             lambda a: getattr(kit.backend, name)(a, axis), native)
-                want = kit.ref.to_numpy(getattr(kit.ref, name)(ref_native, axis))
                 kit.assert_dtype(got, mdt.int64, what)
-                kit.assert_close(kit.numpy(got), want, mdt.int64, what)
+
+                def reference(inputs, name=name, axis=axis):
+                    return kit.ref.to_numpy(getattr(kit.ref, name)(_ref(kit, inputs[0]), axis))
+
+                def same_indices(actual, expected, what=what):
+                    kit.assert_close(np.asarray(actual).astype(np.int64), expected, mdt.int64,
+                                     what)
+                # a backend that flushes subnormals to zero sees ties where they were not
+                _assert_value(kit, dtype, kit.numpy(got), [q], reference, same_indices)
     gen.run_examples(kit, strategy, check)
 
 
