@@ -337,24 +337,6 @@ __all__.append("addr_")
 
 
 @_export
-def bitwise_and(input, other):
-    """Bitwise AND (logical AND for bools)."""
-    return ops.bitwise_and(input, other)
-
-
-@_export
-def bitwise_or(input, other):
-    """Bitwise OR (logical OR for bools)."""
-    return ops.bitwise_or(input, other)
-
-
-@_export
-def bitwise_xor(input, other):
-    """Bitwise XOR (logical XOR for bools)."""
-    return ops.bitwise_xor(input, other)
-
-
-@_export
 def clip(input, min=None, max=None):
     """``input`` limited to ``[min, max]`` (:func:`mscore.ops.clamp`)."""
     return ops.clamp(input, min, max)
@@ -377,48 +359,6 @@ def equal(input, other):
     if input.shape != other.shape:
         return False
     return bool(ops.all(ops.equal(input, other)).item())
-
-
-@_export
-def erfinv(input):
-    """The inverse error function (:func:`mscore.ops.erfinv`)."""
-    return ops.erfinv(input)
-
-
-@_export
-def trunc(input):
-    """Rounded towards zero (:func:`mscore.ops.trunc`)."""
-    return ops.trunc(input)
-
-
-@_export
-def fix(input):
-    """Rounded towards zero: :func:`trunc`."""
-    return ops.trunc(input)
-
-
-@_export
-def ge(input, other):
-    """``input >= other`` elementwise."""
-    return ops.ge(input, other)
-
-
-@_export
-def imag(input):
-    """The imaginary part: zeros for mscore's real dtypes (:func:`mscore.ops.imag`)."""
-    return ops.imag(input)
-
-
-@_export
-def real(input):
-    """The real part: the values of mscore's real dtypes (:func:`mscore.ops.real`)."""
-    return ops.real(input)
-
-
-@_export
-def inverse(input):
-    """The inverse of each square matrix (:func:`mscore.ops.inverse`)."""
-    return ops.inverse(input)
 
 
 @_export
@@ -448,6 +388,14 @@ def conv_tbc(input, weight, bias, pad=0):
                      bias, pad_mode="pad" if pad else "valid", padding=int(pad))
     return ops.transpose(out, (2, 0, 1))
 
+
+# ops whose MindSpore signature is mint's: the same function under its mint name
+from mscore.ops import (  # noqa: E402
+    bitwise_and, bitwise_or, bitwise_xor, erfinv, ge, imag, inverse, real, trunc)
+
+fix = trunc   # rounded towards zero, as trunc
+__all__ += ["bitwise_and", "bitwise_or", "bitwise_xor", "erfinv", "ge", "imag", "inverse",
+            "real", "trunc", "fix"]
 
 from mscore.mint import nn, optim  # noqa: E402  (submodules use the functions above)
 from mscore.mint.nn import functional  # noqa: E402
