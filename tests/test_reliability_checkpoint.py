@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -400,6 +401,30 @@ def test_a_claim_of_a_live_process_renames_one_of_an_ended_process_does_not(tmp_
     other.mkdir()
     (other / ".CKP.mscore-claim").write_text(f"{socket.gethostname()} {dead}\n")
     assert ModelCheckpoint("CKP", str(other)).prefix == "CKP"
+
+
+def test_the_prefix_lock_of_an_ended_process_is_taken_over_and_a_held_one_not_waited_on_forever(
+        tmp_path, monkeypatch, caplog):
+    import socket
+
+    from mscore.train.callback import _checkpoint
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    lock = tmp_path / ".mscore-prefix.lock"
+    lock.write_text(f"{socket.gethostname()} {dead}\n")
+    start = time.monotonic()
+    assert ModelCheckpoint("CKP", str(tmp_path)).prefix == "CKP"
+    assert time.monotonic() - start < 5
+    assert not lock.exists()   # taken over, then released
+    other = tmp_path / "other"
+    other.mkdir()
+    held = other / ".mscore-prefix.lock"
+    held.write_text(f"{socket.gethostname()} {os.getppid()}\n")   # alive: pytest's parent
+    monkeypatch.setattr(_checkpoint, "_LOCK_WAIT_S", 0.2)
+    with caplog.at_level("WARNING", logger="mscore.callback"):
+        assert ModelCheckpoint("CKP", str(other)).prefix == "CKP"
+    assert "held by another process" in caplog.text
+    assert held.exists()   # not ours: left alone
 
 
 def test_rotation_survives_a_file_another_process_removed(tmp_path):

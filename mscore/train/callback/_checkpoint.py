@@ -23,6 +23,8 @@ _BREAKPOINT = "_breakpoint.ckpt"
 _CHECKPOINT_SUFFIXES = (".ckpt", ".safetensors")
 _CLAIM_SUFFIX = ".mscore-claim"   # ".{prefix}.mscore-claim": a prefix taken by a live run
 _CLAIM_ATTEMPTS = 100
+_LOCK_NAME = ".mscore-prefix.lock"   # held while a process chooses its prefix
+_LOCK_WAIT_S = 30
 
 
 def unique_prefix(directory, prefix, breakpoints=False):
@@ -96,17 +98,43 @@ def claim_prefix(directory, prefix):
     ``.{prefix}.mscore-claim`` atomically (a hard link of a complete record, which fails when
     the name exists); a live claim of another process counts as a checkpoint file of its
     prefix, so two trainings starting together in one folder get ``CKP`` and ``CKP_1``. The
-    caller removes the claim once its first checkpoint file holds the prefix."""
+    caller removes the claim once its first checkpoint file holds the prefix.
+
+    The choices of processes starting together are taken one at a time under the folder's
+    lock file, so they get the names a sequence of runs would (``CKP``, ``CKP_1``, ...):
+    choosing at once, a process that saw another's ``CKP_1`` claim would have to give up
+    ``CKP`` (MindSpore's rule counts past the highest number). A lock held longer than
+    ``_LOCK_WAIT_S`` (another host's run on a shared folder that ended without removing
+    it) is not waited for: the claims alone still keep the prefixes apart."""
     record = _claim_record()
-    for _ in range(_CLAIM_ATTEMPTS):
-        candidate = unique_prefix(directory, prefix)
-        path = os.path.join(directory, f".{candidate}{_CLAIM_SUFFIX}")
-        if _take_claim(path, record) and unique_prefix(directory, prefix) == candidate:
-            return candidate, path
-        if os.path.exists(path) and not _claimed_by_another(path):
-            _remove(path)  # ours after all, but the name was taken meanwhile: choose again
+    lock = os.path.join(directory, _LOCK_NAME)
+    locked = _wait_for_lock(lock, record)
+    try:
+        for _ in range(_CLAIM_ATTEMPTS):
+            candidate = unique_prefix(directory, prefix)
+            path = os.path.join(directory, f".{candidate}{_CLAIM_SUFFIX}")
+            if _take_claim(path, record) and unique_prefix(directory, prefix) == candidate:
+                return candidate, path
+            if os.path.exists(path) and not _claimed_by_another(path):
+                _remove(path)  # ours after all, but the name was taken meanwhile: choose again
+    finally:
+        if locked:
+            release_claim(lock)
     raise RuntimeError(f"For 'ModelCheckpoint', no free prefix for {prefix!r} could be claimed "
                        f"in {directory} after {_CLAIM_ATTEMPTS} attempts")
+
+
+def _wait_for_lock(lock, record):
+    """Take the lock file ``lock`` (a claim like a prefix's, so one left by an ended process
+    is taken over); False when it is still held by another after ``_LOCK_WAIT_S``."""
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    while not _take_claim(lock, record):
+        if time.monotonic() > deadline:
+            logger.warning("ModelCheckpoint: %s is held by another process for more than "
+                           "%d s; choosing the prefix without it", lock, _LOCK_WAIT_S)
+            return False
+        time.sleep(0.002)
+    return True
 
 
 def release_claim(path):
