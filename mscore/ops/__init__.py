@@ -71,7 +71,7 @@ from mscore.ops.nn.pooling import (
 from mscore.ops.nn.normalization import (
     batch_norm, BatchNorm, group_norm, L2Normalize, layer_norm, LayerNorm, lrn)
 from mscore.ops.math.special import (
-    digamma, erfinv, i0, igamma, igammac, lgamma)
+    digamma, erfc, erfinv, i0, igamma, igammac, lgamma)
 from mscore.ops.nn.loss import (
     BCEWithLogitsLoss, binary_cross_entropy, binary_cross_entropy_with_logits,
     BinaryCrossEntropy, cross_entropy, kl_div, KLDivLoss, l1_loss, L2Loss, mse_loss, nll_loss,

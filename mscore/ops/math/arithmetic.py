@@ -18,7 +18,7 @@ from mscore.ops.primitive_base import _elementwise
 from mscore.plugin.rules import is_half_precision
 
 __all__ = [
-    "log2", "log10", "exp2", "trunc", "frac", "round", "erfc", "logit", "xlogy", "xdivy", "lerp",
+    "log2", "log10", "exp2", "trunc", "frac", "round", "logit", "xlogy", "xdivy", "lerp",
     "fmod", "float_power", "logaddexp2", "signbit", "isneginf", "isposinf", "nan_to_num",
     "addcdiv", "positive", "sgn", "copysign", "heaviside", "fmax", "fmin", "is_floating_point",
     "inv", "truncate_div", "truncate_mod", "TruncateDiv", "TruncateMod", "nextafter", "ldexp",
@@ -83,11 +83,6 @@ def round(input, decimals=0):
                         ops.logical_and(ops.equal(diff, 0.5), ops.logical_not(half_even)))
     out = ops.where(up, ops.add(low, 1.0), low)
     return ops.div(out, scale) if decimals else out
-
-
-def erfc(input):
-    """Complementary error function ``1 - erf(x)``, elementwise."""
-    return ops.sub(1.0, ops.erf(_float(input)))
 
 
 def logit(input, eps=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 
 from mscore import ops
-from mscore.ops.math import arithmetic
+from mscore.ops.math import arithmetic, special
 from mscore.ops.tensor_api.helpers import dim_alias, store
 from mscore.ops.tensor_api.registry import MethodRegistry
 
@@ -27,7 +27,7 @@ _UNARY = {
     "tanh": (ops.tanh, "Hyperbolic tangent, elementwise."),
     "sigmoid": (ops.sigmoid, "Logistic sigmoid, elementwise."),
     "erf": (ops.erf, "Error function, elementwise."),
-    "erfc": (arithmetic.erfc, "Complementary error function, elementwise."),
+    "erfc": (special.erfc, "Complementary error function, elementwise."),
     "expm1": (ops.expm1, "``exp(x) - 1``, elementwise."),
     "floor": (ops.floor, "Rounded down, elementwise."),
     "log1p": (ops.log1p, "``log(1 + x)``, elementwise."),
