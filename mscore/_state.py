@@ -121,8 +121,9 @@ class _Process:
       Parameter's id (:mod:`mscore.common.cast_cache`);
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
-      ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
-      all None (``groups`` empty) outside a job;
+      ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``,
+      the communication ``library``: "nccl" or "mccl"), all None (``groups`` empty) outside
+      a job;
     * ``summary_slots``: ``(plugin, tag) -> slot``, the latest value of each summary operator
       (:mod:`mscore.ops.summary`), in first-write order;
     * ``summary_writers``: the open summary event writers (closed at exit);
@@ -146,7 +147,7 @@ class _Process:
         self.cast_copies = {}
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
-                              "seed": None}
+                              "seed": None, "library": None}
         self.summary_slots = {}
         self.summary_writers = weakref.WeakSet()
         self.async_saves = []
