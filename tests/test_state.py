@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -205,3 +208,39 @@ def test_reset_restores_a_plugins_section():
     assert collectives.active() is None
     with pytest.raises(RuntimeError, match="outside mscore's GRAPH_MODE step"):
         jax.make_jaxpr(lambda v: job.all_reduce(v))(jnp.ones(2))
+
+
+_EXIT_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import mscore as ms
+    from mscore.train import ModelCheckpoint
+    from mscore.train.serialization import _checkpoint
+    from mscore.train.summary import SummaryRecord
+    out = sys.argv[1]
+    ModelCheckpoint("net", os.path.join(out, "ckpt"))
+    record = SummaryRecord(os.path.join(out, "summary"))
+    record.add_value("scalar", "loss", ms.Tensor(np.float32(1.5)))
+    record.record(3)
+    real = _checkpoint._write_ckpt
+    def slow(f, entries, crc_check):
+        time.sleep(0.5)
+        real(f, entries, crc_check)
+    _checkpoint._write_ckpt = slow
+    ms.save_checkpoint({"w": ms.Tensor(np.arange(3, dtype=np.float32))},
+                       os.path.join(out, "net.ckpt"), async_save=True)
+    # exits at once: nothing is closed, waited for or released by the script
+""")
+
+
+def test_exit_finishes_the_pending_work(tmp_path):
+    """At exit the one handler completes the async save, closes the summary writer (its
+    recorded step is on disk) and gives up the prefix claim."""
+    from mscore.train.summary import load_summaries
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(ms.load_checkpoint(str(tmp_path / "net.ckpt"))["w"].asnumpy(),
+                                  np.arange(3, dtype=np.float32))
+    assert load_summaries(str(tmp_path / "summary"))["scalar"]["loss"][0][::2] == (3, 1.5)
+    assert os.listdir(tmp_path / "ckpt") == []

@@ -56,6 +56,10 @@ class GlobalComm(metaclass=_JoinedJobFacts):
     they follow ``init`` and ``release``)."""
 
     CHECK_ENVS = True
+    # an instance reads them too, as it reads MindSpore's class attributes
+    BACKEND = property(lambda self: type(self).BACKEND)
+    WORLD_COMM_GROUP = property(lambda self: type(self).WORLD_COMM_GROUP)
+    INITED = property(lambda self: type(self).INITED)
 
 
 @dataclass
