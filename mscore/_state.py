@@ -195,8 +195,8 @@ _finishers = {}    # FINISH_ORDER name -> the function that finishes that work
 def finisher(name):
     """Decorator: register ``fn()`` as the way to finish the pending work ``name`` (one of
     :data:`FINISH_ORDER`), run by :func:`finish_pending_work` at exit and by :func:`reset`.
-    ``fn`` finishes what the process lists in its :data:`process` slot and reports a failure
-    by raising."""
+    ``fn`` finishes what the process lists in its :data:`process` slot; a failure it
+    raises is reported as a RuntimeWarning."""
     if name not in FINISH_ORDER:
         raise ValueError(f"finisher: name must be one of {FINISH_ORDER}, got {name!r}")
 
