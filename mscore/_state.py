@@ -10,24 +10,28 @@ Two kinds of state live here:
 
 Modules higher up keep their settings in *sections* made here (:func:`section`): a dict
 created from the module's defaults, which :func:`reset` restores. ``mscore.parallel``'s auto
-parallel context and ``mscore.dataset.config``'s settings are sections.
+parallel context and ``mscore.dataset.config``'s settings are sections; so is a backend
+plugin's process state, under a name that starts with the plugin's package name (the JAX
+plugin's collectives: ``mscore_jax.collectives``), so that this module names no backend.
 
 Settings that follow the execution context (each thread and asyncio task sees its own:
 :data:`boost_active`) are ``ContextVar`` objects defined here as well.
 
+Work the process still owes when it ends (asynchronous checkpoint saves to wait for, summary
+writers to close, checkpoint prefix claims to give up) is finished by one ``atexit`` handler
+registered here, :func:`finish_pending_work`, in the order of :data:`FINISH_ORDER`; the
+modules that know how register their step with :func:`finisher`.
+
 :func:`reset` returns the process, and the calling thread, to the state mscore has right
 after import; tests call it between cases instead of patching module dicts.
-
-Not here: ``mscore.compile.graph.trace_count``, a statistic (programs traced, which the
-benches report) rather than state anything reads; it stays a global of the module whose
-traced function bumps it, because the torch plugin swaps that global around
-``torch.compile`` calls.
 """
 from __future__ import annotations
 
+import atexit
 import contextvars
 import copy
 import threading
+import warnings
 import weakref
 
 GRAPH_MODE = 0
@@ -117,13 +121,18 @@ class _Process:
       Parameter's id (:mod:`mscore.common.cast_cache`);
     * ``class_jit_disabled``: Cell class -> its class-level ``jit_disabled`` flag (a cache);
     * ``communication``: the communication job this process joined (``collectives``, its
-      ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``),
-      all None (``groups`` empty) outside a job;
+      ``env``, the ``backend`` it was joined on, the created ``groups``, the job's ``seed``,
+      the communication ``library``: "nccl" or "mccl"), all None (``groups`` empty) outside
+      a job;
     * ``summary_slots``: ``(plugin, tag) -> slot``, the latest value of each summary operator
       (:mod:`mscore.ops.summary`), in first-write order;
     * ``summary_writers``: the open summary event writers (closed at exit);
     * ``async_saves``: the threads of ``save_checkpoint(..., async_save=True)`` still to be
-      waited for, and ``async_save_errors``, what failed in them, not yet reported.
+      waited for, and ``async_save_errors``, what failed in them, not yet reported;
+    * ``prefix_claims``: the checkpoint prefix claim files this process holds (given up at
+      exit);
+    * ``trace_count``: how many GRAPH_MODE programs were traced (:func:`count_trace`; the
+      benches report it as ``mscore.compile.graph.trace_count``).
     """
 
     def __init__(self):
@@ -138,11 +147,13 @@ class _Process:
         self.cast_copies = {}
         self.class_jit_disabled = {}
         self.communication = {"collectives": None, "env": None, "backend": None, "groups": {},
-                              "seed": None}
+                              "seed": None, "library": None}
         self.summary_slots = {}
         self.summary_writers = weakref.WeakSet()
         self.async_saves = []
         self.async_save_errors = []
+        self.prefix_claims = []
+        self.trace_count = 0
 
 
 process = _Process()
@@ -162,6 +173,56 @@ def section(name, defaults):
     if found is None:
         found = _sections[name] = (copy.deepcopy(defaults), copy.deepcopy(defaults))
     return found[0]
+
+
+def count_trace():
+    """Count one GRAPH_MODE trace: the traced function calls this once each time its body is
+    traced. A backend whose tracer records Python side effects and replays them on every run
+    of the program (torch's dynamo) must run this call at trace time instead (dynamo:
+    ``torch._dynamo.assume_constant_result``), so it is neither replayed nor guarded on."""
+    process.trace_count += 1
+
+
+FINISH_ORDER = ("async_saves", "summary_writers", "prefix_claims")
+"""The order in which :func:`finish_pending_work` finishes the process's pending work:
+checkpoint files still being written are completed first, summary event files are then
+flushed and closed, and the prefix claims are given up last, once the files that hold the
+prefixes are in place."""
+
+_finishers = {}    # FINISH_ORDER name -> the function that finishes that work
+
+
+def finisher(name):
+    """Decorator: register ``fn()`` as the way to finish the pending work ``name`` (one of
+    :data:`FINISH_ORDER`), run by :func:`finish_pending_work` at exit and by :func:`reset`.
+    ``fn`` finishes what the process lists in its :data:`process` slot; a failure it
+    raises is reported as a RuntimeWarning."""
+    if name not in FINISH_ORDER:
+        raise ValueError(f"finisher: name must be one of {FINISH_ORDER}, got {name!r}")
+
+    def register(fn):
+        _finishers[name] = fn
+        return fn
+    return register
+
+
+def finish_pending_work():
+    """Finish the process's pending work in :data:`FINISH_ORDER` (each registered
+    :func:`finisher`): wait for asynchronous checkpoint saves, close the open summary
+    writers, give up the checkpoint prefix claims. A step that fails is reported as a
+    RuntimeWarning and the next steps still run. Registered with ``atexit`` once, here."""
+    for name in FINISH_ORDER:
+        fn = _finishers.get(name)
+        if fn is None:
+            continue
+        try:
+            fn()
+        except Exception as exc:   # at exit nothing else can report it
+            warnings.warn(f"{name}: {type(exc).__name__}: {exc}", RuntimeWarning,
+                          stacklevel=2)
+
+
+atexit.register(finish_pending_work)
 
 
 def drop_compiled_programs():
@@ -188,6 +249,7 @@ def tell_backend_deterministic(backend, flag):
 
 
 def _reset_process():
+    finish_pending_work()
     for backend in list(process.deterministic_backends):
         tell_backend_deterministic(backend, False)
     drop_compiled_programs()
@@ -207,10 +269,11 @@ def reset():
     """Return mscore to its import-time state: context defaults (PYNATIVE_MODE, CPU, no
     backend selected: the next op selects ``MSCORE_BACKEND`` or numpy again), no seeds, no
     random stream, determinism off (every backend switched to its deterministic mode is
-    switched back, e.g. torch's global deterministic algorithms), no compiled programs, no
-    communication job, no summary values, open summary writers or pending asynchronous
-    checkpoint saves (forgotten: not closed, not waited for), every :func:`section` at its
-    defaults, and the calling thread's :class:`_PerThread` state and :data:`boost_active`
+    switched back, e.g. torch's global deterministic algorithms), no compiled programs and a
+    trace count of 0, no communication job, no summary values; the pending work is finished
+    first (:func:`finish_pending_work`: asynchronous checkpoint saves waited for, open summary
+    writers closed, prefix claims given up); every :func:`section` (a plugin's included) at
+    its defaults, and the calling thread's :class:`_PerThread` state and :data:`boost_active`
     cleared. Other threads' per-thread state is theirs to clear.
     A communication job that is running is forgotten, not released."""
     _reset_process()

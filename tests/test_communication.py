@@ -273,15 +273,17 @@ class FakeJob(Collectives):
 
 
 @pytest.fixture
-def fake_job(monkeypatch):
-    """Make this process rank 1 of a 2-process job whose collectives are a FakeJob."""
+def fake_job():
+    """Make this process rank 1 of a 2-process job whose collectives are a FakeJob (from a
+    fresh process state: no seeds set)."""
+    _state.reset()
     job = FakeJob(rank=1)
     backend = ms.context.current_backend()
     # the job this process joined is process state (mscore._state); reset() forgets it
     _state.process.communication.update(
         collectives=job, backend=backend, env=JobEnv(1, 2, 1, 2, "127.0.0.1", 1), groups={},
         seed=1234)
-    monkeypatch.setattr(GlobalComm, "INITED", True)
+    assert GlobalComm.INITED      # joined, as far as mscore can tell
     yield job
     _state.reset()
 
@@ -361,7 +363,7 @@ def test_train_cells_broadcast_once_reduce_and_agree_on_overflow(fake_job):
     assert [c[:2] for c in fake_job.calls] == [("all_reduce", "mean"), ("all_reduce", "max")]
 
 
-def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys, monkeypatch):
+def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys):
     from mscore.dataset import NumpySlicesDataset
     from mscore.train import LossMonitor, ModelCheckpoint
     ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL)
@@ -372,9 +374,7 @@ def test_rank_aware_pieces_in_a_job(fake_job, tmp_path, capsys, monkeypatch):
     ms.set_auto_parallel_context(dataset_strategy="full_batch")
     assert NumpySlicesDataset({"x": np.arange(10)}, shuffle=False).get_dataset_size() == 10
     from mscore.dataset import config
-    monkeypatch.setattr(_state.process.seeds, "dataset_seed", None)
-    monkeypatch.setattr(_state.process.seeds, "global_seed", None)
-    assert config.get_seed() == 1234      # the seed rank 0 drew for the job
+    assert config.get_seed() == 1234      # no seed is set: the one rank 0 drew for the job
     ckpt = ModelCheckpoint("net", str(tmp_path))
     assert ckpt.directory == str(tmp_path / "rank_1")
     from mscore.train.summary import SummaryRecord

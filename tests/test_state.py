@@ -1,9 +1,14 @@
 """``mscore._state.reset()`` returns every piece of state to its import-time value."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
+import pytest
 
 import mscore as ms
 from mscore import _state
@@ -85,28 +90,157 @@ def test_reset_clears_only_the_calling_threads_state():
     assert _state.thread.exporting is False
 
 
-def test_reset_forgets_summary_values_writers_and_async_saves(tmp_path):
-    """Each piece of state the summary operators, the summary writers and asynchronous
-    checkpoint saves keep lives in ``_state.process``; reset() forgets it."""
+def test_reset_finishes_writers_and_saves_and_forgets_the_rest(tmp_path, monkeypatch):
+    """Each piece of process state kept outside the context: planted, then reset(); each is
+    checked by what the public API shows afterwards."""
+    import time
+
+    from mscore.communication import GlobalComm, get_group_size
+    from mscore.compile import graph
     from mscore.ops import summary as summary_ops
-    from mscore.train.summary.record import SummaryRecord
+    from mscore.train import ModelCheckpoint
+    from mscore.train.callback import _checkpoint_cb_for_save_op, _set_cur_net
+    from mscore.train.serialization import _checkpoint
+    from mscore.train.summary import SummaryRecord, SummaryWriteError, load_summaries
 
     _state.reset()
+    # a summary operator's value, waiting for the next SummaryRecord.record
     ms.ops.ScalarSummary()("loss", ms.Tensor(np.array(2.5, np.float32)))
+    # an open summary writer with a recorded step
     record = SummaryRecord(str(tmp_path / "summary"))
-    net = ms.nn.Dense(3, 2)
-    ms.save_checkpoint(net, str(tmp_path / "net.ckpt"), async_save=True)
-    saves = list(_state.process.async_saves)
-    assert list(_state.process.summary_slots) == [("scalar", "loss")]
-    assert len(_state.process.summary_writers) == 1 and saves
+    record.add_value("scalar", "acc", ms.Tensor(np.float32(0.75)))
+    record.record(1)
+    # an asynchronous checkpoint save still writing
+    real, started = _checkpoint._write_ckpt, threading.Event()
+
+    def slow(f, entries, crc_check):
+        started.set()
+        time.sleep(0.5)
+        real(f, entries, crc_check)
+    monkeypatch.setattr(_checkpoint, "_write_ckpt", slow)
+    ms.save_checkpoint({"w": ms.Tensor(np.arange(3, dtype=np.float32))},
+                       str(tmp_path / "net.ckpt"), async_save=True)
+    assert started.wait(5) and ms.async_ckpt_thread_status()
+    # a checkpoint prefix claimed by this process
+    ModelCheckpoint("net", str(tmp_path / "ckpt"))
+    assert os.listdir(tmp_path / "ckpt") != []
+    # the save operator's registered network
+    _set_cur_net(ms.nn.Dense(2, 2))
+    # a joined communication job (as far as mscore can tell)
+    _state.process.communication.update(collectives=object(), backend=None, env=None)
+    assert GlobalComm.INITED
+
     _state.reset()
-    try:
-        assert summary_ops.consume_pending() == []   # the recorded value is gone
-        assert len(_state.process.summary_writers) == 0
-        assert _state.process.async_saves == [] and _state.process.async_save_errors == []
-        assert not ms.async_ckpt_thread_status()
-    finally:
-        for thread in saves:
-            thread.join()
-        record.close()
-    assert (tmp_path / "net.ckpt").exists()
+    monkeypatch.undo()
+    assert summary_ops.consume_pending() == []          # the operator's value is gone
+    # the writer was closed: what it was given is on disk, and it takes no more
+    assert load_summaries(str(tmp_path / "summary"))["scalar"]["acc"][0][:1] == (1,)
+    record.add_value("scalar", "acc", ms.Tensor(np.float32(0.5)))
+    with pytest.raises(SummaryWriteError, match="closed"):
+        record.record(2)
+    record.close()
+    # the save was waited for: complete, without wait_async_save()
+    assert not ms.async_ckpt_thread_status()
+    np.testing.assert_array_equal(ms.load_checkpoint(str(tmp_path / "net.ckpt"))["w"].asnumpy(),
+                                  np.arange(3, dtype=np.float32))
+    assert os.listdir(tmp_path / "ckpt") == []         # the claim was given up
+    no_net = [{"name": "weight", "data": ms.Tensor(np.zeros((2, 2), np.float32))}]
+    assert _checkpoint_cb_for_save_op(no_net) is False  # no registered network
+    assert not GlobalComm.INITED and GlobalComm.BACKEND == "hccl" and get_group_size() == 1
+    assert graph.trace_count == 0
+
+
+def test_reset_reports_a_failed_async_save_once(tmp_path, monkeypatch):
+    from mscore.train.serialization import _checkpoint
+
+    _state.reset()
+
+    def broken(f, entries, crc_check):
+        raise OSError("no space left")
+    monkeypatch.setattr(_checkpoint, "_write_ckpt", broken)
+    ms.save_checkpoint({"w": ms.Tensor(np.ones(2, np.float32))}, str(tmp_path / "a"),
+                       async_save=True)
+    monkeypatch.undo()
+    with pytest.warns(RuntimeWarning, match="asynchronous save_checkpoint failed.*no space"):
+        _state.reset()
+    ms.save_checkpoint({"w": ms.Tensor(np.ones(2, np.float32))}, str(tmp_path / "b"))
+    assert (tmp_path / "b.ckpt").exists() and not (tmp_path / "a.ckpt").exists()
+
+
+def test_reset_restarts_the_trace_count_and_the_compiled_programs():
+    """GRAPH_MODE's trace count (``mscore.compile.graph.trace_count``) goes back to 0 and the
+    next call of a compiled cell traces again."""
+    from mscore.compile import graph
+    pytest.importorskip("mscore_jax", reason="needs a backend that compiles GRAPH_MODE "
+                                             "programs (jax)")
+    _state.reset()
+    ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
+    net = ms.nn.Dense(3, 2)
+    x = ms.Tensor(np.ones((4, 3), np.float32))
+    net(x)
+    net(x)
+    assert graph.trace_count == 1
+    _state.reset()
+    assert graph.trace_count == 0
+    ms.set_context(backend="jax", mode=ms.GRAPH_MODE)
+    net(x)
+    assert graph.trace_count == 1
+    _state.reset()
+
+
+def test_reset_restores_a_plugins_section():
+    """A backend plugin keeps its process state in a section of its own (the JAX plugin's
+    collectives); reset() restores it: no active job, no step being probed for collectives."""
+    pytest.importorskip("jax")
+    collectives = pytest.importorskip("mscore_jax.collectives")
+    import jax
+    import jax.numpy as jnp
+
+    _state.reset()
+    job = collectives.JaxCollectives(ms.context.current_backend())
+    plugin_state = _state.section("mscore_jax.collectives", {})
+    used = []
+    plugin_state.update(active=job, probe=used)
+    assert collectives.active() is job
+    jax.make_jaxpr(lambda v: job.all_reduce(v))(jnp.ones(2))   # probed: the use is noted
+    assert used == ["all_reduce"]
+    _state.reset()
+    assert collectives.active() is None
+    with pytest.raises(RuntimeError, match="outside mscore's GRAPH_MODE step"):
+        jax.make_jaxpr(lambda v: job.all_reduce(v))(jnp.ones(2))
+
+
+_EXIT_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import mscore as ms
+    from mscore.train import ModelCheckpoint
+    from mscore.train.serialization import _checkpoint
+    from mscore.train.summary import SummaryRecord
+    out = sys.argv[1]
+    ModelCheckpoint("net", os.path.join(out, "ckpt"))
+    record = SummaryRecord(os.path.join(out, "summary"))
+    record.add_value("scalar", "loss", ms.Tensor(np.float32(1.5)))
+    record.record(3)
+    real = _checkpoint._write_ckpt
+    def slow(f, entries, crc_check):
+        time.sleep(0.5)
+        real(f, entries, crc_check)
+    _checkpoint._write_ckpt = slow
+    ms.save_checkpoint({"w": ms.Tensor(np.arange(3, dtype=np.float32))},
+                       os.path.join(out, "net.ckpt"), async_save=True)
+    # exits at once: nothing is closed, waited for or released by the script
+""")
+
+
+def test_exit_finishes_the_pending_work(tmp_path):
+    """At exit the one handler completes the async save, closes the summary writer (its
+    recorded step is on disk) and gives up the prefix claim."""
+    from mscore.train.summary import load_summaries
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(ms.load_checkpoint(str(tmp_path / "net.ckpt"))["w"].asnumpy(),
+                                  np.arange(3, dtype=np.float32))
+    assert load_summaries(str(tmp_path / "summary"))["scalar"]["loss"][0][::2] == (3, 1.5)
+    assert os.listdir(tmp_path / "ckpt") == []

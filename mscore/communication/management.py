@@ -30,14 +30,36 @@ _NOT_INITED = ("Distributed Communication has not been inited.You can't invoke t
                "yet. Please call `init()` method first.")
 
 
-class GlobalComm:
-    """MindSpore's global communication facts: ``BACKEND`` ("mccl" on CPU, "nccl" on GPU
-    after ``init``), ``WORLD_COMM_GROUP`` (the default group name) and ``INITED``."""
+class _JoinedJobFacts(type):
+    """``GlobalComm``'s ``BACKEND``, ``WORLD_COMM_GROUP`` and ``INITED``, read from the job
+    this process joined (the process state, so ``mscore._state.reset()`` restores them)."""
 
-    BACKEND = "hccl"
-    WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
-    INITED = False
+    @property
+    def BACKEND(cls):
+        """"nccl" (GPU) or "mccl" (CPU) while a job is joined, "hccl" otherwise."""
+        return _state["library"] or "hccl"
+
+    @property
+    def WORLD_COMM_GROUP(cls):
+        """The default group's name: ``f"{BACKEND}_world_group"``."""
+        return f"{cls.BACKEND}_world_group"
+
+    @property
+    def INITED(cls):
+        """True between ``init()`` and ``release()``."""
+        return _state["collectives"] is not None
+
+
+class GlobalComm(metaclass=_JoinedJobFacts):
+    """MindSpore's global communication facts: ``BACKEND`` ("mccl" on CPU, "nccl" on GPU
+    after ``init``), ``WORLD_COMM_GROUP`` (the default group name) and ``INITED`` (read-only:
+    they follow ``init`` and ``release``)."""
+
     CHECK_ENVS = True
+    # an instance reads them too, as it reads MindSpore's class attributes
+    BACKEND = property(lambda self: type(self).BACKEND)
+    WORLD_COMM_GROUP = property(lambda self: type(self).WORLD_COMM_GROUP)
+    INITED = property(lambda self: type(self).INITED)
 
 
 @dataclass
@@ -115,10 +137,8 @@ def init(backend_name=None):
     collectives = factory(backend)
     _join(collectives, env, device_target)
     _state.update(collectives=collectives, env=env, backend=backend, groups={},
-                  seed=_agree_seed(collectives, backend))
-    GlobalComm.BACKEND = "nccl" if device_target == "GPU" else "mccl"
-    GlobalComm.WORLD_COMM_GROUP = f"{GlobalComm.BACKEND}_world_group"
-    GlobalComm.INITED = True
+                  seed=_agree_seed(collectives, backend),
+                  library="nccl" if device_target == "GPU" else "mccl")
     # An engine's threads still running at interpreter exit abort the process (gloo's:
     # "terminate called without an active exception"); MindSpore scripts rarely call release.
     atexit.register(_release_at_exit, collectives)
@@ -189,11 +209,9 @@ def release():
     try:
         collectives.release()
     finally:
-        _state.update(collectives=None, env=None, backend=None, groups={}, seed=None)
+        _state.update(collectives=None, env=None, backend=None, groups={}, seed=None,
+                      library=None)
         _failfast.uninstall()
-        GlobalComm.BACKEND = "hccl"
-        GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
-        GlobalComm.INITED = False
         _process_state.drop_compiled_programs()
 
 

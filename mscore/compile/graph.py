@@ -24,8 +24,8 @@ first, so donation never invalidates an array someone can still read; in steady-
 training nothing is copied.
 
 Per-step work after the first call is: one dict lookup, one list of values, one call of the
-compiled function, one write-back loop. :data:`trace_count` counts the traces (the benches
-report it).
+compiled function, one write-back loop. ``trace_count`` (read live from the process state,
+:func:`mscore._state.count_trace`) counts the traces; the benches report it.
 """
 from __future__ import annotations
 
@@ -43,8 +43,6 @@ from mscore.ops import _sharded_ops, _sharding
 from mscore.ops.grad import _flatten
 from mscore.ops.random import draws as _random
 
-trace_count = 0     # programs traced since import (the benches report it)
-
 _getrefcount = getattr(sys, "getrefcount", None)
 _active_thread_count = threading.active_count
 # sys.getrefcount(param._data) when only the Parameter holds the array: its slot plus the
@@ -55,6 +53,14 @@ _class_jit_disabled = _process.class_jit_disabled   # Cell class -> its jit_disa
 
 
 in_compiled = _state.in_compiled
+
+
+def __getattr__(name):
+    # ``trace_count``: the GRAPH_MODE programs traced since import (or the last
+    # ``_state.reset()``), read live from its one home.
+    if name == "trace_count":
+        return _process.trace_count
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def should_compile(cell):
@@ -271,8 +277,7 @@ def _build(cell, args, kwarg_names, backend):
     name = type(cell).__name__
 
     def pure(values, raw_args):
-        global trace_count
-        trace_count += 1
+        _state.count_trace()
         call_args = _rebuild_args(template, iter(raw_args))
         call_kwargs = dict(zip(kwarg_names, call_args[n_positional:]))
         call_args = call_args[:n_positional]

@@ -2,13 +2,13 @@
 :mod:`._checkpoint_config` and re-exported here)."""
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import socket
 import tempfile
 import time
 
+from mscore import _state
 from mscore.communication.management import rank_subdirectory
 from mscore.train import serialization
 from mscore.train.callback._callback import Callback
@@ -148,6 +148,17 @@ def release_claim(path):
     _remove(path)
 
 
+_held_claims = _state.process.prefix_claims   # this process's prefix claims, given up at exit
+
+
+@_state.finisher("prefix_claims")
+def release_held_claims():
+    """Give up every prefix claim this process still holds (at exit, after the pending
+    checkpoint saves completed, and in ``mscore._state.reset()``)."""
+    while _held_claims:
+        release_claim(_held_claims.pop())
+
+
 def _take_claim(path, record):
     """Create the claim file ``path`` holding ``record`` (False when another holds it); a
     claim left by an ended process is replaced."""
@@ -282,7 +293,7 @@ class ModelCheckpoint(Callback):
         self._claim = None          # the claim file of the prefix until a file holds it
         if self._prefix_func is None and self._directory_func is None:
             self._prefix, self._claim = claim_prefix(self._directory, prefix)
-            atexit.register(release_claim, self._claim)
+            _held_claims.append(self._claim)
         append = config.append_dict or {}
         self._append_start = {name: append[name] for name in ("epoch_num", "step_num")
                               if name in append}
@@ -472,6 +483,8 @@ class ModelCheckpoint(Callback):
     def _release_claim(self):
         claim, self._claim = self._claim, None
         if claim is not None:
+            if claim in _held_claims:
+                _held_claims.remove(claim)
             release_claim(claim)
 
     def _wait(self):

@@ -6,20 +6,21 @@ import logging
 
 import numpy as np
 
+from mscore import _state
 from mscore.common.parameter import Parameter
 from mscore.common.tensor import Tensor
 from mscore.train.serialization import load_param_into_net
 
 logger = logging.getLogger("mscore.callback")
 
-_cur_net = None     # the network the next save-operator callback updates
+# "network": the network the next save-operator callback updates, or None
+_registered = _state.section("save_operator_network", {"network": None})
 
 
 def _set_cur_net(net):
     """Register ``net`` (a Cell, or None) as the network the save operator's callback
     updates."""
-    global _cur_net
-    _cur_net = net
+    _registered["network"] = net
 
 
 def _checkpoint_cb_for_save_op(parameter_list):
@@ -28,7 +29,8 @@ def _checkpoint_cb_for_save_op(parameter_list):
 
     Returns False (with a warning, nothing loaded) when no network is registered, else True.
     """
-    if _cur_net is None:
+    net = _registered["network"]
+    if net is None:
         logger.warning("The current network is None: parameters are not updated.")
         return False
     params = {}
@@ -37,6 +39,6 @@ def _checkpoint_cb_for_save_op(parameter_list):
         name, data = item["name"], item["data"]
         value = data.asnumpy() if isinstance(data, Tensor) else np.asarray(data)
         params[name] = Parameter(Tensor(value), name=name)
-    load_param_into_net(_cur_net, params, strict_load=True)
+    load_param_into_net(net, params, strict_load=True)
     _set_cur_net(None)
     return True

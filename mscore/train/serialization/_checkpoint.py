@@ -15,7 +15,6 @@ file that is not a valid checkpoint is a ``ValueError`` naming it.
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import contextvars
 import logging
@@ -212,14 +211,14 @@ def async_ckpt_thread_status():
         return any(t.is_alive() for t in _pending)
 
 
+@_state.finisher("async_saves")
 def _wait_at_exit():
+    """Wait for the background saves at exit and in ``mscore._state.reset()``; a failed one
+    is reported as a RuntimeWarning (nobody is left to catch it)."""
     try:
         _wait_async_saves()
     except RuntimeError as exc:
-        warnings.warn(str(exc), RuntimeWarning)
-
-
-atexit.register(_wait_at_exit)
+        warnings.warn(str(exc), RuntimeWarning, stacklevel=2)
 
 
 # -- after a file is in place ------------------------------------------------------------------

@@ -13,7 +13,6 @@ never dropped silently.
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import platform
@@ -78,13 +77,16 @@ def create_exclusively(directory, name_for, seq=0):
 _open_writers = _state.process.summary_writers
 
 
-@atexit.register
-def _close_all():           # pragma: no cover - runs at interpreter exit
+@_state.finisher("summary_writers")
+def close_open_writers():
+    """Close every open :class:`EventWriter` (what is queued is written first); a writer
+    that fails is reported as a RuntimeWarning and the others are still closed. Run at exit
+    and by ``mscore._state.reset()``."""
     for w in list(_open_writers):
         try:
             w.close()
         except Exception as exc:  # nothing else can report it now
-            warnings.warn(f"summary writer: {exc}", RuntimeWarning)
+            warnings.warn(f"summary writer: {exc}", RuntimeWarning, stacklevel=2)
 
 
 class EventWriter:

@@ -29,6 +29,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mscore import _state
 from mscore.communication._failfast import collective_deadline
 from mscore.plugin.collectives import REDUCE_OPS, Collectives
 from mscore_jax.core import is_tracer
@@ -42,14 +43,18 @@ AXIS = "mscore_dp"
 SHUTDOWN_SECONDS = 20     # the most a leaving rank waits for the others in shutdown's barrier
 HEARTBEAT_SECONDS = 20    # the most before a rank that stopped answering fails the job
 _REPLICATED = PartitionSpec()
-_ACTIVE: list = []        # the initialised JaxCollectives (one per process)
-_spmd_depth = [0]         # > 0 while a step is traced inside the job's shard_map
-_probe = [None]           # a list collecting "used" while a step is probed for collectives
+# This module's process state, which mscore._state.reset() restores:
+# * "active": the initialised JaxCollectives (one per process), or None;
+# * "spmd_depth": > 0 while a step is traced inside the job's shard_map;
+# * "probe": a list collecting the collectives used while a step is probed for them, or None;
+# * "device_meshes": k -> the 1-d mesh of the first k local devices (shard_over_devices).
+_job = _state.section("mscore_jax.collectives", {"active": None, "spmd_depth": 0,
+                                                 "probe": None, "device_meshes": {}})
 
 
 def active():
     """The initialised :class:`JaxCollectives` of this process, or None."""
-    return _ACTIVE[0] if _ACTIVE else None
+    return _job["active"]
 
 
 def _restore_handler(signum, handler):
@@ -160,11 +165,11 @@ class JaxCollectives(Collectives):
         self._world = _Group(tuple(range(env.world_size)), mesh)
         self._timeout = max(int(env.timeout), 1)
         self.engine = f"jax.distributed/{'gloo' if device_target == 'CPU' else 'nccl'}"
-        _ACTIVE[:] = [self]
+        _job["active"] = self
 
     def release(self):
         """Shut ``jax.distributed`` down (JAX cannot run alone again in this process)."""
-        _ACTIVE.clear()
+        _job["active"] = None
         self._programs.clear()
         jax.distributed.shutdown()
 
@@ -197,10 +202,10 @@ class JaxCollectives(Collectives):
         (records the use); "traced" inside the job's step (use the lax collectives)."""
         if not is_tracer(array):
             return "eager"
-        if _probe[0] is not None:
-            _probe[0].append(api)
+        if _job["probe"] is not None:
+            _job["probe"].append(api)
             return "probe"
-        if not _spmd_depth[0]:
+        if not _job["spmd_depth"]:
             raise RuntimeError(f"{api}: a traced JAX value outside mscore's GRAPH_MODE step; "
                                f"collectives run eagerly or inside a Cell compiled by "
                                f"GRAPH_MODE")
@@ -285,7 +290,7 @@ class JaxCollectives(Collectives):
 
     def barrier(self, group=None):
         """A tiny all-reduce every member waits for."""
-        if _spmd_depth[0] or _probe[0] is not None:
+        if _job["spmd_depth"] or _job["probe"] is not None:
             raise RuntimeError("barrier: only eagerly, not inside a compiled step")
         self._run(("barrier",), lambda x: [lax.psum(x, AXIS)], (jnp.zeros((), jnp.int32),),
                   group)[0].block_until_ready()
@@ -300,11 +305,11 @@ class JaxCollectives(Collectives):
 
         def decide(*args):
             used = []
-            _probe[0] = used
+            _job["probe"] = used
             try:
                 jax.eval_shape(fn, *args)
             finally:
-                _probe[0] = None
+                _job["probe"] = None
             state["run"] = self._spmd_program(fn, donate) if used else \
                 jax.jit(fn, donate_argnums=donate)
             return state["run"](*args)
@@ -319,11 +324,11 @@ class JaxCollectives(Collectives):
         make, sharding = self._make, world.sharding
 
         def body(*args):
-            _spmd_depth[0] += 1
+            _job["spmd_depth"] += 1
             try:
                 return fn(*args)
             finally:
-                _spmd_depth[0] -= 1
+                _job["spmd_depth"] -= 1
         program = jax.jit(_spmd(body, world.mesh), donate_argnums=donate)
 
         def to_global(x):
@@ -344,7 +349,6 @@ class JaxCollectives(Collectives):
 
 
 MODEL_AXIS = "mscore_mp"
-_device_meshes: dict = {}
 
 
 def shard_over_devices(array, parts):
@@ -367,9 +371,10 @@ def shard_over_devices(array, parts):
     if k > len(devices):
         raise ValueError(f"shard: parts {parts} need {k} devices, this process has "
                          f"{len(devices)} ({devices[0].platform})")
-    mesh = _device_meshes.get(k)
+    meshes = _job["device_meshes"]
+    mesh = meshes.get(k)
     if mesh is None:
-        mesh = _device_meshes[k] = Mesh(np.array(devices[:k]), (MODEL_AXIS,))
+        mesh = meshes[k] = Mesh(np.array(devices[:k]), (MODEL_AXIS,))
     spec = PartitionSpec(*[MODEL_AXIS if p > 1 else None for p in parts])
     sharding = NamedSharding(mesh, spec)
     if is_tracer(array):

@@ -1,11 +1,17 @@
 """The torch backend's GRAPH_MODE compilation through ``torch.compile``."""
 from __future__ import annotations
 
-import sys
-import types
 import warnings
 
 import torch
+
+from mscore import _state
+
+# The traced step counts its traces (mscore._state.count_trace). Dynamo would record the
+# increment as a side effect replayed on every run, and guard on the counter's value, so the
+# program would be compiled again on every call: it calls the counter once per trace, at
+# trace time, instead.
+torch._dynamo.assume_constant_result(_state.count_trace)
 
 COMPILE_POLICIES = ("auto", "always", "never")
 MAX_RECOMPILES = 2   # later calls that compile again before GRAPH_MODE falls back to eager
@@ -72,7 +78,6 @@ class TorchCompile:
         mode = self._compile_mode() if inductor else None   # another backend has no modes
         self._announce_compilation(mode)
         stats = {"graphs": 0}
-        traced, counter_globals = _private_trace_counter(fn)
         try:
             inner = self._compile_backend
             patches = _inductor_patches(mode) if inductor else None
@@ -84,7 +89,7 @@ class TorchCompile:
                 if patches:
                     kwargs = {**kwargs, "config_patches": patches}
                 return inner(gm, example_inputs, **kwargs)
-            compiled = torch.compile(traced, backend=counting_backend, dynamic=False)
+            compiled = torch.compile(fn, backend=counting_backend, dynamic=False)
         except Exception as exc:  # an unknown or broken compiler backend
             _warn_eager(exc)
             return fn
@@ -96,8 +101,6 @@ class TorchCompile:
             if current is fn:
                 return fn(*args)
             before = stats["graphs"]
-            if counter_globals is not None:
-                counter_globals["trace_count"] = 0  # the value dynamo's guard was made with
             try:
                 if graphs:
                     torch.compiler.cudagraph_mark_step_begin()
@@ -112,10 +115,6 @@ class TorchCompile:
                 state["fn"] = fn
                 return result
             state["calls"] += 1
-            if counter_globals is not None and stats["graphs"] > before:
-                module = sys.modules.get(fn.__module__)
-                if module is not None:  # count real traces, as the module expects
-                    module.trace_count = getattr(module, "trace_count", 0) + 1
             if state["calls"] > 1 and stats["graphs"] > before:
                 state["recompiles"] += 1
                 if state["recompiles"] >= MAX_RECOMPILES:
@@ -178,22 +177,6 @@ def _outputs_copied(result):
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list):
         return result[0], [t.clone() if isinstance(t, torch.Tensor) else t for t in result[1]]
     return result
-
-
-def _private_trace_counter(fn):
-    """``fn`` with a private copy of its globals when it bumps a global ``trace_count``
-    (mscore.compile.graph's pure step does): dynamo guards on every global int a program
-    reads, so a counter that changes on every call would recompile the program on every
-    call. The copy's counter is reset to 0 before each call; :meth:`TorchBackend.compile`
-    adds the real traces to the module's counter instead. Returns ``(fn, None)`` otherwise.
-    """
-    code = getattr(fn, "__code__", None)
-    if code is None or "trace_count" not in code.co_names:
-        return fn, None
-    private = dict(fn.__globals__)
-    clone = types.FunctionType(code, private, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    return clone, private
 
 
 def _warn_eager(exc):
