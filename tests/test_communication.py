@@ -507,3 +507,10 @@ def test_files_of_ranks_with_different_entries_are_refused(tmp_path):
                                         {"b": np.ones(2, np.float32)}])
     with pytest.raises(ValueError, match="hold different entries"):
         ms.load_distributed_checkpoint(nn.Dense(2, 2), files)
+
+
+def test_the_job_facts_of_global_comm_are_not_assigned():
+    for name in ("BACKEND", "WORLD_COMM_GROUP", "INITED"):
+        with pytest.raises(AttributeError, match=f"GlobalComm.{name} follows the job"):
+            setattr(GlobalComm, name, True)
+    assert not GlobalComm.INITED and GlobalComm.BACKEND == "hccl"

@@ -49,6 +49,12 @@ class _JoinedJobFacts(type):
         """True between ``init()`` and ``release()``."""
         return _state["collectives"] is not None
 
+    def __setattr__(cls, name, value):
+        if name in ("BACKEND", "WORLD_COMM_GROUP", "INITED"):
+            raise AttributeError(f"GlobalComm.{name} follows the job this process joined: it "
+                                 f"changes with init() and release(), not by assignment")
+        super().__setattr__(name, value)
+
 
 class GlobalComm(metaclass=_JoinedJobFacts):
     """MindSpore's global communication facts: ``BACKEND`` ("mccl" on CPU, "nccl" on GPU
