@@ -184,13 +184,13 @@ def grayscale(img, num_output_channels):
     """A PIL image (or an RGB array) converted to grey (Pillow's ``L`` mode), with 1 or 3
     output channels."""
     if is_pil(img):
-        gray = img.convert("L")
-        return gray if num_output_channels == 1 else gray.convert("RGB")
+        grey = img.convert("L")
+        return grey if num_output_channels == 1 else grey.convert("RGB")
     arr = image_array(img)
     if arr.ndim == 2:
-        gray = arr
+        grey = arr
     else:
         rgb = arr[..., :3].astype(np.int64)
-        gray = ((rgb[..., 0] * 19595 + rgb[..., 1] * 38470 + rgb[..., 2] * 7471 + 0x8000)
+        grey = ((rgb[..., 0] * 19595 + rgb[..., 1] * 38470 + rgb[..., 2] * 7471 + 0x8000)
                 >> 16).astype(arr.dtype)
-    return gray if num_output_channels == 1 else np.repeat(gray[..., None], 3, -1)
+    return grey if num_output_channels == 1 else np.repeat(grey[..., None], 3, -1)
