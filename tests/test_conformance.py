@@ -102,7 +102,7 @@ def test_runner_arguments():
     ns = runner.build_parser().parse_args(["torch", "--device", "GPU", "-k", "conv",
                                            "--report", "r.json"])
     args = runner.pytest_args(ns)
-    assert args[:2] == ["--pyargs", "mscore.conformance"]
+    assert args[:2] == ["--pyargs", "mscore.conformance.tests"]
     assert "--mscore-backend=torch" in args and "--mscore-device=GPU" in args
     assert any(a.startswith("--mscore-report=") and a.endswith("r.json") for a in args)
     assert args[args.index("-k") + 1] == "conv"

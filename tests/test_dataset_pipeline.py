@@ -1,6 +1,8 @@
 """mscore.dataset pipelines: sampler distributions and resumable orders, batching against
 numpy, dataset callbacks (with Model, in and out of sink mode), ``data_sink``, the device
 queue, and datasets through ``Model.train`` on every installed backend."""
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -116,6 +118,48 @@ def test_zip_concat_and_skip_take_against_numpy():
     joined = ds.NumpySlicesDataset(np.arange(3), shuffle=False) + \
         ds.NumpySlicesDataset(np.arange(10, 14), shuffle=False)
     assert _col(joined.skip(2).take(3)) == [2, 10, 11]
+
+
+_BASE_MODULE_ONLY = """
+import numpy as np
+from mscore.dataset.engine.datasets import Dataset
+
+class Rows(Dataset):
+    def __init__(self, values, name):
+        super().__init__()
+        self.values, self.name = list(values), name
+    def _rows(self, epoch):
+        return ((np.asarray(v),) for v in self.values)
+    def _size(self):
+        return len(self.values)
+    def _columns(self):
+        return [self.name]
+
+def column(d):
+    return [np.asarray(r[0]).tolist() for r in d.create_tuple_iterator(output_numpy=True)]
+
+a = Rows(range(6), "x")
+print(column(a.map(lambda x: x * 10).filter(lambda x: x % 20 == 0).batch(2)))
+print(column(a.skip(1).take(3).repeat(2).rename("x", "y").project(["y"])))
+print(column(a.concat(Rows([7], "x")).zip(Rows(range(9), "z")).padded_batch(4, pad_info={})))
+print(sorted(column(a.shuffle(2).bucket_batch_by_length(
+    ["x"], [2], [6, 6], element_length_function=lambda x: 1))[0]))
+print([d.get_dataset_size() for d in a.split([4, 2], randomize=False)])
+"""
+
+
+def test_pipeline_methods_build_their_nodes_after_importing_only_the_base_module(tmp_path):
+    # Dataset's methods find the nodes the operation modules define above it through a
+    # table those modules fill; importing the base module alone must fill it too.
+    out = subprocess.run([sys.executable, "-c", _BASE_MODULE_ONLY], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    mapped, renamed, zipped, shuffled, sizes = out.stdout.splitlines()
+    assert mapped == str([[0, 20], [40]])
+    assert renamed == str([1, 2, 3, 1, 2, 3])
+    assert zipped == str([[0, 1, 2, 3], [4, 5, 7]])
+    assert shuffled == str([0, 1, 2, 3, 4, 5])
+    assert sizes == str([4, 2])
 
 
 # -- dataset callbacks -----------------------------------------------------------------------------

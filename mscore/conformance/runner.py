@@ -64,7 +64,8 @@ def build_parser():
 
 def pytest_args(ns):
     """The pytest command line for parsed arguments ``ns``."""
-    args = ["--pyargs", "mscore.conformance", f"--mscore-backend={ns.backend}",
+    # The kit's test package: the same tests and node ids as ``--pyargs mscore.conformance``.
+    args = ["--pyargs", "mscore.conformance.tests", f"--mscore-backend={ns.backend}",
             "-p", "no:cacheprovider",
             # The kit must not depend on the pytest configuration of the current folder.
             "-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test*",

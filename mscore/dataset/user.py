@@ -12,7 +12,8 @@ serves any number of epochs.
 """
 from __future__ import annotations
 
-from mscore.dataset.engine import Dataset, _raw_row
+from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.iterators import raw_row
 
 
 def is_user_dataset(obj):
@@ -73,5 +74,5 @@ class UserDataset(Dataset):
                 item = next(iterator)
             except StopIteration:
                 break
-            yield _raw_row(item)
+            yield raw_row(item)
         self._needs_reset = True

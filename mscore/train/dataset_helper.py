@@ -4,91 +4,19 @@ MindSpore's sink mode moves the whole loop onto the device and feeds it through 
 queue. mscore keeps the loop in Python on every backend; ``dataset_sink_mode=True`` means a
 background thread reads the pipeline and converts each batch to Tensors of the active backend
 (the host-to-device copy) ahead of the step, through a bounded queue
-(:func:`mscore.dataset.config.set_prefetch_size`, default 4 batches).
+(:func:`mscore.dataset.config.set_prefetch_size`, default 4 batches): the pipeline's
+:class:`~mscore.dataset.engine.device_feed.DeviceFeed`, with MindSpore's argument checks.
 """
 from __future__ import annotations
 
-import queue
-import threading
-
-from mscore.dataset.config import get_prefetch_size
-from mscore.dataset.engine import as_dataset, to_tensor
+from mscore.dataset.engine.device_feed import DeviceFeed
+from mscore.dataset.engine.iterable import as_dataset
 from mscore.nn.cell import Cell
 
 __all__ = ["DatasetHelper", "connect_network_with_dataset"]
 
-_END_EPOCH = object()
-_DONE = object()
 
-
-class _Failure:
-    def __init__(self, exc):
-        self.exc = exc
-
-
-def _device_row(row):
-    return tuple(to_tensor(x) for x in row)
-
-
-class _Prefetcher:
-    """A background thread that converts rows to Tensors and queues them.
-
-    With ``sink_size > 0`` it streams rows across dataset passes and puts ``steps`` of them
-    per epoch; otherwise it puts one whole pass per epoch followed by an end-of-epoch mark.
-    """
-
-    def __init__(self, stream_fn, epochs, steps, depth):
-        self._queue = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(stream_fn, epochs, steps),
-                                        name="mscore-dataset-sink", daemon=True)
-        self._thread.start()
-
-    def _put(self, item):
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _run(self, stream_fn, epochs, steps):
-        try:
-            if steps > 0:
-                stream = stream_fn()
-                for _ in range(epochs * steps):
-                    if self._stop.is_set():
-                        return
-                    if not self._put(_device_row(next(stream))):
-                        return
-            else:
-                for _ in range(epochs):
-                    for row in stream_fn():
-                        if not self._put(_device_row(row)):
-                            return
-                    if not self._put(_END_EPOCH):
-                        return
-            self._put(_DONE)
-        except BaseException as exc:
-            self._put(_Failure(exc))
-
-    def get(self):
-        item = self._queue.get()
-        if isinstance(item, _Failure):
-            raise item.exc
-        return item
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    @property
-    def alive(self):
-        return self._thread.is_alive()
-
-
-class DatasetHelper:
+class DatasetHelper(DeviceFeed):
     """Iterate a dataset one epoch at a time as tuples of Tensors.
 
     Args:
@@ -114,116 +42,8 @@ class DatasetHelper:
             raise ValueError(f"sink_size: expected -1 or a positive int, got {sink_size}")
         if not isinstance(epoch_num, int) or isinstance(epoch_num, bool) or epoch_num < 1:
             raise ValueError(f"epoch_num: expected a positive int, got {epoch_num!r}")
-        self._dataset = as_dataset(dataset, "dataset")
-        self._sink = dataset_sink_mode
-        self._sink_size = sink_size if dataset_sink_mode else -1
-        self._epoch_num = epoch_num
-        if self._sink_size == -1:
-            if self._dataset._is_endless():
-                raise ValueError("sink_size: the dataset repeats endlessly; give sink_size > 0 "
-                                 "(with dataset_sink_mode=True) to bound an epoch")
-            self._steps = self._dataset.get_dataset_size()  # -1: unknown (a one-shot iterator)
-        else:
-            self._steps = self._sink_size
-        self._prefetcher = None
-        self._stream = None
-
-    # -- information ----------------------------------------------------------------------
-    @property
-    def dataset(self):
-        """The wrapped dataset pipeline."""
-        return self._dataset
-
-    def sink_size(self):
-        """Steps in one epoch of this helper (-1 when a one-shot iterator's length is
-        unknown)."""
-        return self._steps
-
-    def get_data_info(self):
-        """``(dtypes, shapes)`` of the columns, from the first row (MindSpore's
-        ``types_shapes``)."""
-        return self.types_shapes()
-
-    def types_shapes(self):
-        """``(dtypes, shapes)`` of the columns, read from the first row of the dataset."""
-        tensors = _device_row(self._dataset._first_row())
-        return [t.dtype for t in tensors], [t.shape for t in tensors]
-
-    # -- iteration --------------------------------------------------------------------------
-    def _endless_rows(self):
-        while True:
-            got = False
-            for row in self._dataset._next_epoch_rows():
-                got = True
-                yield row
-            if not got:
-                raise RuntimeError("the dataset is empty")
-
-    def _pass_rows(self):
-        return self._dataset._next_epoch_rows()
-
-    def _ensure_prefetcher(self):
-        if self._prefetcher is None:
-            if self._sink_size > 0:
-                if self._stream is None:
-                    self._stream = self._endless_rows()
-                stream = self._stream
-
-                def stream_fn():
-                    return stream
-            else:
-                stream_fn = self._pass_rows
-            self._prefetcher = _Prefetcher(stream_fn, self._epoch_num, self._sink_size,
-                                           get_prefetch_size())
-
-    def __iter__(self):
-        if not self._sink:
-            for row in self._dataset._next_epoch_rows():
-                yield _device_row(row)
-            return
-        yield from self._sink_epoch()
-
-    def _sink_epoch(self):
-        self._ensure_prefetcher()
-        if self._sink_size > 0:
-            for _ in range(self._sink_size):
-                item = self._prefetcher.get()
-                if item is _DONE:
-                    # more epochs than epoch_num: prepare another block of epochs
-                    self._prefetcher = None
-                    self._ensure_prefetcher()
-                    item = self._prefetcher.get()
-                yield item
-            return
-        while True:
-            item = self._prefetcher.get()
-            if item is _DONE:
-                self._prefetcher = None
-                self._ensure_prefetcher()
-                continue
-            if item is _END_EPOCH:
-                return
-            yield item
-
-    # -- control ------------------------------------------------------------------------------
-    def stop_send(self):
-        """Stop the background thread (the rest of the prefetched data is dropped)."""
-        if self._prefetcher is not None:
-            self._prefetcher.stop()
-            self._prefetcher = None
-
-    def continue_send(self):
-        """MindSpore compatibility: the thread restarts on demand, so nothing to do."""
-
-    def release(self):
-        """Free the background thread."""
-        self.stop_send()
-
-    def __del__(self):
-        try:
-            self.stop_send()
-        except Exception:
-            pass
+        super().__init__(as_dataset(dataset, "dataset"), dataset_sink_mode, sink_size,
+                         epoch_num)
 
 
 def connect_network_with_dataset(network, dataset_helper):

@@ -2,8 +2,10 @@
 
 - ``datasets``: the ``Dataset`` base class and its pipeline methods;
 - ``ops_rows``, ``ops_batch``, ``ops_combine``: map/filter/shuffle/..., batching,
-  concat/zip/split;
-- ``iterators``: tuple and dict iterators, the device queue, ``to_tensor``;
+  concat/zip/split (the nodes ``Dataset``'s methods build; each registers its own with
+  ``datasets.builds``, so this package imports them all);
+- ``iterators``: tuple and dict iterators, ``to_tensor``;
+- ``device_feed``: batches prefetched onto the device (``device_que``, ``DatasetHelper``);
 - ``samplers``: which rows a random-access source reads (``_stdrandom``: MindSpore's streams);
 - ``mappable``: the base of random-access sources and data-parallel sharding;
 - ``datasets_user_defined``, ``datasets_vision``, ``datasets_text``, ``schema``: the sources;
@@ -18,7 +20,7 @@ from mscore.dataset.engine.datasets_user_defined import (
 from mscore.dataset.engine.datasets_vision import (
     Cifar10Dataset, Cifar100Dataset, FakeImageDataset, FashionMnistDataset, ImageFolderDataset,
     KMnistDataset, MnistDataset)
-from mscore.dataset.engine.iterable import IterableDataset, _raw_row, as_dataset
+from mscore.dataset.engine.iterable import IterableDataset, as_dataset
 from mscore.dataset.engine.iterators import (
     DictIterator, TupleIterator, to_tensor)
 from mscore.dataset.engine.mappable import MappableDataset

@@ -15,9 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.iterators import DeviceQueue, DictIterator, TupleIterator
+from mscore.dataset.engine.device_feed import DeviceQueue
+from mscore.dataset.engine.iterators import DictIterator, TupleIterator
 
 __all__ = ["Dataset", "BatchInfo"]
+
+# The operation nodes Dataset's pipeline methods build, by method name. The modules that
+# define them (ops_rows, ops_batch, ops_combine) import this one and register their nodes with
+# ``builds``; the package ``mscore.dataset.engine`` imports them all, so the table is full once
+# any engine module has been imported.
+_BUILDERS = {}
 
 _BATCH_KWARGS = ("per_batch_map", "input_columns", "output_columns", "python_multiprocessing",
                  "max_rowsize")
@@ -29,6 +36,26 @@ def _unexpected(kwargs, allowed, where):
     for key in kwargs:
         if key not in allowed:
             raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+
+
+def builds(*methods):
+    """Class (or function) decorator: ``Dataset``'s pipeline methods named ``methods`` build
+    their result by calling the decorated callable (with the dataset, or the datasets they
+    combine, first)."""
+    def register(builder):
+        for method in methods:
+            _BUILDERS[method] = builder
+        return builder
+    return register
+
+
+def _builder(method):
+    """The registered builder of pipeline method ``method``."""
+    try:
+        return _BUILDERS[method]
+    except KeyError:
+        raise RuntimeError(f"Dataset.{method}: its operation is not registered (import "
+                           f"mscore.dataset.engine)") from None
 
 
 class BatchInfo:
@@ -154,18 +181,17 @@ class Dataset:
         ``per_batch_map`` in ``num_parallel_workers`` worker processes
         (:mod:`~mscore.dataset.engine.map_workers`); ``max_rowsize`` is checked.
         """
-        from mscore.dataset.engine.ops_batch import BatchDataset
         _unexpected(kwargs, _BATCH_KWARGS, "batch")
-        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
+        return _builder("batch")(self, batch_size, drop_remainder, num_parallel_workers,
+                                 **kwargs)
 
     def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None,
                      pad_info=None):
         """Like :meth:`batch`, padding the rows of a batch to one shape first: ``pad_info``
         maps a column to ``(shape, pad_value)`` (a ``None`` shape or dimension: the longest
         in the batch); ``{}`` pads every column to the longest with 0."""
-        from mscore.dataset.engine.ops_batch import PaddedBatchDataset
-        return PaddedBatchDataset(self, batch_size, drop_remainder, num_parallel_workers,
-                                  pad_info)
+        return _builder("padded_batch")(self, batch_size, drop_remainder,
+                                        num_parallel_workers, pad_info)
 
     def bucket_batch_by_length(self, column_names, bucket_boundaries, bucket_batch_sizes,
                                element_length_function=None, pad_info=None,
@@ -174,10 +200,9 @@ class Dataset:
         batch each bucket with its own size from ``bucket_batch_sizes``. The length is the
         first dimension of the single column in ``column_names``, or
         ``element_length_function(*columns)``."""
-        from mscore.dataset.engine.ops_batch import BucketBatchByLengthDataset
-        return BucketBatchByLengthDataset(self, column_names, bucket_boundaries,
-                                          bucket_batch_sizes, element_length_function,
-                                          pad_info, pad_to_bucket_boundary, drop_remainder)
+        return _builder("bucket_batch_by_length")(
+            self, column_names, bucket_boundaries, bucket_batch_sizes, element_length_function,
+            pad_info, pad_to_bucket_boundary, drop_remainder)
 
     def map(self, operations, input_columns=None, output_columns=None, num_parallel_workers=None,
             **kwargs):
@@ -189,53 +214,44 @@ class Dataset:
         worker processes: :mod:`~mscore.dataset.engine.map_workers`), ``max_rowsize``
         (checked), ``cache``, ``offload`` (accepted), ``column_order`` (MindSpore 1.x: the
         columns to keep, in order)."""
-        from mscore.dataset.engine.ops_rows import MapDataset
         _unexpected(kwargs, _MAP_KWARGS, "map")
-        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers,
-                          **kwargs)
+        return _builder("map")(self, operations, input_columns, output_columns,
+                               num_parallel_workers, **kwargs)
 
     def filter(self, predicate, input_columns=None, num_parallel_workers=None):
         """The rows for which ``predicate(*input_columns)`` (default: every column) is
         true."""
-        from mscore.dataset.engine.ops_rows import FilterDataset
-        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+        return _builder("filter")(self, predicate, input_columns, num_parallel_workers)
 
     def shuffle(self, buffer_size):
         """Shuffle rows through a buffer of ``buffer_size`` rows (>= 2): a row leaves the
         buffer at random and the next row takes its place. A buffer at least the size of
         the dataset gives a uniform shuffle; a new order each epoch."""
-        from mscore.dataset.engine.ops_rows import ShuffleDataset
-        return ShuffleDataset(self, buffer_size)
+        return _builder("shuffle")(self, buffer_size)
 
     def repeat(self, count=None):
         """The dataset ``count`` times over (``None`` or -1: endlessly)."""
-        from mscore.dataset.engine.ops_rows import RepeatDataset
-        return RepeatDataset(self, count)
+        return _builder("repeat")(self, count)
 
     def take(self, count=-1):
         """The first ``count`` rows (-1: all)."""
-        from mscore.dataset.engine.ops_rows import TakeDataset
-        return TakeDataset(self, count)
+        return _builder("take")(self, count)
 
     def skip(self, count):
         """All rows but the first ``count``."""
-        from mscore.dataset.engine.ops_rows import SkipDataset
-        return SkipDataset(self, count)
+        return _builder("skip")(self, count)
 
     def project(self, columns):
         """Only ``columns``, in that order."""
-        from mscore.dataset.engine.ops_rows import ProjectDataset
-        return ProjectDataset(self, columns)
+        return _builder("project")(self, columns)
 
     def rename(self, input_columns, output_columns):
         """Columns ``input_columns`` renamed to ``output_columns``."""
-        from mscore.dataset.engine.ops_rows import RenameDataset
-        return RenameDataset(self, input_columns, output_columns)
+        return _builder("rename")(self, input_columns, output_columns)
 
     def concat(self, datasets):
         """This dataset's rows followed by those of ``datasets`` (a Dataset or a list of
         them; same columns)."""
-        from mscore.dataset.engine.ops_combine import ConcatDataset
         if isinstance(datasets, Dataset):
             datasets = [datasets]
         elif not isinstance(datasets, list):
@@ -245,7 +261,7 @@ class Dataset:
             if not isinstance(d, Dataset):
                 raise TypeError(f"datasets: element {i} is not a Dataset "
                                 f"({type(d).__name__})")
-        return ConcatDataset([self] + datasets)
+        return _builder("concat")([self] + datasets)
 
     def __add__(self, datasets):
         return self.concat(datasets)
@@ -253,20 +269,18 @@ class Dataset:
     def zip(self, datasets):
         """Rows of this dataset and of ``datasets`` (a Dataset or a tuple of them) side by
         side; as many rows as the shortest has. Column names must differ."""
-        from mscore.dataset.engine.ops_combine import ZipDataset
         if isinstance(datasets, Dataset):
             datasets = (datasets,)
         elif not isinstance(datasets, tuple):
             raise TypeError(f"datasets: expected a Dataset or a tuple of Datasets, got "
                             f"{type(datasets).__name__}")
-        return ZipDataset((self,) + datasets)
+        return _builder("zip")((self,) + datasets)
 
     def split(self, sizes, randomize=True):
         """Split into datasets of ``sizes`` rows (ints summing to the dataset size) or
         fractions (floats summing to 1). ``randomize`` assigns rows at random (the same way
         every epoch)."""
-        from mscore.dataset.engine.ops_combine import split_dataset
-        return split_dataset(self, sizes, randomize)
+        return _builder("split")(self, sizes, randomize)
 
     def apply(self, apply_func):
         """``apply_func(self)``, which must return a Dataset."""
@@ -309,7 +323,7 @@ class Dataset:
         return iter(self.create_tuple_iterator(num_epochs=1))
 
     def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
-        """A :class:`~mscore.dataset.engine.iterators.DeviceQueue` over the pipeline: the
+        """A :class:`~mscore.dataset.engine.device_feed.DeviceQueue` over the pipeline: the
         batches as device Tensors, prepared ahead in a background thread."""
         v.check_bool(send_epoch_end, "send_epoch_end")
         v.check_bool(create_data_info_queue, "create_data_info_queue")

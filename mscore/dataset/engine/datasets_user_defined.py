@@ -231,10 +231,9 @@ class GeneratorDataset(MappableDataset):
             raise ValueError("column_names: neither column_names nor schema are provided")
         types = None
         if column_types is not None:
-            from mscore.dataset.transforms.transforms import np_dtype
             if not isinstance(column_types, (list, tuple)):
                 raise TypeError("column_types: expected a list of dtypes")
-            types = [np_dtype(t, "column_types") for t in column_types]
+            types = [v.np_dtype(t, "column_types") for t in column_types]
         return names, types
 
     @staticmethod

@@ -2,12 +2,11 @@
 ``mscore.dataset`` pipeline)."""
 from __future__ import annotations
 
-import numpy as np
-
 from mscore.common._errors import TypeAttributeError
-from mscore.common.tensor import Tensor
 from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.iterators import raw_row
 from mscore.dataset.engine.validators import check_columns
+from mscore.dataset.user import UserDataset, is_user_dataset
 
 __all__ = ["IterableDataset", "as_dataset"]
 
@@ -40,12 +39,12 @@ class IterableDataset(Dataset):
         if self._peeked is None:
             if self._one_shot:
                 try:
-                    self._peeked = _raw_row(next(self._source))
+                    self._peeked = raw_row(next(self._source))
                 except StopIteration:
                     raise RuntimeError("the dataset iterator is empty") from None
             else:
                 for item in self._source:
-                    self._peeked = _raw_row(item)
+                    self._peeked = raw_row(item)
                     break
                 else:
                     raise RuntimeError("the dataset is empty")
@@ -75,20 +74,11 @@ class IterableDataset(Dataset):
                 yield self._peeked
                 self._peeked = None
             for item in self._source:
-                yield _raw_row(item)
+                yield raw_row(item)
             return
         self._passes += 1
         for item in self._source:
-            yield _raw_row(item)
-
-
-def _raw_row(item):
-    """Like :func:`_as_row`, but keeps Tensors as they are (they are already on device)."""
-    if isinstance(item, dict):
-        item = tuple(item.values())
-    if not isinstance(item, (tuple, list)):
-        item = (item,)
-    return tuple(x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x) for x in item)
+            yield raw_row(item)
 
 
 def as_dataset(obj, arg_name="dataset"):
@@ -100,7 +90,6 @@ def as_dataset(obj, arg_name="dataset"):
         return obj
     if obj is None:
         raise TypeAttributeError(f"{arg_name}: expected a dataset, got None")
-    from mscore.dataset.user import UserDataset, is_user_dataset
     if is_user_dataset(obj):   # MindSpore's dataset interface (create_tuple_iterator, ...)
         return UserDataset(obj)
     try:

@@ -1,5 +1,5 @@
-"""Iterators over a pipeline: ``TupleIterator``, ``DictIterator``, and ``DeviceQueue`` (the
-batches of every epoch prepared ahead in a background thread, for a training loop)."""
+"""Iterators over a pipeline (``TupleIterator``, ``DictIterator``) and the conversions of
+column values and rows (``to_tensor``, ``to_output``, ``raw_row``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ from mscore.common.tensor import Tensor
 from mscore.dataset.engine import validators as v
 from mscore.dataset.engine.map_workers import WorkerLease, lease_scope
 
-__all__ = ["TupleIterator", "DictIterator", "DeviceQueue", "to_tensor", "to_output"]
+__all__ = ["TupleIterator", "DictIterator", "to_tensor", "to_output", "raw_row"]
 
 _UNSIGNED_TO_SIGNED = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
                        np.dtype(np.uint64): np.int64}
@@ -37,6 +37,16 @@ def to_output(value, output_numpy, do_copy=False):
     if output_numpy or arr.dtype.kind in "USO":
         return arr.copy() if do_copy else arr
     return to_tensor(arr)
+
+
+def raw_row(item):
+    """An item a user's iterable or dataset object yields, as a row: a tuple of numpy arrays
+    and the Tensors it holds as they are (they are already on device)."""
+    if isinstance(item, dict):
+        item = tuple(item.values())
+    if not isinstance(item, (tuple, list)):
+        item = (item,)
+    return tuple(x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x) for x in item)
 
 
 class _Iterator:
@@ -145,53 +155,3 @@ class DictIterator(_Iterator):
 
     def __init__(self, dataset, num_epochs=-1, output_numpy=False, do_copy=False):
         super().__init__(dataset, None, num_epochs, output_numpy, do_copy, as_dict=True)
-
-
-class DeviceQueue:
-    """The pipeline's rows as tuples of device Tensors, prepared ahead in a background
-    thread (MindSpore's device queue; see ``Dataset.device_que``).
-
-    >>> queue = dataset.device_que()
-    >>> for epoch in range(2):
-    ...     for data, label in queue:
-    ...         ...
-    """
-
-    def __init__(self, dataset, send_epoch_end=True):
-        self._dataset = dataset
-        self._send_epoch_end = send_epoch_end
-        self._helper = None
-
-    def send(self, num_epochs=-1):
-        """Start preparing ``num_epochs`` epochs (-1: as many as are read)."""
-        from mscore.train.dataset_helper import DatasetHelper
-        epochs = 1 if num_epochs == -1 else v.check_int(num_epochs, "num_epochs", 1)
-        self._helper = DatasetHelper(self._dataset, dataset_sink_mode=True, epoch_num=epochs)
-
-    def __iter__(self):
-        if self._helper is None:
-            self.send()
-        return iter(self._helper)
-
-    def get_data_info(self):
-        """``(dtypes, shapes)`` of the columns."""
-        if self._helper is None:
-            self.send()
-        return self._helper.types_shapes()
-
-    def stop_send(self):
-        """Stop the background thread."""
-        if self._helper is not None:
-            self._helper.stop_send()
-
-    def continue_send(self):
-        """Nothing to do: the thread restarts on demand."""
-
-    def release(self):
-        """Free the background thread."""
-        self.stop_send()
-        self._helper = None
-
-    def get_dataset_size(self):
-        """Batches per epoch."""
-        return self._dataset.get_dataset_size()

@@ -10,7 +10,7 @@ import numpy as np
 
 from mscore.dataset import config
 from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.datasets import BatchInfo
+from mscore.dataset.engine.datasets import BatchInfo, builds
 from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.ops_rows import _OneChild, _place, replace_columns
 
@@ -97,6 +97,7 @@ def pad_column(name, values, shape, pad_value):
     return out
 
 
+@builds("batch")
 class BatchDataset(_OneChild):
     """Rows stacked into batches (see :meth:`Dataset.batch`)."""
 
@@ -233,6 +234,7 @@ class _BatchMapJob:
                            f"per_batch_map {v.func_name(self.per_batch_map)}")
 
 
+@builds("padded_batch")
 class PaddedBatchDataset(BatchDataset):
     """Rows padded to one shape per column and batched (see :meth:`Dataset.padded_batch`)."""
 
@@ -260,6 +262,7 @@ def _check_increasing_positive(values, name):
     return values
 
 
+@builds("bucket_batch_by_length")
 class BucketBatchByLengthDataset(_OneChild):
     """Rows batched by length bucket (see :meth:`Dataset.bucket_batch_by_length`)."""
 

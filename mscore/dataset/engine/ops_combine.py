@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.datasets import Dataset, builds
 from mscore.dataset.engine.mappable import MappableDataset
 from mscore.dataset.engine.ops_rows import ShuffleDataset
 from mscore.dataset.engine.samplers import DistributedSampler, RandomSampler, SequentialSampler
@@ -14,6 +14,7 @@ from mscore.dataset.engine.samplers import DistributedSampler, RandomSampler, Se
 __all__ = ["ConcatDataset", "ZipDataset", "zip", "split_dataset", "split_sizes"]
 
 
+@builds("concat")
 class ConcatDataset(Dataset):
     """The rows of several datasets with the same columns, one after the other.
 
@@ -76,6 +77,7 @@ class ConcatDataset(Dataset):
                 j += 1
 
 
+@builds("zip")
 class ZipDataset(Dataset):
     """The rows of several datasets side by side (columns must differ); as many rows as the
     shortest has."""
@@ -159,6 +161,7 @@ def _source_of(dataset):
     return node
 
 
+@builds("split")
 def split_dataset(dataset, sizes, randomize=True):
     """See :meth:`Dataset.split`."""
     v.check_bool(randomize, "randomize")

@@ -10,7 +10,7 @@ from mscore.dataset import config
 from mscore.dataset.callback import DSCallback
 from mscore.dataset.callback.ds_callback import CallbackRunner
 from mscore.dataset.engine import validators as v
-from mscore.dataset.engine.datasets import Dataset
+from mscore.dataset.engine.datasets import Dataset, builds
 from mscore.dataset.engine.map_workers import WorkerSlot, dump_job
 from mscore.dataset.engine.op_random import OpStreams
 
@@ -62,6 +62,7 @@ def _check_callbacks(callbacks):
     return items
 
 
+@builds("map")
 class MapDataset(_OneChild):
     """Columns transformed by operations (see :meth:`Dataset.map`)."""
 
@@ -186,6 +187,7 @@ class _MapJob:
         return apply_operations(self.operations, values, columns)
 
 
+@builds("filter")
 class FilterDataset(_OneChild):
     """Rows for which a predicate holds (see :meth:`Dataset.filter`)."""
 
@@ -214,6 +216,7 @@ class FilterDataset(_OneChild):
                 yield row
 
 
+@builds("shuffle")
 class ShuffleDataset(_OneChild):
     """Rows shuffled through a buffer (see :meth:`Dataset.shuffle`)."""
 
@@ -244,6 +247,7 @@ class ShuffleDataset(_OneChild):
             yield buf[i]
 
 
+@builds("repeat")
 class RepeatDataset(_OneChild):
     """The child ``count`` times over; each repetition is a new child epoch."""
 
@@ -280,6 +284,7 @@ class RepeatDataset(_OneChild):
             k += 1
 
 
+@builds("take")
 class TakeDataset(_OneChild):
     """The first ``count`` rows."""
 
@@ -306,6 +311,7 @@ class TakeDataset(_OneChild):
                 return
 
 
+@builds("skip")
 class SkipDataset(_OneChild):
     """All rows but the first ``count``."""
 
@@ -323,6 +329,7 @@ class SkipDataset(_OneChild):
                 yield row
 
 
+@builds("project")
 class ProjectDataset(_OneChild):
     """Only the given columns."""
 
@@ -342,6 +349,7 @@ class ProjectDataset(_OneChild):
             yield tuple(row[i] for i in idx)
 
 
+@builds("rename")
 class RenameDataset(_OneChild):
     """Columns renamed."""
 

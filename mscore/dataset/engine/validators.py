@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 
 INT32_MAX = 2 ** 31 - 1
@@ -176,3 +177,21 @@ def check_max_rowsize(value, allow_list=True):
             raise ValueError(f"Input max_rowsizei[{i}] is not within the required interval "
                              f"of {interval}.")
     return list(value)
+
+
+def np_dtype(data_type, name="data_type"):
+    """The numpy dtype of an mscore dtype, a numpy dtype or type, or a dtype name."""
+    if isinstance(data_type, mdt.DType):
+        return np.dtype(data_type.np_dtype)
+    if isinstance(data_type, str):
+        try:
+            return np.dtype(mdt.as_dtype(data_type, name).np_dtype)
+        except (TypeError, ValueError):
+            pass
+    if isinstance(data_type, (np.dtype, type, str)):
+        try:
+            return np.dtype(data_type)
+        except TypeError:
+            pass
+    raise TypeError(f"{name}: expected an mscore dtype (ms.int32, ...) or a numpy dtype, got "
+                    f"{data_type!r}")

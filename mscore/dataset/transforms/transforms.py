@@ -12,11 +12,11 @@ import numbers
 
 import numpy as np
 
-from mscore.common import dtype as mdt
 from mscore.common import dtype as mstype
 from mscore.dataset.engine._stdrandom import std_shuffle
 from mscore.dataset.engine.op_random import generator_for
 from mscore.dataset.engine.ops_batch import pad_column
+from mscore.dataset.engine.validators import np_dtype
 
 __all__ = ["PyTensorOperation", "TensorOperation", "TypeCast", "Compose", "OneHot", "Fill",
            "Duplicate", "Concatenate", "Slice", "Mask", "PadEnd", "Relational", "RandomApply",
@@ -41,24 +41,6 @@ class PyTensorOperation:
 
 
 TensorOperation = PyTensorOperation
-
-
-def np_dtype(data_type, name="data_type"):
-    """The numpy dtype of an mscore dtype, a numpy dtype or type, or a dtype name."""
-    if isinstance(data_type, mdt.DType):
-        return np.dtype(data_type.np_dtype)
-    if isinstance(data_type, str):
-        try:
-            return np.dtype(mdt.as_dtype(data_type, name).np_dtype)
-        except (TypeError, ValueError):
-            pass
-    if isinstance(data_type, (np.dtype, type, str)):
-        try:
-            return np.dtype(data_type)
-        except TypeError:
-            pass
-    raise TypeError(f"{name}: expected an mscore dtype (ms.int32, ...) or a numpy dtype, got "
-                    f"{data_type!r}")
 
 
 def _check_transforms(transforms, name="transforms"):

@@ -16,7 +16,7 @@ from mscore.dataset.engine._stdrandom import std_shuffle
 from mscore.dataset.engine.op_random import generator_for
 from mscore.dataset.transforms.transforms import PyTensorOperation
 from mscore.dataset.vision import utils
-from mscore.dataset.vision.transforms import _gray, _is_pil, check_inter, image_array, size_arg
+from mscore.dataset.vision.primitives import check_inter, gray, image_array, is_pil, size_arg
 from mscore.dataset.vision.utils import Inter
 
 __all__ = ["AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue",
@@ -62,14 +62,14 @@ def adjust_brightness(arr, factor):
 
 
 def adjust_contrast(arr, factor):
-    mean = float(np.mean(_gray(arr)))
+    mean = float(np.mean(gray(arr)))
     if np.issubdtype(arr.dtype, np.integer):
         mean = float(np.rint(mean))
     return _blend(arr, mean, factor)
 
 
 def adjust_saturation(arr, factor):
-    return _blend(arr, _gray(arr)[..., None].astype(np.float32), factor)
+    return _blend(arr, gray(arr)[..., None].astype(np.float32), factor)
 
 
 _HSV_SHIFT = 12
@@ -465,7 +465,7 @@ class ToNumpy(PyTensorOperation):
 
 def get_image_size(image):
     """``[height, width]`` of an H x W (x C) image."""
-    arr = np.asarray(image) if not _is_pil(image) else None
+    arr = np.asarray(image) if not is_pil(image) else None
     if arr is None:
         return [image.size[1], image.size[0]]
     if arr.ndim not in (2, 3):
@@ -476,7 +476,7 @@ def get_image_size(image):
 
 def get_image_num_channels(image):
     """The number of channels of an H x W (1) or H x W x C (C) image."""
-    if _is_pil(image):
+    if is_pil(image):
         return len(image.getbands())
     arr = np.asarray(image)
     if arr.ndim not in (2, 3):

@@ -17,14 +17,14 @@ from mscore.dataset.engine.op_random import generator_for
 from mscore.dataset.engine.validators import argument_type_error
 from mscore.dataset.transforms.transforms import PyTensorOperation, _check_prob
 from mscore.dataset.vision import utils
-from mscore.dataset.vision.transforms import (
-    Decode,
-    Grayscale,
-    _fill_arg,
-    _number,
+from mscore.dataset.vision.primitives import (
     check_center,
     check_inter,
+    decode,
+    fill_arg,
+    grayscale,
     image_array,
+    number_arg,
     pad_image,
     padding_arg,
     rotate,
@@ -83,7 +83,7 @@ class RandomCrop(PyTensorOperation):
         if not isinstance(pad_if_needed, bool):
             raise TypeError(f"pad_if_needed: expected a bool, got {type(pad_if_needed).__name__}")
         self.pad_if_needed = pad_if_needed
-        self.fill_value = _fill_arg(fill_value)
+        self.fill_value = fill_arg(fill_value)
         if not isinstance(padding_mode, Border):
             raise TypeError(f"padding_mode: expected a Border value, got {padding_mode!r}")
         self.padding_mode = padding_mode
@@ -110,7 +110,7 @@ class RandomCrop(PyTensorOperation):
 def _pair(value, name, low=None):
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise TypeError(f"{name}: expected a (min, max) pair, got {value!r}")
-    lo, hi = (_number(x, name) for x in value)
+    lo, hi = (number_arg(x, name) for x in value)
     if lo > hi:
         raise ValueError(f"{name}: min must not exceed max, got {value!r}")
     if low is not None and lo < low:
@@ -179,7 +179,7 @@ class RandomRotation(PyTensorOperation):
         if not isinstance(expand, bool):
             raise TypeError(f"expand: expected a bool, got {type(expand).__name__}")
         self.expand, self.center = expand, check_center(center)
-        self.fill_value = _fill_arg(fill_value)
+        self.fill_value = fill_arg(fill_value)
 
     def __call__(self, img):
         arr = image_array(img)
@@ -198,7 +198,7 @@ class RandomGrayscale(PyTensorOperation):
         if not generator_for(self).bernoulli(self.prob)[0]:
             return arr
         channels = 1 if arr.ndim == 2 else arr.shape[-1]
-        return Grayscale(3 if channels == 3 else 1)(arr)
+        return grayscale(arr, 3 if channels == 3 else 1)
 
 
 
@@ -208,7 +208,7 @@ class RandomCropDecodeResize(RandomResizedCrop):
     random region is drawn as ``RandomResizedCrop`` draws it)."""
 
     def __call__(self, img):
-        return super().__call__(Decode()(img))
+        return super().__call__(decode(img))
 
 
 def _erasing_args(prob, scale, ratio, value, inplace, max_attempts):

@@ -2,66 +2,85 @@
 
 Images are numpy arrays in HWC layout (H x W, or H x W x C) unless a transform says
 otherwise; PIL images are accepted where MindSpore takes them (and come back as PIL images
-from the transforms that MindSpore runs on PIL). Random transforms are in
-:mod:`mscore.dataset.vision.random_transforms`.
+from the transforms that MindSpore runs on PIL). This module defines the deterministic
+geometric and format transforms; like MindSpore's ``vision.transforms`` it also holds the
+colour transforms of :mod:`~mscore.dataset.vision.adjust` and the random ones of
+:mod:`~mscore.dataset.vision.random_transforms`, which build on the shared operations of
+:mod:`~mscore.dataset.vision.primitives`.
 """
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
-from mscore.dataset.engine.datasets_vision import _pillow, decode_image
+from mscore.dataset.engine.datasets_vision import _pillow
 from mscore.dataset.transforms.transforms import PyTensorOperation, np_dtype
 from mscore.dataset.vision import utils
-from mscore.dataset.vision.utils import Border, ConvertMode, Inter
+from mscore.dataset.vision.adjust import (
+    AdjustBrightness,
+    AdjustContrast,
+    AdjustGamma,
+    AdjustHue,
+    AdjustSaturation,
+    AutoContrast,
+    CutOut,
+    Equalize,
+    HsvToRgb,
+    Invert,
+    Posterize,
+    RandomAutoContrast,
+    RandomColorAdjust,
+    RandomEqualize,
+    RandomInvert,
+    ResizedCrop,
+    RgbToHsv,
+    Solarize,
+    ToNumpy,
+    get_image_num_channels,
+    get_image_size,
+)
+from mscore.dataset.vision.primitives import (
+    check_center,
+    check_inter,
+    crop_or_pad_center,
+    decode,
+    fill_arg,
+    gray,
+    grayscale,
+    image_array,
+    is_pil,
+    number_arg,
+    pad_image,
+    padding_arg,
+    rotate,
+    size_arg,
+)
+from mscore.dataset.vision.random_transforms import (
+    RandomCrop,
+    RandomCropDecodeResize,
+    RandomErasing,
+    RandomGrayscale,
+    RandomHorizontalFlip,
+    RandomResizedCrop,
+    RandomRotation,
+    RandomVerticalFlip,
+    not_random,
+)
+from mscore.dataset.vision.utils import Border, ConvertMode, ImageBatchFormat, Inter
 
 __all__ = ["Decode", "Resize", "Rescale", "Normalize", "HWC2CHW", "CenterCrop", "Crop", "Pad",
            "ToTensor", "ToType", "ToPIL", "Grayscale", "ConvertColor", "HorizontalFlip",
-           "VerticalFlip", "Rotate"]
-
-
-def _number(value, name):
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
-    return float(value)
-
-
-def _is_pil(img):
-    return type(img).__module__.startswith("PIL.")
-
-
-def image_array(img, name="image"):
-    """A numpy view of ``img`` (a numpy array or a PIL image) with 2 or 3 dimensions."""
-    arr = np.asarray(img)
-    if arr.ndim not in (2, 3):
-        raise RuntimeError(f"{name}: expected an H x W or H x W x C image, got shape "
-                           f"{arr.shape}")
-    return arr
-
-
-def size_arg(size, name="size"):
-    """An int, or an (h, w) tuple, each positive."""
-    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
-        if not 1 <= size <= 2 ** 31 - 1:
-            raise ValueError(f"{name}: expected a value in [1, 2147483647], got {size}")
-        return int(size)
-    if isinstance(size, (list, tuple)) and len(size) == 2:
-        for i, s in enumerate(size):
-            if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-                raise TypeError(f"{name}: {name}[{i}] must be an int, got {s!r}")
-            if not 1 <= s <= 2 ** 31 - 1:
-                raise ValueError(f"{name}: {name}[{i}] must be in [1, 2147483647], got {s}")
-        return (int(size[0]), int(size[1]))
-    raise TypeError(f"{name}: should be a single integer or a list/tuple (h, w) of length 2, "
-                    f"got {size!r}")
-
-
-def check_inter(interpolation):
-    if not isinstance(interpolation, Inter):
-        raise TypeError(f"interpolation: expected an Inter value, got {interpolation!r}")
-    return interpolation
+           "VerticalFlip", "Rotate",
+           # defined in vision.adjust, vision.random_transforms and vision.utils
+           "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
+           "AutoContrast", "CutOut", "Equalize", "HsvToRgb", "Invert", "Posterize",
+           "RandomAutoContrast", "RandomColorAdjust", "RandomEqualize", "RandomInvert",
+           "ResizedCrop", "RgbToHsv", "Solarize", "ToNumpy", "get_image_num_channels",
+           "get_image_size", "RandomCrop", "RandomCropDecodeResize", "RandomErasing",
+           "RandomGrayscale", "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation",
+           "RandomVerticalFlip", "not_random", "Border", "ConvertMode", "ImageBatchFormat",
+           "Inter"]
 
 
 class Decode(PyTensorOperation):
@@ -74,16 +93,7 @@ class Decode(PyTensorOperation):
         self.to_pil = to_pil
 
     def __call__(self, img):
-        if isinstance(img, bytes):
-            img = np.frombuffer(img, np.uint8)
-        arr = np.asarray(img)
-        if arr.ndim != 1:
-            raise TypeError(f"Decode: the encoded image should be 1-D, got {arr.ndim} "
-                            f"dimensions")
-        try:
-            out = decode_image(arr)
-        except ValueError as exc:
-            raise RuntimeError(f"Decode: {exc}") from None
+        out = decode(img)
         if self.to_pil:
             import PIL.Image
             return PIL.Image.fromarray(out)
@@ -105,7 +115,7 @@ class Resize(PyTensorOperation):
         return (s, max(1, int(w * s / h))) if h <= w else (max(1, int(h * s / w)), s)
 
     def __call__(self, img):
-        if _is_pil(img):
+        if is_pil(img):
             return _pil_like(self(np.asarray(img)), img)
         arr = image_array(img)
         th, tw = self.target(*arr.shape[:2])
@@ -121,8 +131,8 @@ class Rescale(PyTensorOperation):
     """``image * rescale + shift`` as float32."""
 
     def __init__(self, rescale, shift):
-        self.rescale = _number(rescale, "rescale")
-        self.shift = _number(shift, "shift")
+        self.rescale = number_arg(rescale, "rescale")
+        self.shift = number_arg(shift, "shift")
 
     def __call__(self, img):
         return (np.asarray(img, dtype=np.float32) * np.float32(self.rescale)
@@ -136,7 +146,7 @@ def _channel_values(values, name, low_open):
         raise TypeError(f"{name}: expected a list or tuple of numbers, got {values!r}")
     out = []
     for i, x in enumerate(values):
-        x = _number(x, name)
+        x = number_arg(x, name)
         if not (0 < x <= 255 if low_open else 0 <= x <= 255):
             raise ValueError(f"{name}: {name}[{i}] must be in {'(0' if low_open else '[0'}, "
                              f"255], got {x}")
@@ -208,51 +218,9 @@ class ToPIL(PyTensorOperation):
     """A decoded H x W (x C) uint8 array as a PIL image."""
 
     def __call__(self, img):
-        if _is_pil(img):
+        if is_pil(img):
             return img
         return _pillow().Image.fromarray(image_array(img))
-
-
-def _fill_arg(fill_value):
-    if isinstance(fill_value, numbers.Integral) and not isinstance(fill_value, bool):
-        if not 0 <= fill_value <= 255:
-            raise ValueError(f"fill_value: expected a value in [0, 255], got {fill_value}")
-        return int(fill_value)
-    if isinstance(fill_value, tuple) and len(fill_value) == 3:
-        for x in fill_value:
-            if not isinstance(x, numbers.Integral) or isinstance(x, bool) or not 0 <= x <= 255:
-                raise ValueError(f"fill_value: expected ints in [0, 255], got {fill_value}")
-        return tuple(int(x) for x in fill_value)
-    raise TypeError(f"fill_value: expected an int or a 3-tuple of ints, got {fill_value!r}")
-
-
-def padding_arg(padding, name="padding"):
-    """``(left, top, right, bottom)`` from an int, a 2-sequence or a 4-sequence."""
-    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
-        padding = (padding,) * 4
-    elif isinstance(padding, (list, tuple)) and len(padding) == 2:
-        padding = (padding[0], padding[1], padding[0], padding[1])
-    if not isinstance(padding, (list, tuple)) or len(padding) != 4:
-        raise TypeError(f"{name}: expected an int or a list/tuple of 2 or 4 ints, got "
-                        f"{padding!r}")
-    for p in padding:
-        if not isinstance(p, numbers.Integral) or isinstance(p, bool):
-            raise TypeError(f"{name}: expected ints, got {p!r}")
-        if not 0 <= p <= 2 ** 31 - 1:
-            raise ValueError(f"{name}: expected values >= 0, got {p}")
-    return tuple(int(p) for p in padding)
-
-
-def pad_image(arr, left, top, right, bottom, fill=0, mode=Border.CONSTANT):
-    widths = [(top, bottom), (left, right)] + [(0, 0)] * (arr.ndim - 2)
-    if mode is Border.CONSTANT:
-        out = np.pad(arr, widths)
-        fill = np.asarray(fill, dtype=arr.dtype)
-        mask = np.ones(out.shape[:2], bool)
-        mask[top:top + arr.shape[0], left:left + arr.shape[1]] = False
-        out[mask] = fill if fill.ndim == 0 or arr.ndim == 3 else fill[0]
-        return out
-    return np.pad(arr, widths, mode=mode.value)
 
 
 class Pad(PyTensorOperation):
@@ -262,7 +230,7 @@ class Pad(PyTensorOperation):
 
     def __init__(self, padding, fill_value=0, padding_mode=Border.CONSTANT):
         self.padding = padding_arg(padding)
-        self.fill_value = _fill_arg(fill_value)
+        self.fill_value = fill_arg(fill_value)
         if not isinstance(padding_mode, Border):
             raise TypeError(f"padding_mode: expected a Border value, got {padding_mode!r}")
         self.padding_mode = padding_mode
@@ -270,17 +238,6 @@ class Pad(PyTensorOperation):
     def __call__(self, img):
         arr = image_array(img)
         return pad_image(arr, *self.padding, self.fill_value, self.padding_mode)
-
-
-def crop_or_pad_center(arr, th, tw):
-    """The central ``th`` x ``tw`` of ``arr``, padded with zeros where it is smaller."""
-    h, w = arr.shape[:2]
-    if th > h or tw > w:
-        ph, pw = max(th - h, 0), max(tw - w, 0)
-        arr = pad_image(arr, pw // 2, ph // 2, pw - pw // 2, ph - ph // 2)
-        h, w = arr.shape[:2]
-    top, left = (h - th) // 2, (w - tw) // 2
-    return arr[top:top + th, left:left + tw]
 
 
 class CenterCrop(PyTensorOperation):
@@ -332,20 +289,6 @@ class VerticalFlip(PyTensorOperation):
         return np.ascontiguousarray(image_array(img)[::-1])
 
 
-def _gray_u8(arr):
-    r, g, b = (arr[..., i].astype(np.int64) for i in range(3))
-    return ((r * 4899 + g * 9617 + b * 1868 + 8192) >> 14).astype(np.uint8)
-
-
-def _gray(arr, order="rgb"):
-    rgb = arr[..., :3] if order == "rgb" else arr[..., 2::-1]
-    if arr.dtype == np.uint8:
-        return _gray_u8(rgb)
-    r, g, b = (rgb[..., i].astype(np.float32) for i in range(3))
-    return (r * np.float32(0.299) + g * np.float32(0.587) + b * np.float32(0.114)).astype(
-        arr.dtype)
-
-
 def _with_alpha(arr):
     alpha = np.iinfo(arr.dtype).max if arr.dtype.kind in "iu" else 1
     return np.concatenate([arr, np.full(arr.shape[:2] + (1,), alpha, arr.dtype)], axis=-1)
@@ -358,13 +301,13 @@ _CONVERSIONS = {
     ConvertMode.COLOR_RGBA2BGR: lambda a: a[..., 2::-1],
     ConvertMode.COLOR_BGR2RGB: lambda a: a[..., ::-1],
     ConvertMode.COLOR_BGRA2RGBA: lambda a: a[..., [2, 1, 0, 3]],
-    ConvertMode.COLOR_BGR2GRAY: lambda a: _gray(a, "bgr"),
-    ConvertMode.COLOR_RGB2GRAY: lambda a: _gray(a, "rgb"),
+    ConvertMode.COLOR_BGR2GRAY: lambda a: gray(a, "bgr"),
+    ConvertMode.COLOR_RGB2GRAY: lambda a: gray(a, "rgb"),
     ConvertMode.COLOR_GRAY2BGR: lambda a: np.repeat(a.reshape(a.shape[:2] + (1,)), 3, -1),
     ConvertMode.COLOR_GRAY2BGRA: lambda a: _with_alpha(np.repeat(a.reshape(a.shape[:2] + (1,)),
                                                                  3, -1)),
-    ConvertMode.COLOR_BGRA2GRAY: lambda a: _gray(a, "bgr"),
-    ConvertMode.COLOR_RGBA2GRAY: lambda a: _gray(a, "rgb"),
+    ConvertMode.COLOR_BGRA2GRAY: lambda a: gray(a, "bgr"),
+    ConvertMode.COLOR_RGBA2GRAY: lambda a: gray(a, "rgb"),
 }
 _CHANNELS_IN = {ConvertMode.COLOR_GRAY2BGR: 1, ConvertMode.COLOR_GRAY2BGRA: 1,
                 ConvertMode.COLOR_BGRA2BGR: 4, ConvertMode.COLOR_RGBA2BGR: 4,
@@ -404,50 +347,7 @@ class Grayscale(PyTensorOperation):
         self.num_output_channels = num_output_channels
 
     def __call__(self, img):
-        if _is_pil(img):
-            gray = img.convert("L")
-            return gray if self.num_output_channels == 1 else gray.convert("RGB")
-        arr = image_array(img)
-        if arr.ndim == 2:
-            gray = arr
-        else:
-            rgb = arr[..., :3].astype(np.int64)
-            gray = ((rgb[..., 0] * 19595 + rgb[..., 1] * 38470 + rgb[..., 2] * 7471 + 0x8000)
-                    >> 16).astype(arr.dtype)
-        return gray if self.num_output_channels == 1 else np.repeat(gray[..., None], 3, -1)
-
-
-def rotation_matrix(h, w, degrees, center, expand):
-    """The inverse map of a rotation by ``degrees`` (counter-clockwise) about ``center``
-    (default: the image centre), and the output size (larger with ``expand``)."""
-    cx, cy = ((w - 1) / 2, (h - 1) / 2) if center is None else center
-    a = math.radians(degrees)
-    alpha, beta = math.cos(a), math.sin(a)
-    fwd = np.array([[alpha, beta, (1 - alpha) * cx - beta * cy],
-                    [-beta, alpha, beta * cx + (1 - alpha) * cy]])
-    out_h, out_w = h, w
-    if expand:
-        corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], dtype=np.float64)
-        pts = corners @ fwd.T
-        out_w = int(math.ceil(pts[:, 0].max() - pts[:, 0].min()))
-        out_h = int(math.ceil(pts[:, 1].max() - pts[:, 1].min()))
-        fwd[0, 2] += (out_w - w) / 2
-        fwd[1, 2] += (out_h - h) / 2
-    full = np.vstack([fwd, [0, 0, 1]])
-    return np.linalg.inv(full)[:2], out_h, out_w
-
-
-def check_center(center):
-    if center is None:
-        return None
-    if not isinstance(center, (list, tuple)) or len(center) != 2:
-        raise TypeError(f"center: expected (x, y), got {center!r}")
-    return tuple(_number(c, "center") for c in center)
-
-
-def rotate(arr, degrees, resample, expand, center, fill):
-    inv, out_h, out_w = rotation_matrix(arr.shape[0], arr.shape[1], degrees, center, expand)
-    return utils.warp_affine(arr, inv, out_h, out_w, resample, fill)
+        return grayscale(img, self.num_output_channels)
 
 
 class Rotate(PyTensorOperation):
@@ -457,25 +357,14 @@ class Rotate(PyTensorOperation):
 
     def __init__(self, degrees, resample=Inter.NEAREST, expand=False, center=None,
                  fill_value=0):
-        self.degrees = _number(degrees, "degrees")
+        self.degrees = number_arg(degrees, "degrees")
         self.resample = check_inter(resample)
         if not isinstance(expand, bool):
             raise TypeError(f"expand: expected a bool, got {type(expand).__name__}")
         self.expand, self.center = expand, check_center(center)
-        self.fill_value = _fill_arg(fill_value)
+        self.fill_value = fill_arg(fill_value)
 
     def __call__(self, img):
         arr = image_array(img)
         return rotate(arr, self.degrees, self.resample, self.expand, self.center,
                       self.fill_value)
-
-
-def __getattr__(name):
-    """MindSpore's ``vision.transforms`` module also holds the random and colour transforms:
-    ``from mscore.dataset.vision.transforms import RandomCrop`` finds them in their modules
-    (bound late: those modules build on this one)."""
-    from mscore.dataset.vision import adjust, random_transforms
-    for module in (random_transforms, adjust, utils):
-        if name in module.__all__:
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
