@@ -268,8 +268,9 @@ class ShapeOps:
 
     def getitem(self, a: Array, index: Index) -> Array:
         """numpy indexing: ``index`` holds ints, slices (negative steps included), None,
-        Ellipsis and native integer arrays, with numpy's advanced-indexing rules; an index
-        out of range raises ``IndexError``."""
+        Ellipsis and native integer arrays, with numpy's advanced-indexing rules (separated
+        integer arrays put their broadcast axes first); an index out of range raises
+        ``IndexError``."""
         raise NotImplementedError
 
     def scatter_add(self, a: Array, index: Index, updates: Array) -> Array:
