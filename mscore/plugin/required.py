@@ -26,9 +26,6 @@ import numpy as np
 
 from .optional import Array, DType
 
-Index = tuple[Any, ...]      # ints, slices, None, Ellipsis and native integer arrays
-Padding = Sequence[tuple[int, int]]   # one (before, after) pair per axis
-
 
 class CreationOps:
     """Creation, host transfer and dtypes."""
@@ -262,18 +259,19 @@ class ShapeOps:
         """Same-dtype arrays joined along the int ``axis``."""
         raise NotImplementedError
 
-    def pad(self, a: Array, pad_width: Padding, value: bool | int | float) -> Array:
+    def pad(self, a: Array, pad_width: Sequence[tuple[int, int]],
+            value: bool | int | float) -> Array:
         """Constant padding with ``value``, one ``(before, after)`` pair per axis."""
         raise NotImplementedError
 
-    def getitem(self, a: Array, index: Index) -> Array:
+    def getitem(self, a: Array, index: tuple[Any, ...]) -> Array:
         """numpy indexing: ``index`` holds ints, slices (negative steps included), None,
         Ellipsis and native integer arrays, with numpy's advanced-indexing rules (separated
         integer arrays put their broadcast axes first); an index out of range raises
         ``IndexError``."""
         raise NotImplementedError
 
-    def scatter_add(self, a: Array, index: Index, updates: Array) -> Array:
+    def scatter_add(self, a: Array, index: tuple[Any, ...], updates: Array) -> Array:
         """A copy of ``a`` with ``updates`` added at ``a[index]``; repeated indices
         accumulate (``np.add.at``): the VJP of :meth:`getitem`."""
         raise NotImplementedError
@@ -289,25 +287,25 @@ class LinalgOps:
         broadcasting with numpy's rules; integers wrap."""
         raise NotImplementedError
 
-    def conv(self, x: Array, w: Array, stride: Sequence[int], padding: Padding,
-             dilation: Sequence[int], groups: int) -> Array:
+    def conv(self, x: Array, w: Array, stride: Sequence[int],
+             padding: Sequence[tuple[int, int]], dilation: Sequence[int], groups: int) -> Array:
         """N-d cross-correlation of floats: ``w`` (O, C // groups, *kernel)."""
         raise NotImplementedError
 
-    def conv_transpose(self, x: Array, w: Array, stride: Sequence[int], padding: Padding,
-                       output_padding: Sequence[int], dilation: Sequence[int],
-                       groups: int) -> Array:
+    def conv_transpose(self, x: Array, w: Array, stride: Sequence[int],
+                       padding: Sequence[tuple[int, int]], output_padding: Sequence[int],
+                       dilation: Sequence[int], groups: int) -> Array:
         """The input-gradient of :meth:`conv` as a layer: ``w`` (C_in, O // groups,
         *kernel); ``output_padding`` is added at the end of each spatial axis."""
         raise NotImplementedError
 
     def max_pool(self, x: Array, kernel: Sequence[int], stride: Sequence[int],
-                 padding: Padding) -> Array:
+                 padding: Sequence[tuple[int, int]]) -> Array:
         """Max over windows of the spatial axes; padding counts as -inf."""
         raise NotImplementedError
 
     def avg_pool(self, x: Array, kernel: Sequence[int], stride: Sequence[int],
-                 padding: Padding, count_include_pad: bool) -> Array:
+                 padding: Sequence[tuple[int, int]], count_include_pad: bool) -> Array:
         """Mean over windows of floats; the zero padding counted in the divisor or not."""
         raise NotImplementedError
 
