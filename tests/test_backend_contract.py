@@ -3,6 +3,7 @@ docs render from it; the export tracer binds recorded calls with the same signat
 shipped backends take the declared parameter names (a type checker compares the count and
 kinds of parameters, not their names, and the core passes op attributes by keyword)."""
 import inspect
+from pathlib import Path
 
 import pytest
 from _helpers import load_script
@@ -15,7 +16,9 @@ RENDER = load_script("tools", "render_backend_contract")
 SHIPPED = [("mscore.backends.numpy.backend", "ArrayModuleBackend"),
            ("mscore_torch.backend", "TorchBackend"),
            ("mscore_jax.backend", "JaxBackend"),
-           ("mscore_cupy.backend", "CupyBackend")]
+           ("mscore_cupy.backend", "CupyBackend"),
+           ("mscore_array_api.backend", "ArrayAPIBackend")]   # the third-party example
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "third_party_backend"
 
 
 def test_docs_backend_contract_is_rendered_from_the_declarations():
@@ -94,7 +97,8 @@ def _name_mismatches(cls):
 
 
 @pytest.mark.parametrize("module, cls_name", SHIPPED, ids=[m for m, _ in SHIPPED])
-def test_shipped_backends_take_the_declared_parameter_names(module, cls_name):
+def test_shipped_backends_take_the_declared_parameter_names(module, cls_name, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))   # not installed: imported from the checkout
     cls = getattr(pytest.importorskip(module), cls_name)
     assert _name_mismatches(cls) == {}
 
