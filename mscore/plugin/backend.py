@@ -17,10 +17,12 @@ primitives when a backend leaves them as ``None``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import optional, required
 from .optional import OPTIONAL_MEMBERS
 from .required import DEFAULTED, REQUIRED_MEMBERS, RequiredMethods
 
@@ -225,3 +227,32 @@ def missing_primitives(backend: Backend) -> list[str]:
     cls = type(backend) if isinstance(backend, Backend) else backend
     return [name for name in PRIMITIVE_OPS
             if name not in DEFAULTED and getattr(cls, name, None) is getattr(Backend, name)]
+
+
+def misnamed_parameters(backend: Backend) -> dict[str, tuple[list[str], list[str]]]:
+    """``{member: (declared names, written names)}`` for the contract's members that the
+    backend's class writes in Python with other parameter names, or in another order, than
+    :mod:`.required` / :mod:`.optional` declare (the core passes op attributes by keyword).
+    Extra trailing parameters with a default, keyword-only ones, and methods taking
+    ``*args`` are accepted; members bound on the instance (library functions) are not
+    looked at."""
+    cls = type(backend) if isinstance(backend, Backend) else backend
+    out = {}
+    for name in REQUIRED_MEMBERS + OPTIONAL_MEMBERS:
+        fn = getattr(cls, name, None)
+        if not inspect.isfunction(fn) or fn is getattr(Backend, name):
+            continue
+        module = required if name in REQUIRED_MEMBERS else optional
+        declared = list(module.signature(name).parameters)
+        written = list(inspect.signature(fn).parameters.values())
+        if not isinstance(inspect.getattr_static(cls, name), staticmethod):
+            written = written[1:]
+        if any(p.kind is p.VAR_POSITIONAL for p in written):
+            continue
+        positional = [p for p in written if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+        extra = positional[len(declared):]
+        if [p.name for p in positional[:len(declared)]] != declared or any(
+                p.default is p.empty for p in extra):
+            out[name] = (declared, [p.name for p in written])
+    return out
