@@ -1,6 +1,8 @@
 """The typed backend contract: mypy (configured in pyproject.toml's ``[tool.mypy]``) finds no
-error in ``mscore/plugin``, ``mscore/dispatch.py`` and the four backends, whose optional
-members are checked against :mod:`mscore.plugin.optional`'s signatures."""
+error in ``mscore/plugin``, ``mscore/dispatch.py`` and the four backends, whose required
+and optional members are checked against the signatures of :mod:`mscore.plugin.required`
+and :mod:`mscore.plugin.optional` (a parameter too many or too few is an error; the names are
+checked by tests/test_backend_contract.py)."""
 import subprocess
 import sys
 from pathlib import Path

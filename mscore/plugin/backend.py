@@ -2,9 +2,11 @@
 
 A backend plugin returns :class:`BackendSpec` objects from the ``mscore_register_backends``
 hook; the spec's ``factory`` builds a :class:`Backend` when the backend is first selected.
-Every method below works on the backend's *native* arrays (``numpy.ndarray``,
-``torch.Tensor``, ``jax.Array``, ...), never on mscore ``Tensor`` objects. Shapes are
-tuples of ints, axes are ints or tuples of ints, dtypes are :class:`mscore.common.dtype.DType`.
+Every member of the contract (:mod:`.required` and :mod:`.optional` declare them, with
+their signatures, grouped by concern) works on the backend's *native* arrays
+(``numpy.ndarray``, ``torch.Tensor``, ``jax.Array``, ...), never on mscore ``Tensor``
+objects. Shapes are tuples of ints, axes are ints or tuples of ints, dtypes are
+:class:`mscore.common.dtype.DType`.
 
 The required methods form the *primitive op set*; the reference autodiff
 (:mod:`mscore.autodiff`) differentiates programs written in it, so a backend without native
@@ -15,11 +17,14 @@ primitives when a backend leaves them as ``None``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import optional, required
 from .optional import OPTIONAL_MEMBERS
+from .required import DEFAULTED, REQUIRED_MEMBERS, RequiredMethods
 
 # A type checker sees the optional members' signatures on Backend; at run time each is None
 # until a backend binds it.
@@ -28,30 +33,9 @@ if TYPE_CHECKING:
 else:
     _Typed = object
 
-# The primitive op names, in the order the docs list them. The conformance kit checks each.
-PRIMITIVE_OPS = (
-    # creation and transfer
-    "from_numpy", "to_numpy", "full", "arange", "shape", "dtype", "cast", "stop_gradient",
-    # elementwise unary
-    "neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "erf", "sign", "floor", "ceil",
-    "logical_not", "isfinite",
-    # elementwise binary and comparisons
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
-    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "where",
-    # reductions
-    "sum", "max", "min", "argmax", "argmin", "all", "any",
-    # shape
-    "reshape", "transpose", "broadcast_to", "concat", "pad",
-    # indexing
-    "getitem", "scatter_add",
-    # linear algebra, convolution, pooling
-    "matmul", "conv", "conv_transpose", "max_pool", "avg_pool",
-    # random streams
-    "rng_state", "random_uniform", "random_normal",
-    # device
-    "synchronize", "memory_stats", "all_finite",
-)
+# The primitive op names, grouped by concern in the order :mod:`.required` declares them
+# (with their signatures and contracts). The conformance kit checks each.
+PRIMITIVE_OPS = REQUIRED_MEMBERS
 
 FUSED_OPS = ("softmax", "log_softmax", "layer_norm", "batch_norm", "cross_entropy",
              "attention", "addcmul", "relu", "dense", "gelu", "conv_bias", "foreach_div",
@@ -181,20 +165,21 @@ def device_target(device):
     return {"CUDA": "GPU", "ASCEND": "Ascend"}.get(head, head)
 
 
-class Backend(_Typed):
+class Backend(RequiredMethods, _Typed):
     """Base class of a backend: the primitive op set over native arrays.
 
-    Subclasses set ``name`` and implement every method that raises ``NotImplementedError``
-    here. ``capabilities`` is set from :attr:`BackendSpec.capabilities` by the registry when
-    the backend is built (the spec is the one place a plugin declares them). ``device`` is
-    the current placement string ("CPU", "GPU:0", ...), changed through :meth:`set_device`.
+    Subclasses set ``name`` and implement every required member (:mod:`.required`
+    declares them with their signatures, grouped by concern; those without a default raise
+    ``NotImplementedError`` here) and bind the optional members they have (:mod:`.optional`;
+    the rest are None here). ``capabilities`` is set from :attr:`BackendSpec.capabilities` by
+    the registry when the backend is built (the spec is the one place a plugin declares
+    them). ``device`` is the current placement string ("CPU", "GPU:0", ...), changed through
+    :meth:`set_device`. The members below have a working default a backend may override.
     """
 
     name = "abstract"
     capabilities: frozenset = frozenset()
 
-    # The optional members (:mod:`mscore.plugin.optional` has their signatures, grouped by
-    # concern) are None here, each set below the class: a backend binds the ones it has.
     # True when every array value_and_grad returns is already cut from the library's graph
     # (torch: detached): the core then skips its stop_gradient of each.
     value_and_grad_detached = False
@@ -210,198 +195,64 @@ class Backend(_Typed):
                              f"got {device_target!r}")
         self.device = "CPU"
 
-    def synchronize(self) -> None:
-        """Wait for all queued work on the current device."""
-
-    def memory_stats(self) -> dict:
-        """Bytes in use / peak on the current device, as a dict (may be empty on CPU)."""
-        return {}
-
     # -- host threads and execution -------------------------------------------------------
-    def limit_threads(self, threads: int):
+    def limit_threads(self, threads: int) -> contextlib.AbstractContextManager[None]:
         """A context manager: inside it, the library's own host thread pools (its intra-op
         and inter-op pools, which ``OMP_NUM_THREADS`` and threadpoolctl do not reach once the
         library has started) use at most ``threads`` threads. The default has nothing of its
         own to limit."""
         return contextlib.nullcontext()
 
-    def graph_mode_eager_reason(self):
+    def graph_mode_eager_reason(self) -> str | None:
         """Why GRAPH_MODE programs run eagerly on this backend, as one phrase, or None when
         they are compiled."""
         if self.compile is None:
             return f"backend {self.name!r} has no compiler"
         return None
 
-    # -- creation and transfer ----------------------------------------------------------
-    def from_numpy(self, array, dtype=None):
-        """A native array holding a copy of numpy ``array`` (cast to ``dtype`` if given)."""
-        raise NotImplementedError
-
-    def to_numpy(self, a):
-        """A numpy array with the values of ``a`` (bfloat16 as ``ml_dtypes.bfloat16``)."""
-        raise NotImplementedError
-
-    def full(self, shape, value, dtype):
-        """An array of ``shape`` filled with ``value``."""
-        raise NotImplementedError
-
-    def arange(self, start, stop, step, dtype):
-        """``start, start+step, ...`` below ``stop``."""
-        raise NotImplementedError
-
-    def shape(self, a) -> tuple:
-        """The shape of ``a`` as a tuple of ints."""
-        raise NotImplementedError
-
-    def dtype(self, a):
-        """The mscore DType of ``a``."""
-        raise NotImplementedError
-
-    def cast(self, a, dtype):
-        """``a`` converted to ``dtype`` (a no-op when it already has it)."""
-        raise NotImplementedError
-
-    def stop_gradient(self, a):
-        """``a`` cut from any gradient history the library keeps (detach)."""
-        return a
-
-    # -- elementwise ---------------------------------------------------------------------
-    def neg(self, a): raise NotImplementedError
-    def abs(self, a): raise NotImplementedError
-    def exp(self, a): raise NotImplementedError
-    def log(self, a): raise NotImplementedError
-    def sqrt(self, a): raise NotImplementedError
-    def sin(self, a): raise NotImplementedError
-    def cos(self, a): raise NotImplementedError
-    def tanh(self, a): raise NotImplementedError
-    def erf(self, a): raise NotImplementedError
-    def sign(self, a): raise NotImplementedError
-    def floor(self, a): raise NotImplementedError
-    def ceil(self, a): raise NotImplementedError
-    def logical_not(self, a): raise NotImplementedError
-    def isfinite(self, a): raise NotImplementedError
-
-    # Binary ops get two arrays of the same dtype (the core promotes first) whose shapes
-    # broadcast with numpy's rules.
-    def add(self, a, b): raise NotImplementedError
-    def sub(self, a, b): raise NotImplementedError
-    def mul(self, a, b): raise NotImplementedError
-    def div(self, a, b): raise NotImplementedError
-    def pow(self, a, b): raise NotImplementedError
-    def maximum(self, a, b): raise NotImplementedError
-    def minimum(self, a, b): raise NotImplementedError
-    def equal(self, a, b): raise NotImplementedError
-    def not_equal(self, a, b): raise NotImplementedError
-    def less(self, a, b): raise NotImplementedError
-    def less_equal(self, a, b): raise NotImplementedError
-    def greater(self, a, b): raise NotImplementedError
-    def greater_equal(self, a, b): raise NotImplementedError
-    def logical_and(self, a, b): raise NotImplementedError
-    def logical_or(self, a, b): raise NotImplementedError
-
-    def where(self, cond, x, y):
-        """Elementwise ``x if cond else y`` (``x`` and ``y`` share a dtype)."""
-        raise NotImplementedError
-
-    # -- reductions: axis is None (all) or a tuple of non-negative ints ---------------------
-    def sum(self, a, axis, keepdims): raise NotImplementedError
-    def max(self, a, axis, keepdims): raise NotImplementedError
-    def min(self, a, axis, keepdims): raise NotImplementedError
-    def all(self, a, axis, keepdims): raise NotImplementedError
-    def any(self, a, axis, keepdims): raise NotImplementedError
-
-    def argmax(self, a, axis):
-        """Index (int64) of the first maximum along the int ``axis``."""
-        raise NotImplementedError
-
-    def argmin(self, a, axis):
-        """Index (int64) of the first minimum along the int ``axis``."""
-        raise NotImplementedError
-
-    # -- shape ---------------------------------------------------------------------------
-    def reshape(self, a, shape): raise NotImplementedError
-    def transpose(self, a, perm): raise NotImplementedError
-    def broadcast_to(self, a, shape): raise NotImplementedError
-
-    def concat(self, arrays, axis):
-        """Join a list of same-dtype arrays along ``axis``."""
-        raise NotImplementedError
-
-    def pad(self, a, pad_width, value):
-        """Constant padding; ``pad_width`` is a tuple of ``(before, after)`` per axis."""
-        raise NotImplementedError
-
-    # -- indexing --------------------------------------------------------------------------
-    def getitem(self, a, index):
-        """numpy indexing: ``index`` is a tuple of ints, slices, None, Ellipsis and native
-        integer arrays (advanced indexing)."""
-        raise NotImplementedError
-
-    def scatter_add(self, a, index, updates):
-        """A copy of ``a`` with ``updates`` added at ``a[index]``; repeated indices
-        accumulate (``np.add.at`` semantics). The VJP of :meth:`getitem`."""
-        raise NotImplementedError
-
-    # -- linear algebra, convolution, pooling ----------------------------------------------
-    def matmul(self, a, b):
-        """Batched matrix product with numpy's broadcasting rules (operands are >= 2-d)."""
-        raise NotImplementedError
-
-    def conv(self, x, w, stride, padding, dilation, groups):
-        """N-d cross-correlation, channels first. ``x``: (N, C, *spatial), ``w``:
-        (O, C // groups, *kernel); ``stride``/``dilation``: one int per spatial axis;
-        ``padding``: one ``(before, after)`` pair per spatial axis."""
-        raise NotImplementedError
-
-    def conv_transpose(self, x, w, stride, padding, output_padding, dilation, groups):
-        """The gradient of :meth:`conv` with respect to its input, as a layer.
-        ``w``: (C_in, O // groups, *kernel); ``output_padding``: one int per spatial axis,
-        added at the end of each axis."""
-        raise NotImplementedError
-
-    def max_pool(self, x, kernel, stride, padding):
-        """Max over windows of the spatial axes; ``padding`` pairs pad with -inf."""
-        raise NotImplementedError
-
-    def avg_pool(self, x, kernel, stride, padding, count_include_pad):
-        """Mean over windows; zero padding counted or not by ``count_include_pad``."""
-        raise NotImplementedError
-
-    # -- random streams: states are native arrays so they can flow through compiled steps --
-    def rng_state(self, seed: int):
-        """A fresh random state for ``seed``."""
-        raise NotImplementedError
-
-    def random_uniform(self, state, shape, dtype):
-        """``(values in [0, 1), next_state)``."""
-        raise NotImplementedError
-
-    def random_normal(self, state, shape, dtype):
-        """``(standard normal values, next_state)``."""
-        raise NotImplementedError
-
-    # -- overflow check ------------------------------------------------------------------
-    def all_finite(self, arrays) -> bool:
-        """True when no array holds inf or nan: one pass, at most one host synchronisation."""
-        raise NotImplementedError
-
-    def expected_overflow(self):
+    def expected_overflow(self) -> contextlib.AbstractContextManager[None]:
         """A context manager around a loss-scaled step, whose inf and nan are expected (the
         overflow check after it is their point): a library that warns on floating-point
         overflow keeps quiet inside it. The default does nothing."""
         return contextlib.nullcontext()
 
 
-# Primitives whose Backend default is a valid implementation (no-op sync, no stats, ...).
+# The optional members are None until a backend binds them.
 for _name in OPTIONAL_MEMBERS:
     setattr(Backend, _name, None)
-
-
-_DEFAULTED = frozenset({"stop_gradient", "synchronize", "memory_stats"})
 
 
 def missing_primitives(backend: Backend) -> list[str]:
     """Names of primitive ops the backend inherits unimplemented from :class:`Backend`."""
     cls = type(backend) if isinstance(backend, Backend) else backend
     return [name for name in PRIMITIVE_OPS
-            if name not in _DEFAULTED and getattr(cls, name, None) is getattr(Backend, name)]
+            if name not in DEFAULTED and getattr(cls, name, None) is getattr(Backend, name)]
+
+
+def misnamed_parameters(backend: Backend) -> dict[str, tuple[list[str], list[str]]]:
+    """``{member: (declared names, written names)}`` for the contract's members that the
+    backend's class writes in Python with other parameter names, or in another order, than
+    :mod:`.required` / :mod:`.optional` declare (the core passes op attributes by keyword).
+    Extra trailing parameters with a default, keyword-only ones, and methods taking
+    ``*args`` are accepted; members bound on the instance (library functions) are not
+    looked at."""
+    cls = type(backend) if isinstance(backend, Backend) else backend
+    out = {}
+    for name in REQUIRED_MEMBERS + OPTIONAL_MEMBERS:
+        fn = getattr(cls, name, None)
+        if not inspect.isfunction(fn) or fn is getattr(Backend, name):
+            continue
+        module = required if name in REQUIRED_MEMBERS else optional
+        declared = list(module.signature(name).parameters)
+        written = list(inspect.signature(fn).parameters.values())
+        if not isinstance(inspect.getattr_static(cls, name), staticmethod):
+            written = written[1:]
+        if any(p.kind is p.VAR_POSITIONAL for p in written):
+            continue
+        positional = [p for p in written if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+        extra = positional[len(declared):]
+        if [p.name for p in positional[:len(declared)]] != declared or any(
+                p.default is p.empty for p in extra):
+            out[name] = (declared, [p.name for p in written])
+    return out

@@ -39,19 +39,24 @@ class FusedOps:
     def batch_norm(self, x: Array, running_mean: Array | None, running_var: Array | None,
                    weight: Array | None, bias: Array | None, training: bool, momentum: float,
                    eps: float) -> tuple[Array, Array | None, Array | None]:
-        """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``
-        (the new statistics None in eval or without running statistics)."""
+        """Batch normalisation over axis 1: ``(out, new_running_mean, new_running_var)``,
+        the inputs unmodified; in training the new statistics are ``(1 - momentum) * running
+        + momentum * batch`` (unbiased variance), None in eval or without running
+        statistics."""
         raise NotImplementedError
 
     def cross_entropy(self, logits: Array, target: Array, ignore_index: int,
                       reduction: str, label_smoothing: float) -> Array:
-        """Cross entropy of logits ``(N, C)`` and class indices ``(N,)``."""
+        """Cross entropy of logits ``(N, C)`` and int class indices ``(N,)``; ``reduction``
+        "mean" (over the samples not ignored), "sum" or "none"; the formula is in
+        docs/backend-authors.md."""
         raise NotImplementedError
 
     def attention(self, q: Array, k: Array, v: Array, mask: Array | None, is_causal: bool,
                   scale: float | None) -> Array:
-        """Scaled dot-product attention; a bool mask keeps the True positions, a float mask
-        is added to the scores; causal masking is top-left aligned."""
+        """``softmax(q k^T * scale + mask) v`` over the last two axes; a bool mask keeps the
+        True positions, a float mask is added to the scores; causal masking is top-left
+        aligned; ``scale`` None is ``1 / sqrt(d)`` (formula in docs/backend-authors.md)."""
         raise NotImplementedError
 
     def addcmul(self, a: Array, b: Array, c: Array) -> Array:
@@ -59,15 +64,17 @@ class FusedOps:
         raise NotImplementedError
 
     def relu(self, x: Array) -> Array:
-        """``max(x, 0)``, gradient 0 at 0."""
+        """``max(x, 0)``, gradient 0 at 0 (``ops.relu``, ``nn.ReLU``)."""
         raise NotImplementedError
 
     def dense(self, x: Array, w: Array, b: Array | None) -> Array:
-        """``x @ w.T + b`` with x ``(..., in)``, w ``(out, in)``, b ``(out,)`` or None."""
+        """``x @ w.T + b`` with x ``(..., in)``, w ``(out, in)``, b ``(out,)`` or None, one
+        dtype (``ops.dense``, ``nn.Dense``)."""
         raise NotImplementedError
 
     def gelu(self, x: Array, approximate: str) -> Array:
-        """GELU, ``approximate`` "none" (erf) or "tanh"."""
+        """``x * Phi(x)`` for ``approximate`` "none" (erf), its tanh approximation for
+        "tanh"."""
         raise NotImplementedError
 
     def conv_bias(self, x: Array, w: Array, b: Array, stride: tuple[int, ...],
@@ -76,18 +83,19 @@ class FusedOps:
         raise NotImplementedError
 
     def int_floor_divide(self, a: Array, b: Array) -> Array:
-        """``a // b`` of integer arrays of one dtype, exact: rounded toward -inf, ``MIN // -1``
-        wraps to MIN, ``x // 0`` is MAX, MIN or 0 by the sign of x
-        (``rules.floor_divide_edges``)."""
+        """``a // b`` of integer (not bool) arrays of one dtype, broadcasting, exact over the
+        whole range (MindSpore's ``FloorDiv``): rounded toward -inf, ``MIN // -1`` wraps to
+        MIN, ``x // 0`` is MAX, MIN or 0 by the sign of x (``rules.floor_divide_edges``)."""
         raise NotImplementedError
 
     def rnn_sequence(self, mode: str, x: Array, h0: Array, c0: Array | None, w_ih: Array,
                      w_hh: Array, b_ih: Array | None,
                      b_hh: Array | None) -> tuple[Array, Array, Array | None]:
         """One direction of one recurrent layer ('LSTM', 'GRU', 'RNN_TANH', 'RNN_RELU') over
-        the whole sequence: ``x`` (T, N, in), ``h0``/``c0`` (N, H) (``c0`` None but for LSTM),
-        weights as ``nn.LSTM``'s, biases both None or both given; ``(out (T, N, H), h_T,
-        c_T)``, differentiable by the backend's own autodiff
+        the whole sequence: gates i, f, g, o (LSTM) or r, z, n (GRU); ``x`` (T, N, in),
+        ``h0``/``c0`` (N, H) (``c0`` None but for LSTM), ``w_ih`` (gates * H, in), ``w_hh``
+        (gates * H, H), biases (gates * H,) both None or both given; ``(out (T, N, H), h_T,
+        c_T)`` (``c_T`` None but for LSTM), differentiable by the backend's own autodiff
         (:func:`mscore.fused_reference.rnn_sequence` is the reference)."""
         raise NotImplementedError
 
@@ -96,29 +104,34 @@ class MultiTensorOps:
     """Passes over lists of arrays (no Python loop per array), returning new arrays."""
 
     def foreach_div(self, arrays: Sequence[Array], scalar: Array) -> list[Array]:
-        """``[a / scalar]`` with a 0-d ``scalar`` (each result keeps its dtype)."""
+        """``[a / scalar for a in arrays]`` with a 0-d ``scalar``, each result in its
+        array's dtype, in one multi-tensor pass (loss-scale unscaling)."""
         raise NotImplementedError
 
     def momentum_update(self, params: Sequence[Array], moments: Sequence[Array],
                         grads: Sequence[Array], lr: Array, momentum: Array, nesterov: bool,
                         inplace: bool = False) -> tuple[list[Array], list[Array]]:
-        """``v = momentum * v + g; p -= lr * v`` (Nesterov: ``lr * (g + momentum * v)``);
-        ``inplace``: the results may be written into ``params`` and ``moments``."""
+        """Momentum SGD over lists of one dtype (``lr``, ``momentum`` 0-d): ``v = momentum *
+        v + g; p -= lr * v`` (Nesterov: ``lr * (g + momentum * v)``); ``(params,
+        moments)``; ``inplace``: nothing else holds the inputs, and the results may be
+        written into ``params`` and ``moments``."""
         raise NotImplementedError
 
     def adam_update(self, params: Sequence[Array], m: Sequence[Array], v: Sequence[Array],
                     grads: Sequence[Array], lr: Array, beta1: float, beta2: float, eps: float,
                     nesterov: bool, weight_decay: Array | None,
                     inplace: bool = False) -> tuple[list[Array], list[Array], list[Array]]:
-        """Adam: ``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``,
-        ``p -= lr (n / (sqrt(v) + eps) + wd p)`` with ``n = m`` (Nesterov:
-        ``b1 m + (1-b1) g``)."""
+        """Adam over lists of one dtype: ``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``,
+        ``p -= lr (n / (sqrt(v) + eps) + weight_decay p)`` with ``n = m`` (Nesterov:
+        ``b1 m + (1-b1) g``); ``lr`` and ``weight_decay`` (or None) 0-d arrays;
+        ``(params, m, v)``; ``inplace`` as for ``momentum_update``."""
         raise NotImplementedError
 
     def unscale_check(self, arrays: Sequence[Array],
                       scale: Array) -> tuple[list[Array], Array]:
         """``(arrays / scale, finite)``, ``finite`` a 0-d bool: no result holds inf/nan; may
-        overwrite ``arrays``."""
+        overwrite ``arrays`` (their producer owns them). Takes the place of ``all_finite``
+        in an eager loss-scaled step."""
         raise NotImplementedError
 
     def batch_norm_inplace(self, x: Array, running_mean: Array, running_var: Array,

@@ -6,7 +6,13 @@ import pytest
 
 from mscore.common import dtype as mdt
 from mscore.conformance.harness import EXACT, ConformanceFailure
-from mscore.plugin.backend import FUSED_OPS, KNOWN_CAPABILITIES, PRIMITIVE_OPS, missing_primitives
+from mscore.plugin.backend import (
+    FUSED_OPS,
+    KNOWN_CAPABILITIES,
+    PRIMITIVE_OPS,
+    misnamed_parameters,
+    missing_primitives,
+)
 
 ALL = tuple(d.name for d in mdt.ALL_DTYPES)
 FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -33,11 +39,18 @@ def test_spec(kit):
 
 
 def test_primitive_set_complete(kit):
-    """Every primitive op of PRIMITIVE_OPS is implemented."""
+    """Every primitive op of PRIMITIVE_OPS is implemented, and the methods the backend's
+    class writes take the declared parameter names (the core passes op attributes by
+    keyword)."""
     missing = missing_primitives(kit.backend)
     assert not missing, f"{kit.name} does not implement the primitive ops {missing}"
     not_callable = [n for n in PRIMITIVE_OPS if not callable(getattr(kit.backend, n, None))]
     assert not not_callable, f"not callable: {not_callable}"
+    misnamed = misnamed_parameters(kit.backend)
+    assert not misnamed, f"{kit.name} names the parameters of its methods otherwise than " \
+        "the contract (docs/backend-contract.md): " + "; ".join(
+            f"{name}({', '.join(written)}), declared {name}({', '.join(declared)})"
+            for name, (declared, written) in misnamed.items())
 
 
 def test_optional_hooks_match_capabilities(kit):
