@@ -13,7 +13,7 @@ import signal
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -27,9 +27,7 @@ with open(os.path.join(HERE, "data", "mindspore_callbacks.json")) as _f:
     ORACLE = json.load(_f)
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 class Net(nn.Cell):

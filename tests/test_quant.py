@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -36,10 +36,7 @@ SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 FAST_BACKENDS = [b for b in BACKENDS if b != "jax" or SLOW]
 
 
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(device_target="CPU", backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 # -- an independent numpy implementation of MindSpore 1.x's documented formulas ---------------
