@@ -1,6 +1,7 @@
 """What the torch plugin's test modules share: they are skipped when torch or the plugin is
 missing (importing this module skips the importer), and compare the torch backend with the numpy
-reference through :func:`both`/:func:`run_on` at the per-dtype tolerances of :data:`TOL`."""
+reference through :func:`both`/:func:`run_on` at the per-dtype tolerances of
+:mod:`_backend_compare`."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,6 @@ if "torch" not in get_registry().names():
     pytest.skip("the torch plugin is not installed (pip install --no-deps -e "
                 "plugins/torch_backend)", allow_module_level=True)
 
-TOL = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6), "float16": (3e-3, 2e-3),
-       "bfloat16": (2e-2, 1e-2)}
 CUDA = torch.cuda.is_available()
 
 
@@ -40,8 +39,9 @@ def to_numpy(out):
 
 
 def assert_close(actual, expected, dtype="float32", factor=1.0):
-    """Per-dtype comparison (magnitude-relative atol, at least 1); ints and bools exactly."""
-    _assert_close(actual, expected, dtype, factor, tol=TOL, min_scale=1.0, same_dtype=True)
+    """The shared per-dtype comparison (:mod:`_backend_compare`'s tolerances) with the scale of
+    its magnitude-relative atol at least 1 and the dtypes equal; ints and bools exactly."""
+    _assert_close(actual, expected, dtype, factor, min_scale=1.0, same_dtype=True)
 
 
 def both(fn, *arrays, dtype="float32", factor=1.0, exact_dtype=True):
