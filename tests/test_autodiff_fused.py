@@ -240,7 +240,8 @@ def test_batch_norm_statistics_match_composite():
         layer = nn.BatchNorm1d(3, dtype=ms.float64)
         layer.set_train()
         net = nn.SequentialCell([layer])
-        grad_fn = ms.value_and_grad(lambda v: ops.sum(net(v) * 1.5), 0, net.trainable_params())
+        grad_fn = ms.value_and_grad(lambda v, net=net: ops.sum(net(v) * 1.5), 0,
+                                    net.trainable_params())
         if ctx is None:
             grad_fn(x)
         else:

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+from functools import partial
 
 import numpy as np
 import pytest
@@ -118,7 +119,7 @@ def test_argument_checks_match_mindspore(group, tmp_path):
             continue
         expected = recorded if recorded == "ok" else recorded["error"]
         expected = DEVIATIONS.get(group, {}).get(label, expected)
-        got = _outcome(lambda: make(*parsed))
+        got = _outcome(partial(make, *parsed))
         assert got == expected, f"{group}({label}): mscore {got}, expected {expected}"
         checked += 1
     assert checked >= 3
@@ -455,7 +456,7 @@ def test_checkpoint_config_checks_match_mindspore():
             kwargs = dict([parsed])
         expected = recorded if recorded == "ok" else recorded["error"]
         expected = CONFIG_DEVIATIONS.get(label, expected)
-        got = _outcome(lambda: C.CheckpointConfig(**kwargs))
+        got = _outcome(partial(C.CheckpointConfig, **kwargs))
         assert got == expected, f"CheckpointConfig({label}): mscore {got}, expected {expected}"
         checked += 1
     assert checked == len(ORACLE["arg_checks"]["CheckpointConfig"])
@@ -473,7 +474,7 @@ def test_model_checkpoint_checks_match_mindspore(tmp_path, monkeypatch):
             name, value = _parse(label)
             kwargs = {name: value} if name == "directory" else {name: value, "directory": d}
         expected = recorded if recorded == "ok" else recorded["error"]
-        got = _outcome(lambda: C.ModelCheckpoint(**kwargs))
+        got = _outcome(partial(C.ModelCheckpoint, **kwargs))
         assert got == expected, f"ModelCheckpoint({label}): mscore {got}, expected {expected}"
 
 

@@ -171,7 +171,7 @@ def test_straight_through_gradient(backend):
     for training in (True, False):
         obs = FakeQuantWithMinMaxObserver(min_init=-1, max_init=1.5, ema=True, ema_decay=0.99)
         obs.set_train(training)
-        grad = ms.grad(lambda t: (obs(t) * ms.Tensor(g)).sum())(ms.Tensor(x)).asnumpy()
+        grad = ms.grad(lambda t, obs=obs: (obs(t) * ms.Tensor(g)).sum())(ms.Tensor(x)).asnumpy()
         lo_hi = (np.float32(0.99) * np.float32(-1) + np.float32(0.01) * x.min(),
                  np.float32(0.99) * np.float32(1.5) + np.float32(0.01) * x.max()) \
             if training else (-1, 1.5)
