@@ -19,6 +19,7 @@ import io
 import pstats
 import sys
 from collections import Counter
+from functools import partial
 from types import SimpleNamespace
 
 import _compare
@@ -93,8 +94,8 @@ def main(argv=None, out=sys.stdout):
             mx, my = ms.Tensor(x), ms.Tensor(y)
             native = _native_step(torch, workload, level)
             tx, ty = torch.from_numpy(x), torch.from_numpy(y).long()
-            mine = _counts(torch, lambda: step(mx, my), args.steps)
-            theirs = _counts(torch, lambda: native(tx, ty), args.steps)
+            mine = _counts(torch, partial(step, mx, my), args.steps)
+            theirs = _counts(torch, partial(native, tx, ty), args.steps)
             print(f"{model} {level}: Python calls/step mscore {mine[0]:.0f} native "
                   f"{theirs[0]:.0f}; ATen calls/step mscore {mine[1]} native {theirs[1]}",
                   file=out, flush=True)

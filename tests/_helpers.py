@@ -1,7 +1,10 @@
 """Helpers shared by the test modules (imported as ``_helpers``; pytest puts tests/ on the
-path)."""
+path), among them the fixture factories :func:`each_backend` and
+:func:`numpy_context_each_test`: a test module assigns what they return to a name."""
 import importlib.util
+import json
 import os
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +47,50 @@ def use_backend(name):
     return spec
 
 
+def each_backend(scope="function", seed=None):
+    """A ``backend`` fixture (assign it to ``backend`` in a test module): each installed
+    backend in turn, selected for the test (``scope="module"``: for the module's tests) with
+    :func:`use_backend`, the global seed set to ``seed`` when given; numpy restored after."""
+    @pytest.fixture(scope=scope, params=available_backends())
+    def backend(request):
+        use_backend(request.param)
+        if seed is not None:
+            ms.set_seed(seed)
+        yield request.param
+        use_backend("numpy")
+    return backend
+
+
+def numpy_context_each_test(seed=None):
+    """An autouse fixture (assign it to ``_numpy_context`` in a test module): each test starts
+    on the numpy backend, on the CPU, in PyNative mode (the global seed set to ``seed`` when
+    given) and leaves that context behind, whatever it selected."""
+    @pytest.fixture(autouse=True)
+    def _numpy_context():
+        ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+        if seed is not None:
+            ms.set_seed(seed)
+        yield
+        ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+    return _numpy_context
+
+
+def child_result(proc):
+    """The JSON a child Python printed on its line starting with ``RESULT``; an
+    AssertionError with the child's output when it printed none."""
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT"):
+            return json.loads(line[len("RESULT"):])
+    raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def load_script(folder, name):
     """The module ``name`` of the repository's ``folder`` (``bench`` or ``tools``: scripts,
     not packages), loaded from its file."""
@@ -77,6 +124,26 @@ def trunc_div(a, b):
     """``a / b`` rounded toward zero, exactly."""
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
+
+
+def trunc_mod(a, b, dtype=None):
+    """The remainder of :func:`trunc_div` (the sign of ``a``), exactly; 0 where ``b`` is 0.
+    (``dtype`` is unused: the signature of the division tests' tables of exact results.)"""
+    return 0 if b == 0 else a - trunc_div(a, b) * b
+
+
+def pids_with_tag(tag):
+    """The ids of the running processes whose command line contains ``tag``."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if tag.encode() in f.read():
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
 
 
 def saturated_by_zero(a, dtype):

@@ -5,10 +5,31 @@ Each ``make_<name>(**options)`` returns ``update(p, g, state, lr, t) -> (p, stat
 ``g`` already includes the weight decay, ``t`` is the step number (1 first) and ``state`` is
 None before the first step. LARS and Lamb work on the whole parameter (norms); the others
 are elementwise.
+
+:func:`step_gradients` and :func:`run_steps` are the fixed gradients both optimizer test
+modules (``test_nn_optim``, ``test_nn_optim_reference``) feed an optimizer, step by step.
 """
 import numpy as np
 
+import mscore as ms
+
 f32 = np.float32
+STEPS = 3   # the steps an optimizer runs in a comparison, unless a test says otherwise
+
+
+def step_gradients(step, params, dtype=np.float64):
+    """The gradients of step ``step`` (0 first) for ``params``: standard normal numbers of
+    their shapes in ``dtype``, the same on every call."""
+    rng = np.random.default_rng(100 + step)
+    return [rng.standard_normal(p.shape).astype(dtype) for p in params]
+
+
+def run_steps(opt, params, steps=STEPS, scale=1.0):
+    """Apply ``opt`` to :func:`step_gradients` (times ``scale``) ``steps`` times; the
+    parameters' values after, as numpy arrays."""
+    for s in range(steps):
+        opt(tuple(ms.Tensor(g * scale) for g in step_gradients(s, params)))
+    return [p.asnumpy() for p in params]
 
 
 def beta_power(beta, t):

@@ -1,14 +1,13 @@
 """Running the recorded MindSpore snippets of ``tests/data/*_oracle.json`` against mscore and
-comparing what they give (shared by the oracle test modules); :func:`compare` and
-:func:`each_backend` for the fixtures that record case expressions' results
-(``tests/data/_recorder.py``) and run them on every installed backend."""
+comparing what they give (shared by the oracle test modules); :func:`compare` for the
+fixtures that record case expressions' results (``tests/data/_recorder.py``), which the tests
+run on every installed backend (``_helpers.each_backend``)."""
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
 
 import mscore as ms
 
@@ -85,18 +84,6 @@ def check_case(oracle, name, names):
         assert str(info.value), f"{name}: the message is empty"
     else:
         assert_matches(spec["result"], run(oracle, spec["code"], names).get("result"), name)
-
-
-def each_backend(scope="function"):
-    """A ``backend`` fixture (assign it to ``backend`` in a test module): each installed
-    backend in turn, selected for the test (``scope="module"``: for the module's tests),
-    numpy restored after."""
-    @pytest.fixture(scope=scope, params=available_backends())
-    def backend(request):
-        use_backend(request.param)
-        yield request.param
-        use_backend("numpy")
-    return backend
 
 
 def _text(value):

@@ -5,22 +5,16 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import available_backends
+from _helpers import available_backends, each_backend
 
 import mscore as ms
 from mscore import amp, dispatch, nn, ops
 
-BACKENDS = available_backends()
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 OTHER_BACKENDS = available_backends(exclude=("numpy",))
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    ms.set_context(backend=request.param)
-    ms.set_seed(0)
-    yield request.param
-    ms.set_context(backend="numpy")
+backend = each_backend(seed=0)
 
 
 # --------------------------------------------------------------------------------------

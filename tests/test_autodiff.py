@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import dispatch
@@ -125,10 +126,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", device_target="CPU")
-    yield
+_numpy_context = numpy_context_each_test()
 
 
 def _backend():

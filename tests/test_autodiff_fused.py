@@ -12,7 +12,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from _helpers import available_backends, load_script, use_backend
+from _helpers import available_backends, load_script, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn, ops
@@ -137,10 +137,7 @@ CASES = [
 CASES[-2].inputs[3][:, 0] = True   # every query keeps a key
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", device_target="CPU")
-    yield
+_numpy_context = numpy_context_each_test()
 
 
 def _float_positions(inputs):
@@ -243,7 +240,8 @@ def test_batch_norm_statistics_match_composite():
         layer = nn.BatchNorm1d(3, dtype=ms.float64)
         layer.set_train()
         net = nn.SequentialCell([layer])
-        grad_fn = ms.value_and_grad(lambda v: ops.sum(net(v) * 1.5), 0, net.trainable_params())
+        grad_fn = ms.value_and_grad(lambda v, net=net: ops.sum(net(v) * 1.5), 0,
+                                    net.trainable_params())
         if ctx is None:
             grad_fn(x)
         else:

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -28,11 +29,7 @@ from mscore.train import (
 )
 from mscore.train.callback import CallbackParam
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def _data(n=8, seed=0):

@@ -10,10 +10,11 @@ import json
 import os
 import re
 import signal
+from functools import partial
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -27,9 +28,7 @@ with open(os.path.join(HERE, "data", "mindspore_callbacks.json")) as _f:
     ORACLE = json.load(_f)
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 class Net(nn.Cell):
@@ -120,7 +119,7 @@ def test_argument_checks_match_mindspore(group, tmp_path):
             continue
         expected = recorded if recorded == "ok" else recorded["error"]
         expected = DEVIATIONS.get(group, {}).get(label, expected)
-        got = _outcome(lambda: make(*parsed))
+        got = _outcome(partial(make, *parsed))
         assert got == expected, f"{group}({label}): mscore {got}, expected {expected}"
         checked += 1
     assert checked >= 3
@@ -457,7 +456,7 @@ def test_checkpoint_config_checks_match_mindspore():
             kwargs = dict([parsed])
         expected = recorded if recorded == "ok" else recorded["error"]
         expected = CONFIG_DEVIATIONS.get(label, expected)
-        got = _outcome(lambda: C.CheckpointConfig(**kwargs))
+        got = _outcome(partial(C.CheckpointConfig, **kwargs))
         assert got == expected, f"CheckpointConfig({label}): mscore {got}, expected {expected}"
         checked += 1
     assert checked == len(ORACLE["arg_checks"]["CheckpointConfig"])
@@ -475,7 +474,7 @@ def test_model_checkpoint_checks_match_mindspore(tmp_path, monkeypatch):
             name, value = _parse(label)
             kwargs = {name: value} if name == "directory" else {name: value, "directory": d}
         expected = recorded if recorded == "ok" else recorded["error"]
-        got = _outcome(lambda: C.ModelCheckpoint(**kwargs))
+        got = _outcome(partial(C.ModelCheckpoint, **kwargs))
         assert got == expected, f"ModelCheckpoint({label}): mscore {got}, expected {expected}"
 
 

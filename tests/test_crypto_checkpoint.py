@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore.train.serialization import _crypto, load_checkpoint, save_checkpoint
@@ -30,9 +30,7 @@ EXPECTED = _json("expected.json")
 MS_ERRORS = _json("ms_errors.json")["cases"]
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
+_numpy_context = numpy_context_each_test()
 
 
 def key_of(case):

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from _helpers import available_backends
+from _helpers import available_backends, numpy_context_each_test
 
 import mscore as ms
 from mscore.examples import amp_digits
@@ -19,14 +19,7 @@ from mscore.examples import amp_digits
 pytest.importorskip("sklearn")
 
 
-def _backends():
-    return available_backends()
-
-
-@pytest.fixture(autouse=True)
-def _restore_context():
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 def test_digits_idx_files_and_pipeline(tmp_path):
@@ -192,7 +185,7 @@ def test_without_matplotlib_the_accuracy_comes_first_and_the_job_succeeds(capsys
 
 @pytest.mark.skipif(not SLOW, reason="the job on the other backends: set MSCORE_SLOW_TESTS=1 "
                     "(their training is compared with numpy's in their own tests)")
-@pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
+@pytest.mark.parametrize("name", [b for b in available_backends() if b != "numpy"])
 def test_demo_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
     """The whole job (data pipeline, amp O2, Model, LossMonitor, ModelCheckpoint, eval) on
     the backend, cut to 2 epochs: it learns the digits well beyond chance (10 %)."""
@@ -206,7 +199,7 @@ def test_demo_other_backends_learn_in_two_epochs(capsys, tmp_path, name):
 
 
 @pytest.mark.skipif(not SLOW, reason="set MSCORE_SLOW_TESTS=1 to run the demo on every backend")
-@pytest.mark.parametrize("name", [b for b in _backends() if b != "numpy"])
+@pytest.mark.parametrize("name", [b for b in available_backends() if b != "numpy"])
 def test_demo_other_backends_reach_95_percent(capsys, name, tmp_path):
     status, out, acc, _ = _run(capsys, ["--backend", name, "--per-print", "0",
                                         "--min-accuracy", "0.95", "--output-dir",

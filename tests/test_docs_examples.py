@@ -14,8 +14,7 @@ import symtable
 from pathlib import Path
 
 import pytest
-
-import mscore as ms
+from _helpers import numpy_context_each_test
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([ROOT / "README.md", *ROOT.glob("docs/*.md"), *ROOT.glob("plugins/*/README.md"),
@@ -56,11 +55,7 @@ def _page_id(page):
     return page.relative_to(ROOT).as_posix()
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES

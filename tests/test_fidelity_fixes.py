@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, each_backend, numpy_context_each_test, use_backend
 
 import mscore as ms
 import mscore.numpy as mnp
@@ -23,17 +23,8 @@ BACKENDS = available_backends()
 RTOL, ATOL = 1e-5, 1e-6
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    use_backend(request.param)
-    yield request.param
-    ms.set_context(backend="numpy")
-
-
-@pytest.fixture(autouse=True)
-def _numpy_backend_after():
-    yield
-    ms.set_context(backend="numpy")
+backend = each_backend()
+_numpy_context = numpy_context_each_test()
 
 
 def values(rec):

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -17,10 +18,7 @@ from mscore.plugin.registry import UnknownBackendError, get_registry
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(autouse=True)
-def _restore_context():
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 # -- one error convention for every command --------------------------------------------------

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from conftest import subprocess_env
@@ -38,10 +39,7 @@ def _mscore_without(blocked, *argv, cwd):
                           timeout=300, cwd=str(cwd), env=subprocess_env())
 
 
-@pytest.fixture(autouse=True)
-def _restore_context():
-    yield
-    ms.set_context(backend="numpy", device_target="CPU", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 # -- a missing optional dependency: one line, the extra that installs it ---------------------

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 from _oracle import check_case, load, run
 
 import mscore as ms
@@ -23,9 +23,7 @@ CASES = ORACLE["cases"]
 NAMES = {"I": I, "ms": ms, "np": np}
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 SAME = sorted(n for n, spec in CASES.items()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import saturated_by_zero, trunc_div, wrap_int
-from _oracle import each_backend, load
+from _helpers import each_backend, saturated_by_zero, trunc_div, trunc_mod, wrap_int
+from _oracle import load
 
 import mscore as ms
 import mscore.numpy as mnp
@@ -49,15 +49,11 @@ def _fmod(a, b, d):
     return a if b == 0 else a - trunc_div(a, b) * b
 
 
-def _numpy_fmod(a, b, d):
-    return 0 if b == 0 else a - trunc_div(a, b) * b
-
-
 EXACT = {"floor_divide": _floor_div, "div_floor": _floor_div, "op_floordiv": _floor_div,
          "mnp_floor_divide": _floor_div, "div_trunc": _trunc_div, "method_div_trunc": _trunc_div,
          "remainder": _remainder, "method_remainder": _remainder, "floor_mod": _floor_mod,
          "op_mod": _floor_mod, "mnp_remainder": _floor_mod, "fmod": _fmod,
-         "mnp_fmod": _numpy_fmod}
+         "mnp_fmod": trunc_mod}
 assert set(EXACT) == {suffix for suffix, _ in FUNCTIONS}
 PER_DTYPE = [(dtype, suffix) for dtype in SIGNED + UNSIGNED for suffix, _ in FUNCTIONS]
 # Names that reach the same core computation as another: their routing is the same on every

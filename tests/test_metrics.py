@@ -1,6 +1,7 @@
 """mscore.train.metrics against numpy and scikit-learn."""
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore.train import metrics as M
@@ -21,9 +22,7 @@ from mscore.train.metrics import (
 sk = pytest.importorskip("sklearn.metrics")
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 def _data(n=60, c=4, seed=0):

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 from _oracle import assert_matches, check_case, load, run
 
 import mscore as ms
@@ -22,9 +22,7 @@ CASES = ORACLE["cases"]
 NAMES = {"M": M, "nn": nn, "T": ms.Tensor, "np": np, "ms": ms}
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 def _run(code):

@@ -8,21 +8,16 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.spatial.distance
-from _helpers import available_backends, central_differences, use_backend
+from _helpers import central_differences, each_backend
 
 import mscore as ms
 from mscore import mint
 
 T = ms.Tensor
-BACKENDS = available_backends()
 RNG = np.random.default_rng(7)
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    use_backend(request.param)
-    yield request.param
-    ms.set_context(backend="numpy")
+backend = each_backend()
 
 
 EINSUM_CASES = [

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from _helpers import available_backends
+from _helpers import available_backends, each_backend, numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -25,21 +25,8 @@ from mscore.train import (
 BACKENDS = available_backends()
 
 
-@pytest.fixture(autouse=True)
-def _reset_context():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
-    yield
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    ms.set_context(backend=request.param,
-                   device_target="GPU" if request.param == "cupy" else "CPU")
-    ms.set_seed(0)
-    yield request.param
-    ms.set_context(backend="numpy", device_target="CPU")
+_numpy_context = numpy_context_each_test(seed=0)
+backend = each_backend(seed=0)
 
 
 def _blobs(n=48, features=6, classes=3, seed=0):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from _helpers import available_backends
+from _helpers import available_backends, numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -13,10 +13,7 @@ from mscore import nn
 F64 = ms.float64
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def T(a):

@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn, ops
@@ -18,10 +18,7 @@ F64 = ms.float64
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def T(a):

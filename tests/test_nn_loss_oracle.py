@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 import pytest
-from _helpers import available_backends, central_differences, use_backend
+from _helpers import available_backends, central_differences, numpy_context_each_test, use_backend
 from _oracle import check_case, load, run
 
 import mscore as ms
@@ -26,9 +26,7 @@ SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 SAME = sorted(name for name, spec in CASES.items() if not spec["differs"])
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 @pytest.mark.parametrize("name", SAME)

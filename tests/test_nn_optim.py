@@ -2,19 +2,18 @@
 weight decay and loss scale, and argument validation."""
 import math
 
+import _optim_reference as ref
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
 
-STEPS = 3
+STEPS = ref.STEPS
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def T(a):
@@ -28,17 +27,6 @@ def _params(names=("w", "gamma", "bias"), dtype=np.float64):
             for n, s in zip(names, shapes)]
 
 
-def _grads(step, params, dtype=np.float64):
-    rng = np.random.default_rng(100 + step)
-    return [rng.standard_normal(p.shape).astype(dtype) for p in params]
-
-
-def _run(opt, params, steps=STEPS, scale=1.0):
-    for s in range(steps):
-        opt(tuple(T(g * scale) for g in _grads(s, params)))
-    return [p.asnumpy() for p in params]
-
-
 def _decays(params, wd):
     return [0.0 if ("beta" in p.name or "gamma" in p.name) else wd for p in params]
 
@@ -49,7 +37,7 @@ def _reference(params, update, steps=STEPS, lrs=None, lr=0.1, wd=0.0, state_init
     states = [None] * len(values)
     decays = _decays(params, wd)
     for s in range(steps):
-        grads = _grads(s, params)
+        grads = ref.step_gradients(s, params)
         step_lr = lr if lrs is None else lrs[min(s, len(lrs) - 1)]
         for i, (v, g) in enumerate(zip(values, grads)):
             values[i], states[i] = update(v, g, states[i], step_lr, s + 1, decays[i])
@@ -72,7 +60,7 @@ def test_momentum_three_steps(nesterov, wd, loss_scale):
     want = _reference(params, _momentum(0.9, nesterov), wd=wd)
     opt = nn.Momentum(params, 0.1, 0.9, weight_decay=wd, loss_scale=loss_scale,
                       use_nesterov=nesterov)
-    got = _run(opt, params, scale=loss_scale)
+    got = ref.run_steps(opt, params, scale=loss_scale)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
     assert [m.name for m in opt.moments] == ["moments.w", "moments.gamma", "moments.bias"]
@@ -100,7 +88,7 @@ def test_sgd_three_steps(mom, damp, nesterov, wd):
     params = _params()
     want = _reference(params, _sgd(mom, damp, nesterov), wd=wd)
     opt = nn.SGD(params, 0.1, momentum=mom, dampening=damp, weight_decay=wd, nesterov=nesterov)
-    for g, w in zip(_run(opt, params), want):
+    for g, w in zip(ref.run_steps(opt, params), want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
     assert [s.name for s in opt.stat] == ["stat.w", "stat.gamma", "stat.bias"]
 
@@ -122,7 +110,7 @@ def test_adam_three_steps(nesterov, wd):
     params = _params()
     want = _reference(params, _adam(0.9, 0.99, 1e-8, nesterov), lr=0.01, wd=wd)
     opt = nn.Adam(params, 0.01, beta2=0.99, use_nesterov=nesterov, weight_decay=wd)
-    for g, w in zip(_run(opt, params), want):
+    for g, w in zip(ref.run_steps(opt, params), want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(opt.beta1_power.asnumpy(), [0.9 ** STEPS], rtol=1e-6)
     assert [m.name for m in opt.moment2][0] == "moment2.w"
@@ -142,7 +130,7 @@ def test_adam_weight_decay_three_steps_decoupled():
     params = _params()
     want = _reference(params, _adamw(0.9, 0.999, 1e-6), lr=0.01, wd=0.1)
     opt = nn.AdamWeightDecay(params, 0.01, weight_decay=0.1)
-    for g, w in zip(_run(opt, params), want):
+    for g, w in zip(ref.run_steps(opt, params), want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
     assert [m.name for m in opt.moments1][0] == "adam_m.w"
 
@@ -152,7 +140,7 @@ def test_float32_parameters_update_in_float32():
     want = _reference(params, _momentum(0.9), wd=0.0)
     opt = nn.Momentum(params, 0.1, 0.9)
     for s in range(STEPS):
-        opt(tuple(T(g) for g in _grads(s, params, np.float32)))
+        opt(tuple(T(g) for g in ref.step_gradients(s, params, np.float32)))
     for p, w in zip(params, want):
         assert p.dtype is ms.float32
         np.testing.assert_allclose(p.asnumpy(), w, rtol=1e-5, atol=1e-6)
@@ -165,7 +153,7 @@ def test_list_and_tensor_learning_rates_follow_global_step():
         params = _params()
         want = _reference(params, _momentum(0.0), steps=5, lrs=lrs)
         opt = nn.SGD(params, lr_arg)
-        for g, w in zip(_run(opt, params, steps=5), want):
+        for g, w in zip(ref.run_steps(opt, params, steps=5), want):
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
         assert int(opt.global_step.asnumpy()[0]) == 5
 
@@ -177,7 +165,7 @@ def test_get_lr_reads_global_step_and_each_step_advances_it():
     for s in range(4):
         got.append(float(opt.get_lr().asnumpy()))
         assert float(opt.get_lr().asnumpy()) == got[-1]   # reading changes nothing
-        opt(tuple(T(g) for g in _grads(s, params)))
+        opt(tuple(T(g) for g in ref.step_gradients(s, params)))
     np.testing.assert_allclose(got, [0.3, 0.2, 0.1, 0.1], rtol=1e-6)
     assert int(opt.global_step.asnumpy()[0]) == 4
     fixed = nn.Momentum(_params(), 0.25, 0.9)
@@ -223,7 +211,7 @@ def test_optimizer_with_schedule_cell():
     sched = nn.ExponentialDecayLR(0.1, 0.5, 1)
     want = _reference(params, _momentum(0.9), lrs=[0.1, 0.05, 0.025])
     opt = nn.Momentum(params, sched, 0.9)
-    for g, w in zip(_run(opt, params), want):
+    for g, w in zip(ref.run_steps(opt, params), want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
     assert opt.dynamic_lr and int(opt.global_step.asnumpy()[0]) == 3
 
@@ -265,7 +253,7 @@ def test_group_params_lr_weight_decay_and_order():
     assert opt.group_weight_decay == (0.01, 0.1, 0.01)
     init = {p.name: p.asnumpy().copy() for p in (w, gamma, bias)}
     ordered = list(opt.parameters)
-    grads = _grads(0, ordered)
+    grads = ref.step_gradients(0, ordered)
     opt(tuple(T(g) for g in grads))
     for p, g, lr, wd in zip(ordered, grads, (0.1, 0.05, 0.1), (0.01, 0.1, 0.01)):
         np.testing.assert_allclose(p.asnumpy(), init[p.name] - lr * (g + wd * init[p.name]),
@@ -277,7 +265,7 @@ def test_group_with_schedule_and_fixed_rates():
     opt = nn.SGD([{"params": [w], "lr": nn.WarmUpLR(0.1, 2)}, {"params": [gamma, bias]}], 0.3)
     assert opt.dynamic_lr
     first = opt.get_lr()
-    opt(tuple(T(g) for g in _grads(0, [w, gamma, bias])))
+    opt(tuple(T(g) for g in ref.step_gradients(0, [w, gamma, bias])))
     second = opt.get_lr()
     np.testing.assert_allclose([float(x.asnumpy()) for x in first], [0.0, 0.3, 0.3], atol=1e-7)
     np.testing.assert_allclose([float(x.asnumpy()) for x in second], [0.05, 0.3, 0.3],
@@ -336,7 +324,7 @@ def test_dynamic_weight_decay_cell_and_public_helpers():
     assert opt.dynamic_weight_decay and opt.decay_flags == (True, False, True)
     init = [p.asnumpy().copy() for p in params]
     for s, decay in enumerate((0.1, 0.05)):
-        grads = _grads(s, params)
+        grads = ref.step_gradients(s, params)
         before = [p.asnumpy().copy() for p in params]
         opt(tuple(T(g * 4.0) for g in grads))
         for p, g, b, flag in zip(params, grads, before, opt.decay_flags):
@@ -345,7 +333,7 @@ def test_dynamic_weight_decay_cell_and_public_helpers():
     assert int(opt.global_step.asnumpy()[0]) == 2
     assert not np.allclose(params[0].asnumpy(), init[0])
     # scale_grad / decay_weight, as MindSpore subclasses call them
-    g = tuple(T(x) for x in _grads(5, params))
+    g = tuple(T(x) for x in ref.step_gradients(5, params))
     scaled = opt.scale_grad(g)
     np.testing.assert_allclose(scaled[0].asnumpy(), g[0].asnumpy() / 4.0, rtol=1e-12)
     fixed = nn.Momentum(params, 0.1, 0.9, weight_decay=0.5)

@@ -13,7 +13,7 @@ import os
 import _optim_reference as ref
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 from _oracle import check_case, load, run
 
 import mscore as ms
@@ -27,9 +27,7 @@ SAME = sorted(name for name, spec in CASES.items() if not spec["differs"])
 JAX_SUBSET = ["adagrad_dynamic_lr", "base_get_lr_does_not_advance"]
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 @pytest.mark.parametrize("name", SAME)

@@ -8,18 +8,16 @@ import os
 import _optim_reference as ref
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
 
-STEPS = 3
+STEPS = ref.STEPS
 SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 def T(a):
@@ -32,17 +30,12 @@ def _params(dtype=np.float64):
             for n, s in (("w", (3, 2)), ("gamma", (2,)), ("bias", (2,)))]
 
 
-def _grads(step, params, dtype=np.float64):
-    rng = np.random.default_rng(100 + step)
-    return [rng.standard_normal(p.shape).astype(dtype) for p in params]
-
-
 def _expected(params, update, lrs, decays, steps=STEPS, decay_in_grad=True):
     values = [p.asnumpy().astype(np.float64) for p in params]
     states = [None] * len(values)
     for s in range(steps):
         lr = _f32(lrs[min(s, len(lrs) - 1)])
-        for i, g in enumerate(_grads(s, params)):
+        for i, g in enumerate(ref.step_gradients(s, params)):
             if decay_in_grad:
                 g = g + decays[i] * values[i]
             values[i], states[i] = update(values[i], g, states[i], lr, s + 1)
@@ -52,12 +45,6 @@ def _expected(params, update, lrs, decays, steps=STEPS, decay_in_grad=True):
 def _f32(x):
     """A learning rate as the optimizer holds it (a float32 Parameter, as in MindSpore)."""
     return float(np.float32(x))
-
-
-def _run(opt, params, steps=STEPS, scale=1.0):
-    for s in range(steps):
-        opt(tuple(T(g * scale) for g in _grads(s, params)))
-    return [p.asnumpy() for p in params]
 
 
 WD = 0.1
@@ -101,7 +88,7 @@ def test_update_matches_numpy_formula(name, dynamic):
     decays = [0.0] * 3 if name in NO_DECAY else FILTERED
     want = _expected(params, update, lrs, decays)
     opt = make(params, lrs if dynamic else lrs[0])
-    got = _run(opt, params, scale=scale)
+    got = ref.run_steps(opt, params, scale=scale)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
     assert int(opt.global_step.asnumpy()[0]) == STEPS
@@ -111,7 +98,7 @@ def test_ftrl_decays_every_parameter_and_keeps_l1_sign():
     params = _params()
     want = _expected(params, ref.make_ftrl(0.2, -0.5, l1=0.05, l2=0.1), [0.1], [WD] * 3)
     opt = nn.FTRL(params, 0.2, 0.1, l1=0.05, l2=0.1, weight_decay=WD)
-    for g, w in zip(_run(opt, params), want):
+    for g, w in zip(ref.run_steps(opt, params), want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
     assert opt.decay_flags == (True, True, True)   # FTRL without groups decays 'gamma' too
 
@@ -124,11 +111,11 @@ def test_lamb_trust_ratio_update(weight_decay):
     values = [p.asnumpy().copy() for p in params]
     states = [None] * 3
     for s in range(STEPS):
-        for i, g in enumerate(_grads(s, params)):
+        for i, g in enumerate(ref.step_gradients(s, params)):
             fn = nodecay if params[i].name == "gamma" else update
             values[i], states[i] = fn(values[i], g, states[i], _f32(0.05), s + 1)
     opt = nn.Lamb(params, 0.05, 0.8, 0.9, 1e-6, weight_decay=weight_decay)
-    for g, w in zip(_run(opt, params), values):
+    for g, w in zip(ref.run_steps(opt, params), values):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
     assert [m.name for m in opt.moments1] == ["lamb_m.w", "lamb_m.gamma", "lamb_m.bias"]
 
@@ -142,13 +129,13 @@ def test_lars_scales_the_wrapped_momentum(use_clip):
     values = [p.asnumpy().copy() for p in params]
     vel = [np.zeros_like(v) for v in values]
     for s in range(STEPS):
-        for i, g in enumerate(_grads(s, params)):
+        for i, g in enumerate(ref.step_gradients(s, params)):
             if opt.lars_flag[i]:
                 wd = WD if params[i].name != "gamma" else 0.0
                 g = ref.lars_gradient(values[i], g, wd, 0.1, 1e-5, use_clip, _f32(0.05))
             vel[i] = float(np.float32(0.9)) * vel[i] + g     # Momentum keeps a float32 momentum
             values[i] = values[i] - _f32(0.05) * vel[i]
-    for g, w in zip(_run(opt, params, scale=2.0), values):
+    for g, w in zip(ref.run_steps(opt, params, scale=2.0), values):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
     assert int(opt.global_step.asnumpy()[0]) == STEPS
 
@@ -161,10 +148,10 @@ def test_group_rates_and_decay_reach_the_new_optimizers():
     values = [p.asnumpy().copy() for p in params]
     states = [None] * 3
     for s in range(STEPS):
-        for i, g in enumerate(_grads(s, params)):
+        for i, g in enumerate(ref.step_gradients(s, params)):
             lr, wd = (_f32(0.02), 0.3) if i == 0 else (_f32(0.05), 0.0)
             values[i], states[i] = update(values[i], g + wd * values[i], states[i], lr, s + 1)
-    for g, v in zip(_run(opt, params), values):
+    for g, v in zip(ref.run_steps(opt, params), values):
         np.testing.assert_allclose(g, v, rtol=1e-9, atol=1e-12)
 
 

@@ -1,15 +1,12 @@
 """End-to-end training with nn layers, losses, optimizers and wrapper cells (numpy backend)."""
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def _blobs(n, features, classes, seed=0):

@@ -4,6 +4,7 @@ graph that changes with the batch in more than its shapes falls back to the exam
 with a warning."""
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn, ops
@@ -12,10 +13,7 @@ ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
-    yield
+_numpy_context = numpy_context_each_test()
 
 
 class _ConvNet(nn.Cell):

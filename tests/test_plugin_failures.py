@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _helpers import child_result
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 FAULTY = ("faulty_backends", "import_error_plugin", "bad_hook_plugin", "abort_plugin",
@@ -48,16 +49,9 @@ print("RESULT" + json.dumps({r["name"]: r["status"] for r in rows}))
 """
 
 
-def _result(proc):
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT"):
-            return json.loads(line[len("RESULT"):])
-    raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-
-
 def test_mscore_backends_shows_each_failure_as_its_row(faulty_site, run_py):
     names = [*CAUSES, "test_bad_hook", "test_abort", "numpy"]
-    status = _result(run_py(["-c", LISTING, json.dumps(names), "60"], faulty_site,
+    status = child_result(run_py(["-c", LISTING, json.dumps(names), "60"], faulty_site,
                             timeout=300))
     assert status["numpy"] == "available"
     for name, cause in CAUSES.items():
@@ -85,7 +79,7 @@ def test_mscore_backends_table_says_failed_to_load(monkeypatch, capsys):
 
 def test_a_factory_that_hangs_is_named_after_the_timeout(faulty_site, run_py):
     started = time.monotonic()
-    status = _result(run_py(["-c", LISTING, json.dumps(["test_factory_hangs", "test_hang"]),
+    status = child_result(run_py(["-c", LISTING, json.dumps(["test_factory_hangs", "test_hang"]),
                              str(HANG_S)], faulty_site, timeout=120))
     for name in ("test_factory_hangs", "test_hang"):
         assert status[name].startswith("failed to load: ") and \

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import child_result
 
 from mscore.backends.numpy.backend import ArrayModuleBackend
 from mscore.commands.backends import CAPABILITIES_WIDTH, _wrapped
@@ -59,16 +60,9 @@ def broken_site(pip_target):
     return pip_target(*(PLUGINS / d for d in BROKEN))
 
 
-def _result(proc):
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT"):
-            return json.loads(line[len("RESULT"):])
-    raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-
-
 def test_broken_plugins_are_reported_and_others_work(broken_site, run_py):
     proc = run_py(["-c", PROBE], broken_site)
-    res = _result(proc)
+    res = child_result(proc)
     failures = res["failures"]
     assert "test_import_error" in failures, failures
     assert "ModuleNotFoundError" in failures["test_import_error"]
@@ -446,7 +440,7 @@ def test_an_impostor_named_torch_is_never_chosen_silently(pip_target, run_py, tm
     if not _real_torch_plugin_installed():
         pytest.skip("mscore-torch is not installed: there is no real 'torch' to collide with")
     site = pip_target(PLUGINS / "impostor_torch")
-    res = _result(run_py(["-c", IMPOSTOR_PROBE], site))
+    res = child_result(run_py(["-c", IMPOSTOR_PROBE], site))
     assert "torch" not in res["names"] and "numpy" in res["names"]
     why = res["collisions"]["torch"]
     assert "mscore-torch " in why and "mscore-test-impostor 0.0.1" in why, why
@@ -454,7 +448,7 @@ def test_an_impostor_named_torch_is_never_chosen_silently(pip_target, run_py, tm
     assert any("mscore-test-impostor" in w and "mscore-torch" in w for w in res["warnings"])
     for pin, chosen in (("mscore-torch", "mscore-torch "),
                         ("mscore_test_impostor", "mscore-test-impostor ")):
-        res = _result(run_py(["-c", IMPOSTOR_PROBE], site, MSCORE_BACKEND_PLUGIN_TORCH=pin))
+        res = child_result(run_py(["-c", IMPOSTOR_PROBE], site, MSCORE_BACKEND_PLUGIN_TORCH=pin))
         assert res["torch"].startswith(chosen) and not res["collisions"], res
     # The kit refuses to certify either: exit status 2 and one line naming both.
     proc = run_py(["-m", "mscore.conformance", "torch", "--report", str(tmp_path / "r.json")],

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -36,10 +36,7 @@ SLOW = os.environ.get("MSCORE_SLOW_TESTS") == "1"
 FAST_BACKENDS = [b for b in BACKENDS if b != "jax" or SLOW]
 
 
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(device_target="CPU", backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 # -- an independent numpy implementation of MindSpore 1.x's documented formulas ---------------
@@ -174,7 +171,7 @@ def test_straight_through_gradient(backend):
     for training in (True, False):
         obs = FakeQuantWithMinMaxObserver(min_init=-1, max_init=1.5, ema=True, ema_decay=0.99)
         obs.set_train(training)
-        grad = ms.grad(lambda t: (obs(t) * ms.Tensor(g)).sum())(ms.Tensor(x)).asnumpy()
+        grad = ms.grad(lambda t, obs=obs: (obs(t) * ms.Tensor(g)).sum())(ms.Tensor(x)).asnumpy()
         lo_hi = (np.float32(0.99) * np.float32(-1) + np.float32(0.01) * x.min(),
                  np.float32(0.99) * np.float32(1.5) + np.float32(0.01) * x.max()) \
             if training else (-1, 1.5)

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -36,10 +37,7 @@ from mscore.train.serialization import (
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 class _Crash(BaseException):

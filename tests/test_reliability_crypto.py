@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore.train.serialization import _crypto, load_checkpoint, save_checkpoint
@@ -18,9 +19,7 @@ MODES = ("AES-GCM", "AES-CBC", "SM4-CBC")
 KEY = bytes(range(16))
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
+_numpy_context = numpy_context_each_test()
 
 
 def _save(path, values, mode, **kwargs):

@@ -10,15 +10,10 @@ import textwrap
 import time
 
 import pytest
+from _helpers import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytest.importorskip("torch")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _job_env(port):
@@ -45,7 +40,7 @@ def test_uncaught_exception_ends_the_rank_without_the_leaving_handshake(tmp_path
     """))
     started = time.monotonic()
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, env=_job_env(_free_port()))
+                          timeout=120, env=_job_env(free_port()))
     assert proc.returncode == 1
     assert "RuntimeError: this rank fails" in proc.stderr
     assert "OTHER EXIT WORK RAN" in proc.stdout and "HANDSHAKE" not in proc.stdout

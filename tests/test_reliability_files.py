@@ -20,6 +20,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore.dataset import MnistDataset, read_idx
@@ -29,10 +30,7 @@ from mscore.train.summary import SummaryRecord, SummaryWriteError, events, load_
 from mscore.train.summary.reader import read_events
 from mscore.train.summary.writer import frame
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 # -- 6. lineage file and symlinks -------------------------------------------------------------

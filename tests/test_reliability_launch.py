@@ -10,30 +10,12 @@ import sys
 import time
 
 import pytest
+from _helpers import free_port, pids_with_tag
 
 from mscore import launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups, /proc")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tagged_pids(tag):
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if tag.encode() in f.read():
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
 
 
 def _run(argv):
@@ -80,7 +62,7 @@ def test_the_rank_that_failed_first_is_named(tmp_path):
                       "rank = int(os.environ['RANK'])\n"
                       "time.sleep(1.0 if rank == 1 else 1.3)\n"
                       "sys.exit(5 if rank == 1 else 7)\n")
-    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={free_port()}",
                  str(script)])
     assert proc.returncode == 5, proc.stderr
     assert "worker rank 1 " in proc.stderr and "exited with status 5 first" in proc.stderr
@@ -96,7 +78,7 @@ def test_sigkill_of_the_launcher_leaves_nothing_running(tmp_path):
                       "time.sleep(120)\n")
     launcher = subprocess.Popen(
         [sys.executable, "-m", "mscore.launch", "--worker_num=2", "--local_worker_num=2",
-         f"--master_port={_free_port()}", str(script), tag],
+         f"--master_port={free_port()}", str(script), tag],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env=dict(os.environ, PYTHONPATH=ROOT), start_new_session=True)
     try:
@@ -106,17 +88,17 @@ def test_sigkill_of_the_launcher_leaves_nothing_running(tmp_path):
             line = launcher.stdout.readline()
             assert line, "the launcher ended early"
             ready += b"READY" in line
-        while len(_tagged_pids(tag)) < 5 and time.monotonic() < deadline:
+        while len(pids_with_tag(tag)) < 5 and time.monotonic() < deadline:
             time.sleep(0.05)  # the launcher, 2 workers and 2 grandchildren
-        assert len(_tagged_pids(tag)) == 5
+        assert len(pids_with_tag(tag)) == 5
         launcher.send_signal(signal.SIGKILL)
         launcher.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while _tagged_pids(tag) and time.monotonic() < deadline:
+        while pids_with_tag(tag) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = _tagged_pids(tag)
+        left = pids_with_tag(tag)
     finally:
-        for pid in _tagged_pids(tag):
+        for pid in pids_with_tag(tag):
             os.kill(pid, signal.SIGKILL)
         if launcher.poll() is None:
             launcher.kill()
@@ -151,7 +133,7 @@ def test_the_rank_that_left_first_is_named_not_the_one_failing_because_of_it(
                       "    time.sleep(0.01)\n"
                       "time.sleep(0.2)\n"
                       "sys.exit(1)\n")
-    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+    proc = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={free_port()}",
                  str(script)])
     assert proc.returncode == status, proc.stderr
     assert "worker rank 1 " in proc.stderr and how in proc.stderr
@@ -233,7 +215,7 @@ def test_the_port_of_a_failed_job_is_free_right_after_it(tmp_path):
     from mscore.communication import _failfast
     script = tmp_path / "job.py"
     script.write_text(JOB_THAT_FAILS)
-    port = _free_port()
+    port = free_port()
     failed = _run(["--worker_num=2", "--local_worker_num=2", f"--master_port={port}",
                    str(script)])
     assert failed.returncode == 3, failed.stderr[-2000:]

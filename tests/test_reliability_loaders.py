@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
@@ -18,10 +19,7 @@ from mscore.train.serialization import (
 )
 from mscore.train.serialization._reading import MAX_BYTES_ENV
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
+_numpy_context = numpy_context_each_test()
 
 
 def _strategy_file(path, tensor_map):

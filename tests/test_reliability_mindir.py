@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn, ops
@@ -14,9 +15,7 @@ from mscore.train.proto import mind_ir_pb2 as pb
 FIXTURES = os.path.join(os.path.dirname(__file__), "data", "mindir")
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
+_numpy_context = numpy_context_each_test()
 
 
 def _model(name="mscore_mlp.mindir"):

@@ -4,12 +4,12 @@ the rank train on (two-rank jobs over 127.0.0.1, about 10 s)."""
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+from _helpers import free_port, pids_with_tag
 
 from conftest import subprocess_env
 
@@ -35,25 +35,6 @@ print("FINISHED", rank, flush=True)
 """
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tagged_pids(tag):
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if tag.encode() in f.read():
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups, /proc")
 @pytest.mark.parametrize("backend", [
     pytest.param("jax", marks=pytest.mark.skipif(importlib.util.find_spec("mscore_jax") is None,
@@ -63,7 +44,7 @@ def test_sigterm_to_one_rank_ends_the_job_naming_it(backend, tmp_path):
     script.write_text(WORKER)
     tag = f"mscore-sigterm-test-{os.getpid()}-{time.monotonic_ns()}"
     cmd = [sys.executable, "-m", "mscore.cli", "run", "--worker_num=2", "--local_worker_num=2",
-           f"--master_port={_free_port()}", f"--log_dir={tmp_path / 'logs'}", str(script),
+           f"--master_port={free_port()}", f"--log_dir={tmp_path / 'logs'}", str(script),
            backend, tag]
     launcher = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, cwd=str(tmp_path), start_new_session=True,
@@ -80,14 +61,14 @@ def test_sigterm_to_one_rank_ends_the_job_naming_it(backend, tmp_path):
         elapsed = time.monotonic() - acted
         lines.append(rest)
         deadline = time.monotonic() + 10
-        while _tagged_pids(tag) and time.monotonic() < deadline:
+        while pids_with_tag(tag) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = _tagged_pids(tag)
+        left = pids_with_tag(tag)
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.communicate()
-        for pid in _tagged_pids(tag):
+        for pid in pids_with_tag(tag):
             os.kill(pid, signal.SIGKILL)
     text = "".join(lines)
     assert launcher.returncode != 0, text

@@ -79,7 +79,7 @@ def test_cell_shard_and_auto_parallel_arguments_as_mindspore():
         AutoParallel(net, parallel_mode="sharding_propagation")
     for key in ("full_batch=1", "dataset_strategy='bad'"):
         name, _, value = key.partition("=")
-        assert _outcome(lambda: ms.set_auto_parallel_context(
+        assert _outcome(lambda name=name, value=value: ms.set_auto_parallel_context(
             **{name: ast.literal_eval(value)})) == ORACLE[f"set_auto_parallel_context({key})"]
 
 

@@ -13,7 +13,7 @@ import textwrap
 import ml_dtypes
 import numpy as np
 import pytest
-from _helpers import use_backend
+from _helpers import numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn
@@ -36,10 +36,7 @@ FORMATS = ["ckpt", "safetensors"]
 
 
 
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(device_target="CPU", backend="numpy")
+_numpy_context = numpy_context_each_test()
 
 
 class CNN(nn.Cell):

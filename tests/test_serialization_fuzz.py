@@ -6,6 +6,7 @@ import os
 import ml_dtypes
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,10 +20,7 @@ SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
-    yield
+_numpy_context = numpy_context_each_test()
 
 
 def _base_ckpts(tmp_path):

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from _helpers import available_backends, use_backend
+from _helpers import available_backends, numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn, ops
@@ -30,10 +30,7 @@ CASES = [pytest.param(b, n, marks=pytest.mark.skipif(
     for b in BACKENDS for n in NETS]
 
 
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(device_target="CPU", backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 def _recorded(net, key):

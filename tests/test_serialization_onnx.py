@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 import pytest
-from _helpers import use_backend
+from _helpers import numpy_context_each_test, use_backend
 
 import mscore as ms
 from mscore import nn, ops
@@ -21,10 +21,7 @@ RTOL, ATOL = 1e-5, 1e-5
 
 
 
-@pytest.fixture(autouse=True)
-def _restore_numpy():
-    yield
-    ms.set_context(device_target="CPU", backend="numpy", mode=ms.PYNATIVE_MODE)
+_numpy_context = numpy_context_each_test()
 
 
 class MLP(nn.Cell):

@@ -1,16 +1,13 @@
 """build_searched_strategy, merge_sliced_parameter and parse_print."""
 import numpy as np
 import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore.train.proto import node_strategy_pb2, print_pb2
 from mscore.train.serialization import build_searched_strategy, merge_sliced_parameter, parse_print
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy")
-    yield
+_numpy_context = numpy_context_each_test()
 
 
 def _layout_item(msg, name, dev_matrix, tensor_map, split_shape=None, field=0):

@@ -1,17 +1,13 @@
 """``stateless_call`` over nn cells: outputs and buffer updates come back as values and no
 Parameter is mutated (the basis of compiled train steps)."""
 import numpy as np
-import pytest
+from _helpers import numpy_context_each_test
 
 import mscore as ms
 from mscore import nn
 from mscore.common.parameter import stateless_call
 
-
-@pytest.fixture(autouse=True)
-def _numpy_backend():
-    ms.set_context(backend="numpy", mode=ms.PYNATIVE_MODE)
-    ms.set_seed(0)
+_numpy_context = numpy_context_each_test(seed=0)
 
 
 def T(a):

@@ -22,10 +22,6 @@ from mscore.train.summary import (
 from mscore.train.summary.collector import SummaryCollector, current_learning_rate
 
 
-def _backends():
-    return available_backends()
-
-
 @pytest.fixture(autouse=True)
 def _clean_state():
     summary_ops.discard_pending()
@@ -54,7 +50,7 @@ class OpsNet(nn.Cell):
 
 
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", available_backends())
 def test_summary_operators_record_on_every_backend(backend, mode, tmp_path):
     ms.set_context(backend=backend, mode=mode)
     net = OpsNet()

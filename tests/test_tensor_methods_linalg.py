@@ -11,8 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import central_differences
-from _oracle import compare, each_backend, load
+from _helpers import central_differences, each_backend
+from _oracle import compare, load
 
 import mscore as ms
 

@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-from _oracle import compare, each_backend, load
+from _helpers import each_backend
+from _oracle import compare, load
 
 import mscore as ms
 import mscore.numpy as mnp

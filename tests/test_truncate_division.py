@@ -12,8 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import central_differences, saturated_by_zero, trunc_div, wrap_int
-from _oracle import each_backend, load
+from _helpers import (
+    central_differences,
+    each_backend,
+    saturated_by_zero,
+    trunc_div,
+    trunc_mod,
+    wrap_int,
+)
+from _oracle import load
 
 import mscore as ms
 from mscore import ops
@@ -35,11 +42,7 @@ def _exact_div(a, b, dtype):
     return saturated_by_zero(a, dtype) if b == 0 else wrap_int(trunc_div(a, b), dtype)
 
 
-def _exact_mod(a, b, dtype):
-    return 0 if b == 0 else a - trunc_div(a, b) * b
-
-
-EXACT = {"truncate_div": _exact_div, "truncate_mod": _exact_mod}
+EXACT = {"truncate_div": _exact_div, "truncate_mod": trunc_mod}
 INTEGER = [(d, f) for d in SIGNED + UNSIGNED for f in EXACT]
 
 _FLOAT_DETOUR = ("MindSpore's CPU kernel divides through float64 and loses the low bits of "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _oracle import each_backend
+from _helpers import each_backend
 
 import mscore as ms
 import mscore.numpy as mnp

@@ -386,7 +386,7 @@ def training_files(tmp):
         cfg = C.CheckpointConfig(save_checkpoint_steps=100, keep_checkpoint_max=10,
                                  exception_save=flag, append_info=["epoch_num", "step_num"])
         cb = C.ModelCheckpoint(prefix="net", directory=d, config=cfg)
-        res = outcome(lambda: m.train(3, dataset(6, 2), callbacks=[cb, Boom()]))
+        res = outcome(lambda m=m, cb=cb: m.train(3, dataset(6, 2), callbacks=[cb, Boom()]))
         entry = {"outcome": res, "files": _listing(d)}
         for f in _listing(d):
             if f.endswith("_breakpoint.ckpt"):
@@ -411,7 +411,7 @@ def training_files(tmp):
         def fail(run_context):
             raise ValueError("early")
         lam = C.LambdaCallback(**{stage: fail})
-        res = outcome(lambda: m.train(2, dataset(6, 2), callbacks=[cb, lam]))
+        res = outcome(lambda m=m, cb=cb, lam=lam: m.train(2, dataset(6, 2), callbacks=[cb, lam]))
         out[f"exception_save_{label}"] = {"outcome": res["error"], "files": _listing(d)}
     return out
 

@@ -226,7 +226,7 @@ def mindspore_loads_with_wrong_keys():
     with open(path) as f:
         record = json.load(f)
     for name, case in record["files"].items():
-        case["mindspore"] = outcome(lambda: ms.load_checkpoint(
+        case["mindspore"] = outcome(lambda name=name, case=case: ms.load_checkpoint(
             os.path.join(OUT, name), dec_key=bytes.fromhex(case["key"]), dec_mode=case["mode"]))
     record["mindspore_version"] = ms.__version__
     with open(path, "w") as f:

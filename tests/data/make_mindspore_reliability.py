@@ -39,7 +39,8 @@ def main():
                         nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))):
         for label in (4, -1):
             labels = Tensor(np.array([0, 1, label], np.int32))
-            out[f"{name}_label_{label}"] = outcome(lambda: float(loss(logits, labels)))
+            out[f"{name}_label_{label}"] = outcome(
+                lambda loss=loss, labels=labels: float(loss(logits, labels)))
     t = Tensor(np.ones(3, np.float32))
     out["tensor_move_to_other_device"] = outcome(lambda: t.move_to("GPU"))
     p = Parameter(Tensor(np.ones((2, 2), np.float32)), "w")

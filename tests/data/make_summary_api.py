@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+from functools import partial
 
 import mindspore as ms
 
@@ -23,7 +24,7 @@ def main():
     out = {}
     for name, fn in CASES.items():
         with tempfile.TemporaryDirectory() as tmp:
-            out[name] = attempt(lambda: fn(ms, tmp))
+            out[name] = attempt(partial(fn, ms, tmp))
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "mindspore_summary_api.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)

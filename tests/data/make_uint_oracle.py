@@ -74,9 +74,10 @@ for u in UINTS:
                        ("floor_divide", big, small)):
         a = Tensor(np.array(x, u))
         b = None if y is None else Tensor(np.array(y, u))
-        out = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
-               "neg": lambda: ops.neg(a), "sum": lambda: ops.sum(a),
-               "invert": lambda: ops.invert(a), "floor_divide": lambda: a // b}[name]()
+        out = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+               "mul": lambda a, b: a * b, "neg": lambda a, b: ops.neg(a),
+               "sum": lambda a, b: ops.sum(a), "invert": lambda a, b: ops.invert(a),
+               "floor_divide": lambda a, b: a // b}[name](a, b)
         arith.append({"dtype": u, "op": name, "x": x, "y": y,
                       "result_dtype": str(out.dtype).lower(),
                       "result": [num(v) for v in np.atleast_1d(out.asnumpy()).tolist()]})

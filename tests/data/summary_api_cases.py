@@ -62,7 +62,8 @@ def case_export_options(ms, tmp):
                            ("empty", {})):
         out[label] = _record(ms, tmp, export_options=options)
         out["collector_" + label] = attempt(
-            lambda: ms.train.SummaryCollector(tmp, export_options=options) and "ok")
+            lambda options=options: ms.train.SummaryCollector(tmp, export_options=options)
+            and "ok")
     return out
 
 
@@ -104,7 +105,8 @@ def case_add_value(ms, tmp):
             "tensor_int": ("tensor", "n", ms.Tensor(np.ones(2, np.int32))),
         }
         for label, (plugin, name, value) in cases.items():
-            out[label] = attempt(lambda: record.add_value(plugin, name, value) or "ok")
+            out[label] = attempt(lambda plugin=plugin, name=name, value=value:
+                                 record.add_value(plugin, name, value) or "ok")
         out["set_mode_bad"] = attempt(lambda: record.set_mode("test"))
         out["set_mode_eval"] = attempt(lambda: record.set_mode("eval") or "ok")
         out["record_str"] = attempt(lambda: record.record("1"))
@@ -145,7 +147,7 @@ def case_summary_operators(ms, tmp):
             op = getattr(ms.ops, op_name)()
             net = _op_net(ms, op, name, value)
 
-            def run():
+            def run(net=net):
                 with ms.train.summary.SummaryRecord(tmp) as record:
                     net(x)
                     return record.record(1)

@@ -207,7 +207,7 @@ def _float_to_int_saturates(kit, dtype):
             else:
                 want.append(int(v))
         what = f"cast {dtype} -> {target} (saturating, NaN -> 0)"
-        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)), x)
+        out = _run(kit, dtype, what, lambda b, a, to=target: b.cast(a, mdt.get_dtype(to)), x)
         _expect(kit, dtype, what, out, want, target)
 
 
@@ -256,7 +256,7 @@ def _sign_change_wraps(kit, dtype):
         tbits = 1 << t.bits
         want = [v - tbits if v > t.max else v for v in back]
         what = f"cast {dtype} -> {target} (wraps)"
-        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)),
+        out = _run(kit, dtype, what, lambda b, a, to=target: b.cast(a, mdt.get_dtype(to)),
                    np.array(back, dtype=i.dtype))
         _expect(kit, dtype, what, out, want, target)
         checked = True
@@ -278,7 +278,7 @@ def _unsigned_to_float_rounds(kit, dtype):
             # round there to powers of two, which every narrower float holds or overflows.
             want = harness.quantize(np.array([float(v) for v in values]), target)
         what = f"cast {dtype} -> {target} (rounds to nearest)"
-        out = _run(kit, dtype, what, lambda b, a: b.cast(a, mdt.get_dtype(target)),
+        out = _run(kit, dtype, what, lambda b, a, to=target: b.cast(a, mdt.get_dtype(to)),
                    np.array(values, dtype=i.dtype))
         _expect(kit, dtype, what, out, want, target)
 

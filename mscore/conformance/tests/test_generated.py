@@ -160,7 +160,8 @@ def test_argmax_argmin_every_axis(kit, dtype):
             for axis in range(x.ndim):
                 what = f"{name}(axis={axis}) of shape {x.shape}"
                 got = _call(kit, dtype, what,
-                            lambda a: getattr(kit.backend, name)(a, axis), native)
+                            lambda a, name=name, axis=axis: getattr(kit.backend, name)(a, axis),
+                            native)
                 kit.assert_dtype(got, mdt.int64, what)
 
                 def reference(inputs, name=name, axis=axis):
@@ -366,7 +367,7 @@ def test_floor_divide_power_of_two_divisors(kit, dtype):
             for path in paths:
                 what = (f"floor division ({path}) of shape {x.shape} by "
                         f"{'a 0-d ' + str(y) if y.ndim == 0 else 'shape ' + str(y.shape)}")
-                got = _call(kit, dtype, what, lambda p, q: divide(path, p, q),
+                got = _call(kit, dtype, what, lambda p, q, path=path: divide(path, p, q),
                             kit.backend.from_numpy(x), kit.backend.from_numpy(y))
                 kit.assert_dtype(got, dtype, what)
                 kit.assert_close(kit.numpy(got), want, dtype, what)

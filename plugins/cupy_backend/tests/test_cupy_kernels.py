@@ -181,7 +181,7 @@ def test_kernels_on_device_match_the_standin(dtype):
         np.testing.assert_allclose(a, e, rtol=5e-3 if dtype == np.float16 else 1e-6)
     valid = (t != -100).astype(dtype).reshape(32, 1)
     for scale in (np.asarray(0.25, dtype), rng.uniform(0.5, 2, (32, 1)).astype(dtype)):
-        got, want = _device_and_host(lambda b, put: b.sparse_xent_grad(
+        got, want = _device_and_host(lambda b, put, scale=scale: b.sparse_xent_grad(
             put(np.exp(sh)), put(s), put(t), put(valid), put(scale)))
         np.testing.assert_allclose(got[0], want[0], rtol=5e-3 if dtype == np.float16 else 1e-6,
                                    atol=1e-7)
@@ -192,7 +192,8 @@ def test_kernels_on_device_match_the_standin(dtype):
 def test_label_check_on_device_matches_the_standin(dtype):
     labels = np.array([0, 4, 5, 3, 200 if dtype == np.uint8 else -7, 2], dtype)
     for ignore in (None, 3):
-        got, want = _device_and_host(lambda b, put: b.class_label_check(put(labels), 5, ignore))
+        got, want = _device_and_host(
+            lambda b, put, ignore=ignore: b.class_label_check(put(labels), 5, ignore))
         np.testing.assert_array_equal(got[0], want[0])
         assert bool(got[1]) is bool(want[1]) is True
     got, _ = _device_and_host(lambda b, put: b.class_label_check(put(labels[:2]), 5, None))
