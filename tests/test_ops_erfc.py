@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _oracle import each_backend
+from _helpers import each_backend
 
 from mscore import Tensor, mint, ops
 
