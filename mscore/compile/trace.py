@@ -13,8 +13,6 @@ turns one recorded op into its own nodes in :meth:`TraceGraph.convert`.
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from mscore import context as _context
@@ -24,9 +22,10 @@ from mscore._state import thread as _thread
 from mscore.common import cast_cache
 from mscore.common.tensor import Tensor
 from mscore.nn.cell import Cell
-from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS, Backend
+from mscore.plugin.backend import FUSED_OPS, PRIMITIVE_OPS
 from mscore.plugin.optional import OPTIONAL_MEMBERS
 from mscore.plugin.optional import signature as optional_signature
+from mscore.plugin.required import signature as required_signature
 
 # Primitive ops that only read metadata or move data out: forwarded, never recorded.
 _PASSTHROUGH = {"shape", "dtype", "to_numpy", "synchronize", "memory_stats", "all_finite"}
@@ -37,9 +36,7 @@ RANDOM_OPS = {"random_uniform", "random_normal"}
 def _signature(name):
     if name in OPTIONAL_MEMBERS:
         return optional_signature(name)
-    sig = inspect.signature(getattr(Backend, name))
-    params = list(sig.parameters.values())[1:]  # drop self
-    return sig.replace(parameters=params)
+    return required_signature(name)
 
 
 def is_index_array(item):

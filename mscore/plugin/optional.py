@@ -210,7 +210,7 @@ class OptionalMethods(*GROUPS):  # type: ignore[misc]
 
 
 def members(group: type) -> tuple[str, ...]:
-    """The optional members a group declares, in their written order."""
+    """The members a group of the contract declares, in their written order."""
     return tuple(name for name, value in vars(group).items()
                  if inspect.isfunction(value) and not name.startswith("_"))
 
@@ -218,7 +218,13 @@ def members(group: type) -> tuple[str, ...]:
 OPTIONAL_MEMBERS = tuple(name for group in GROUPS for name in members(group))
 
 
+def declared_signature(owner: type, name: str) -> inspect.Signature:
+    """The signature member ``name`` is declared with on ``owner``, as a backend implements
+    it (without ``self``)."""
+    sig = inspect.signature(getattr(owner, name))
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
 def signature(name: str) -> inspect.Signature:
     """The signature of optional member ``name`` as a backend binds it (without ``self``)."""
-    sig = inspect.signature(getattr(OptionalMethods, name))
-    return sig.replace(parameters=list(sig.parameters.values())[1:])
+    return declared_signature(OptionalMethods, name)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .optional import Array, DType
+from .optional import Array, DType, declared_signature, members
 
 
 class CreationOps:
@@ -353,12 +353,6 @@ class RequiredMethods(CreationOps, UnaryOps, BinaryOps, ComparisonOps, Reduction
 GROUPS: tuple[type, ...] = RequiredMethods.__bases__
 
 
-def members(group: type) -> tuple[str, ...]:
-    """The required members a group declares, in their written order."""
-    return tuple(name for name, value in vars(group).items()
-                 if inspect.isfunction(value) and not name.startswith("_"))
-
-
 REQUIRED_MEMBERS = tuple(name for group in GROUPS for name in members(group))
 
 # Required members whose declaration is a working default (a library without autodiff,
@@ -369,5 +363,4 @@ DEFAULTED = frozenset({"stop_gradient", "synchronize", "memory_stats"})
 def signature(name: str) -> inspect.Signature:
     """The signature of required member ``name`` as a backend implements it (without
     ``self``)."""
-    sig = inspect.signature(getattr(RequiredMethods, name))
-    return sig.replace(parameters=list(sig.parameters.values())[1:])
+    return declared_signature(RequiredMethods, name)
