@@ -3,13 +3,14 @@
 backend's op when it binds one and through the core's composite, in every float dtype the
 backend declares.
 
-Hypothesis draws the lists (one to six arrays per call, mostly three or more, each of rank 0 to 3 with empty and
-odd sides; under ``--thorough`` now and then a list of a hundred arrays or an array past
-65536 elements, where multi-tensor kernels split their work into several launches or
-blocks), the hyperparameters (learning rate 0 to 2, momentum and betas 0 to 1, eps down to
-1e-8, weight decay or none, Nesterov on and off, a first step from zero moments), a seed for
-the values and, for the divisions, the scale and where an inf or NaN sits. Each example runs
-both ``inplace`` settings, and a second in-place step on the first one's results.
+Hypothesis draws the lists (one to six arrays per call, mostly three or more, each of rank
+0 to 3 with empty and odd sides; under ``--thorough`` now and then a list of a hundred arrays
+or an array past 65536 elements, where multi-tensor kernels split their work into several
+launches or blocks), the hyperparameters (learning rate 0 to 2, momentum and betas 0 to 1,
+eps down to 1e-8, weight decay or none, Nesterov on and off, a first step from zero
+moments), a seed for the values and, for the divisions, the scale and where an inf or NaN
+sits. Each example runs both ``inplace`` settings, and a second in-place step on the first
+one's results.
 
 The reference is the core's composite (:mod:`mscore.ops.multi_tensor` with the backend's op
 unbound) on the numpy backend in float64, from the inputs rounded to the tested dtype. The

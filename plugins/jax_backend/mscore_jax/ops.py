@@ -48,7 +48,15 @@ class JaxOps:
     def sin(self, a): return jnp.sin(a)
     def cos(self, a): return jnp.cos(a)
     def tanh(self, a): return jnp.tanh(a)
-    def sign(self, a): return jnp.sign(a)
+
+    def sign(self, a):
+        """-1, 0 or 1; a float NaN or either zero gives +0 (MindSpore's sign; jnp.sign gives
+        NaN and keeps -0)."""
+        out = jnp.sign(a)
+        if not jnp.issubdtype(out.dtype, jnp.floating):
+            return out
+        return jnp.where((out > 0) | (out < 0), out, jnp.zeros((), out.dtype))
+
     def floor(self, a): return jnp.floor(a)
     def ceil(self, a): return jnp.ceil(a)
     def logical_not(self, a): return jnp.logical_not(a)
