@@ -4,7 +4,8 @@
 - ``ops.sign`` of NaN (either sign bit), -0.0, 0.0, 1.5, -2.0, inf and -inf in float16,
   float32 and float64, as bit patterns (the sign of zero and NaN kept);
 - ``ops.cross_entropy`` and ``ops.nll_loss`` with reduction 'mean' when every target is
-  ``ignore_index``: the value and the gradients (logits, and the class weight).
+  ``ignore_index``: the value and the gradients (logits, and the class weight; cross
+  entropy without a weight too).
 
 Run with the separate MindSpore environment, from this folder:
 
@@ -54,6 +55,9 @@ def ignored_mean_records():
         value, (gx, gw) = ms.value_and_grad(fn, grad_position=(0, 1))(x, w)
         out[name] = {"value": float(value.asnumpy()), "grad_logits": gx.asnumpy().tolist(),
                      "grad_weight": gw.asnumpy().tolist()}
+    value, gx = ms.value_and_grad(lambda x: ops.cross_entropy(x, t, reduction="mean"))(x)
+    out["cross_entropy_unweighted"] = {"value": float(value.asnumpy()),
+                                       "grad_logits": gx.asnumpy().tolist()}
     return out
 
 
