@@ -64,13 +64,16 @@ def _flush(a, dtype):
 
 def _assert_value(kit, dtype, actual, inputs, reference, check):
     """``check(actual, reference(inputs))``. A backend may flush subnormal inputs and
-    results to zero (XLA on the CPU does): when the check fails where an input or a result
-    holds a subnormal, it passes if it holds with those flushed to zero on both sides (the
-    reference recomputed from flushed inputs); otherwise the first failure stands."""
+    results to zero (XLA on the CPU does): when the check fails where an input, the result
+    or the reference's result holds a subnormal, it passes if it holds with those flushed to
+    zero on both sides (the reference recomputed from flushed inputs); otherwise the first
+    failure stands."""
+    expected = reference(inputs)
     try:
-        check(actual, reference(inputs))
+        check(actual, expected)
     except harness.ConformanceFailure as exc:
-        if not _is_float(dtype) or not any(_subnormal(a, dtype) for a in (*inputs, actual)):
+        if not _is_float(dtype) or not any(_subnormal(a, dtype)
+                                           for a in (*inputs, actual, expected)):
             raise
         failed = kit.record.comparisons.pop()
         try:
