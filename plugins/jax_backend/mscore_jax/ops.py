@@ -88,6 +88,13 @@ class JaxOps:
     def div(self, a, b):
         if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
             return _int_div(a, b)
+        dt = jnp.result_type(a, b)
+        if is_half_precision(dt.itemsize):
+            # XLA rewrites a / broadcast(b) as a * broadcast(1 / b): in float16 1 / b
+            # overflows for a subnormal b (1 / 6e-8 is past 65504) and the quotient becomes
+            # inf or NaN. In float32 the reciprocal holds; rounded once to the half dtype.
+            f32 = jnp.float32
+            return jnp.true_divide(a.astype(f32), b.astype(f32)).astype(dt)
         return jnp.true_divide(a, b)
 
     def where(self, cond, x, y):
