@@ -36,6 +36,23 @@ def _int_pow(a, b):
         a.dtype, jnp.signedinteger) else result
 
 
+@jax.jit
+def _float_divide(a, b):
+    """``a / b`` of floats. XLA rewrites ``a / broadcast(b)`` as ``a * broadcast(1 / b)``,
+    whose reciprocal leaves the range: past 65504 in float16 for a subnormal ``b`` (-6e-8 /
+    6e-8 gave -inf), subnormal and flushed to zero for ``|b|`` past ``1 / smallest normal``
+    (MAX / MAX gave 0, -inf / MAX NaN). Half precision divides in float32 (its reciprocals
+    hold there) and rounds once; where ``|b|`` is that large both operands are scaled by
+    2**-64 first (exact: a power of two; a scaled ``a`` that underflows has a quotient far
+    below the smallest subnormal anyway)."""
+    dt = jnp.result_type(a, b)
+    if is_half_precision(dt.itemsize):
+        f32 = jnp.float32
+        return jnp.true_divide(a.astype(f32), b.astype(f32)).astype(dt)
+    huge = jnp.abs(b) > 1.0 / float(jnp.finfo(dt).smallest_normal)
+    scale = 2.0 ** -64
+    return jnp.true_divide(jnp.where(huge, a * scale, a), jnp.where(huge, b * scale, b))
+
 class JaxOps:
     """The primitive op set over ``jax.Array`` (and tracers)."""
 
@@ -88,14 +105,7 @@ class JaxOps:
     def div(self, a, b):
         if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
             return _int_div(a, b)
-        dt = jnp.result_type(a, b)
-        if is_half_precision(dt.itemsize):
-            # XLA rewrites a / broadcast(b) as a * broadcast(1 / b): in float16 1 / b
-            # overflows for a subnormal b (1 / 6e-8 is past 65504) and the quotient becomes
-            # inf or NaN. In float32 the reciprocal holds; rounded once to the half dtype.
-            f32 = jnp.float32
-            return jnp.true_divide(a.astype(f32), b.astype(f32)).astype(dt)
-        return jnp.true_divide(a, b)
+        return _float_divide(a, b)
 
     def where(self, cond, x, y):
         return jnp.where(cond, x, y)
