@@ -194,13 +194,13 @@ def _snapshot(kit, natives):
     return [np.array(kit.numpy(n)) for n in natives]
 
 
-def _call(fn, *args):
+def _call(what, fn, *args):
     try:
         with np.errstate(all="ignore"):
             return fn(*args)
     except Exception as exc:
         raise harness.ConformanceFailure(
-            f"the update raised {type(exc).__name__}: {exc}") from exc
+            f"{what}: the call raised {type(exc).__name__}: {exc}") from exc
 
 
 def _assert_results(kit, dtype, what, natives, expected, allowed, label):
@@ -231,7 +231,7 @@ def _momentum_case(thorough):
 def _momentum_step(kit, dtype, what, state, grads, lr, mu, nesterov, inplace):
     """One update on the backend (already on its path): ``(params, moments)`` natives."""
     p, v = state
-    new_p, new_v = _call(multi_tensor.momentum_update, p, v, grads, lr, mu,
+    new_p, new_v = _call(what, multi_tensor.momentum_update, p, v, grads, lr, mu,
                          nesterov, inplace)
     return list(new_p), list(new_v)
 
@@ -302,7 +302,7 @@ def _adam_case(thorough):
 def _adam_step(kit, dtype, what, state, grads, hyper, inplace):
     p, m, v = state
     lr, b1, b2, eps, nesterov, wd = hyper
-    out = _call(multi_tensor.adam_update, p, m, v, grads, lr, b1, b2, eps,
+    out = _call(what, multi_tensor.adam_update, p, m, v, grads, lr, b1, b2, eps,
                 nesterov, wd, inplace)
     return [list(o) for o in out]
 
@@ -438,11 +438,11 @@ def test_list_division_generated(kit, dtype, name):
                 natives = _natives(kit, arrays)
                 s = kit.backend.from_numpy(scale)
                 if name == "unscale_check":
-                    out, finite = _call(multi_tensor.unscale_and_check,
+                    out, finite = _call(what, multi_tensor.unscale_and_check,
                                         natives, s)
                     kept = [[s]], [[scale]]
                 else:
-                    out = _call(multi_tensor.divide_all, natives, s)
+                    out = _call(what, multi_tensor.divide_all, natives, s)
                     kept = [natives, [s]], [arrays, [scale]]
                 _assert_kept(kit, *kept, what, ["arrays", "scale"][-len(kept[0]):])
                 for i, (n, e, d) in enumerate(zip(out, expected[0], dtypes)):
