@@ -1,6 +1,7 @@
 """Mutation test of the conformance kit: copies of the numpy backend (and of the torch
 backend) with one planted one-line bug each (``tests/plugins/mutants``) must each fail the
-kit's generated and half-precision gradient cases, and their honest twins pass them.
+kit's generated cases (the multi-tensor updates' included) and half-precision gradient
+cases, and their honest twins pass them.
 
 One kit run over every mutant, narrowed with ``-k`` to the tests that meet each bug (a fixed
 seed, so the run is the same every time), then the report says which backend failed what.
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTANTS_DIR = ROOT / "tests" / "plugins" / "mutants"
 SEED = "20261128"
 KIT_TESTS = Path(mscore.conformance.tests.__file__).resolve().parent
-MODULES = ("test_generated.py", "test_grad_dtypes.py")
+MODULES = ("test_generated.py", "test_grad_dtypes.py", "test_generated_updates.py")
 
 # backend -> the test (name prefix and parameters) that must fail; None: an honest twin
 EXPECTED = {
@@ -29,6 +30,11 @@ EXPECTED = {
     "mutant_floor_pow2": "test_generated.py::test_floor_divide_power_of_two_divisors[int32]",
     "mutant_xent_fp16": "test_grad_dtypes.py::test_grad_half_precision"
                         "[float16-cross_entropy_ignore_index_fused_rules]",
+    "mutant_adam_third": "test_generated_updates.py::test_adam_update_generated[float32]",
+    "mutant_momentum_fp16": "test_generated_updates.py::test_momentum_update_generated"
+                            "[float16]",
+    "mutant_momentum_writes": "test_generated_updates.py::test_momentum_update_generated"
+                              "[float64]",
 }
 TORCH_EXPECTED = {
     "honest_torch": None,
@@ -40,7 +46,9 @@ SELECTION = ("(test_reduction_every_axis_subset and sum-float64) or "
              "(test_binary_broadcasting and pow-uint64) or "
              "(test_floor_divide_power_of_two_divisors and CPU-int32) or "
              "(test_grad_half_precision and CPU-float16 and "
-             "(cross_entropy_ignore_index or layer_norm))")
+             "(cross_entropy_ignore_index or layer_norm)) or "
+             "(test_adam_update_generated and CPU-float32) or "
+             "(test_momentum_update_generated and (CPU-float16 or CPU-float64))")
 
 
 def _torch_installed():

@@ -317,7 +317,13 @@ def _row_coef(g, reduction, saved, m):
         return call("reshape", g, (m,))
     if reduction == "sum":
         return g
-    return call("div", g, saved["denom"])
+    # Every target ignored: the mean is 0/0 = NaN, its gradient 0 (MindSpore's), not the
+    # 0 * (g / 0) = NaN of the formula; a zero denominator counts as 1 (every row's weight
+    # is 0 then).
+    denom = saved["denom"]
+    dt = dtype_of(denom)
+    denom = call("where", call("equal", denom, const(0.0, dt)), const(1.0, dt), denom)
+    return call("div", g, denom)
 
 
 def _sparse_vjp(g, out, logits, target, weight, needs, e, s, sh, lse, w, reduction, ls,
@@ -359,7 +365,11 @@ def _sparse_weight_grad(r, reduction, ls, rows, safe, validf, nll, sh, lse, mean
     if ls:
         per_row = call("mul", per_row, const(1.0 - ls, dt))
     if reduction == "mean":
-        per_row = call("sub", per_row, call("mul", call("mul", validf, r), mean))
+        # Ignored rows have no share: with every target ignored the mean is NaN, its
+        # gradient 0 (MindSpore's), not 0 * NaN.
+        share = call("mul", call("mul", validf, r), mean)
+        counted = call("not_equal", validf, const(0.0, dt))
+        per_row = call("sub", per_row, call("where", counted, share, const(0.0, dt)))
     gw = call("scatter_add", call("full", (c,), 0.0, dt), (safe,), per_row)
     if ls:
         a = call("reshape", call("mul", call("mul", validf, r), const(ls / c, dt)), (m, 1))

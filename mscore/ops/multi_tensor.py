@@ -13,6 +13,7 @@ import sys
 from operator import attrgetter
 
 from mscore import dispatch
+from mscore.common import dtype as mstype
 from mscore.dispatch import call
 from mscore.ops.math.elementwise import native_addcmul
 
@@ -27,14 +28,25 @@ def divide_all(arrays, scalar):
     fused = dispatch.fused("foreach_div")
     if fused is not None:
         return list(fused(arrays, scalar))
+    scalar_dtype = dispatch.dtype(scalar)
     as_dtype = {}
     out = []
     for a in arrays:
         dt = dispatch.dtype(a)
+        if dt is not scalar_dtype and dt.itemsize <= scalar_dtype.itemsize:
+            # A narrower array is divided in a dtype holding both and rounded once: the
+            # scalar cast to it could overflow (a float32 loss scale of 65536 is inf in
+            # float16); float16 and bfloat16 meet in float32.
+            work = scalar_dtype if dt.itemsize < scalar_dtype.itemsize else mstype.float32
+            s = as_dtype.get(work)
+            if s is None:
+                s = as_dtype[work] = scalar if scalar_dtype is work else \
+                    call("cast", scalar, work)
+            out.append(call("cast", call("div", call("cast", a, work), s), dt))
+            continue
         s = as_dtype.get(dt)
-        if s is None:
-            s = as_dtype[dt] = scalar if dispatch.dtype(scalar) is dt else \
-                call("cast", scalar, dt)
+        if s is None:   # a wider array holds the scalar exactly
+            s = as_dtype[dt] = scalar if scalar_dtype is dt else call("cast", scalar, dt)
         out.append(call("div", a, s))
     return out
 

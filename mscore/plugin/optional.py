@@ -105,7 +105,9 @@ class MultiTensorOps:
 
     def foreach_div(self, arrays: Sequence[Array], scalar: Array) -> list[Array]:
         """``[a / scalar for a in arrays]`` with a 0-d ``scalar``, each result in its
-        array's dtype, in one multi-tensor pass (loss-scale unscaling)."""
+        array's dtype (a 0-d array too, where a library promotes two 0-d operands), divided
+        in a dtype that holds the scalar (a float32 loss scale of 65536 overflows float16),
+        in one multi-tensor pass (loss-scale unscaling)."""
         raise NotImplementedError
 
     def momentum_update(self, params: Sequence[Array], moments: Sequence[Array],

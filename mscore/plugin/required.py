@@ -110,7 +110,9 @@ class UnaryOps:
         raise NotImplementedError
 
     def sign(self, a: Array) -> Array:
-        """-1, 0 or 1 by the sign of ``a``, in ``a``'s dtype."""
+        """-1, 0 or 1 by the sign of ``a``, in ``a``'s dtype; a float NaN (either sign bit)
+        and either zero give +0, as MindSpore's (numpy and ``jnp.sign`` give NaN and keep
+        -0)."""
         raise NotImplementedError
 
     def floor(self, a: Array) -> Array:

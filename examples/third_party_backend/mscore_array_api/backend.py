@@ -93,7 +93,16 @@ class ArrayAPIBackend(Backend):
     def sin(self, a): return self.xp.sin(a)
     def cos(self, a): return self.xp.cos(a)
     def tanh(self, a): return self.xp.tanh(a)
-    def sign(self, a): return self.xp.sign(a)
+
+    def sign(self, a):
+        """-1, 0 or 1; a float NaN or either zero gives +0 (MindSpore's sign; the array API's
+        gives NaN for NaN)."""
+        xp = self.xp
+        out = xp.sign(a)
+        if not xp.isdtype(out.dtype, "real floating"):
+            return out
+        return xp.where((out > 0) | (out < 0), out, xp.zeros_like(out))
+
     def floor(self, a): return self.xp.floor(a)
     def ceil(self, a): return self.xp.ceil(a)
     def logical_not(self, a): return self.xp.logical_not(a)

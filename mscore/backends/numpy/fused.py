@@ -20,14 +20,13 @@ class ArrayModuleFused:
         new_params, new_moments = [], []
         for p, v, g in zip(params, moments, grads):
             ip = inplace and self._own(xp, p, v)
-            nv = xp.multiply(v, momentum, out=v if ip else None)
+            # Every result into an array: a ufunc of 0-d arrays returns a scalar otherwise.
+            nv = xp.multiply(v, momentum, out=v if ip else xp.empty_like(v))
             xp.add(nv, g, out=nv)
+            step = xp.multiply(nv, momentum if nesterov else lr, out=xp.empty_like(nv))
             if nesterov:
-                step = xp.multiply(nv, momentum)
                 xp.add(step, g, out=step)
                 xp.multiply(step, lr, out=step)
-            else:
-                step = xp.multiply(nv, lr)
             new_moments.append(nv)
             new_params.append(xp.subtract(p, step, out=p if ip else step))
         return new_params, new_moments
@@ -43,15 +42,16 @@ class ArrayModuleFused:
             def c(value, dt=p.dtype):
                 return xp.asarray(value, dtype=dt)
             ip = inplace and self._own(xp, p, mi, vi)
-            nm = xp.multiply(mi, c(beta1), out=mi if ip else None)
+            # Every result into an array: a ufunc of 0-d arrays returns a scalar otherwise.
+            nm = xp.multiply(mi, c(beta1), out=mi if ip else xp.empty_like(mi))
             nm += xp.multiply(g, c(1.0 - beta1))
-            nv = xp.multiply(vi, c(beta2), out=vi if ip else None)
-            g2 = xp.multiply(g, g)
+            nv = xp.multiply(vi, c(beta2), out=vi if ip else xp.empty_like(vi))
+            g2 = xp.multiply(g, g, out=xp.empty_like(g))
             g2 *= c(1.0 - beta2)
             nv += g2
             num = nm
             if nesterov:
-                num = xp.multiply(nm, c(beta1))
+                num = xp.multiply(nm, c(beta1), out=xp.empty_like(nm))
                 num += xp.multiply(g, c(1.0 - beta1))
             update = xp.sqrt(nv, out=g2)
             update += c(eps)

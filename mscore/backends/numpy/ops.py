@@ -30,7 +30,15 @@ class ArrayModuleOps:
     def sin(self, a): return self.xp.sin(a)
     def cos(self, a): return self.xp.cos(a)
     def tanh(self, a): return self.xp.tanh(a)
-    def sign(self, a): return self.xp.sign(a)
+
+    def sign(self, a):
+        """-1, 0 or 1; a float NaN or either zero gives +0 (MindSpore's sign; numpy gives
+        NaN, and -0 in bfloat16)."""
+        out = self.xp.sign(a)
+        if a.dtype.kind in "iub":
+            return out
+        return self.xp.where((out > 0) | (out < 0), out, self.xp.zeros((), out.dtype))
+
     def floor(self, a): return self.xp.floor(a)
     def ceil(self, a): return self.xp.ceil(a)
     def logical_not(self, a): return self.xp.logical_not(a)

@@ -10,6 +10,8 @@ dtype the backend declares:
 - integer floor division (``ops.floor_divide``), through the backend's ``int_floor_divide``
   when it binds one and through the core's composite from ``div``, rounds toward -inf exactly,
   gives MAX, MIN or 0 for ``x // 0`` by the sign of ``x`` and wraps ``MIN // -1`` to MIN;
+- ``sign`` gives +0 for NaN (either sign bit) and for either zero (MindSpore's), -1 and 1
+  for the infinities;
 - NaN propagates through ``max``/``min``/``maximum``/``minimum``, and ``argmax``/``argmin``
   give the index of the first NaN (numpy's rule);
 - a float to integer cast truncates toward zero, saturates at the integer range (infinities
@@ -283,6 +285,19 @@ def _unsigned_to_float_rounds(kit, dtype):
         _expect(kit, dtype, what, out, want, target)
 
 
+def _sign_of_nan_and_zeros(kit, dtype):
+    x = harness.quantize(np.array([np.nan, -np.nan, -0.0, 0.0, 1.5, -2.0, np.inf, -np.inf]),
+                         dtype)
+    what = "sign of [nan, -nan, -0.0, 0.0, 1.5, -2.0, inf, -inf] (NaN and zeros give +0)"
+    out = _run(kit, dtype, what, lambda b, a: b.sign(a), x)
+    want = harness.quantize(np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 1.0, -1.0]), dtype)
+    kit.assert_dtype(out, mdt.get_dtype(dtype), what)
+    got = np.asarray(kit.numpy(out))
+    if not np.array_equal(harness.bit_pattern(got), harness.bit_pattern(want)):
+        raise harness.ConformanceFailure(f"{what}: got {got.tolist()} (sign bits "
+                                         f"{np.signbit(got).tolist()})")
+
+
 CASES = [EdgeCase("int_overflow_wraps", harness.INT_DTYPES, _overflow_wraps),
          EdgeCase("int_division_by_zero_and_min", harness.INT_DTYPES, _division),
          EdgeCase("int_floor_division", harness.INT_DTYPES, _floor_division),
@@ -290,6 +305,7 @@ CASES = [EdgeCase("int_overflow_wraps", harness.INT_DTYPES, _overflow_wraps),
                                                "uint32"), _int_narrowing_wraps),
          EdgeCase("signed_unsigned_cast_wraps", UNSIGNED, _sign_change_wraps),
          EdgeCase("unsigned_to_float_cast_rounds", UNSIGNED, _unsigned_to_float_rounds),
+         EdgeCase("sign_of_nan_and_zeros", harness.FLOAT_DTYPES, _sign_of_nan_and_zeros),
          EdgeCase("nan_in_max_min_argmax", harness.FLOAT_DTYPES, _nan_reductions),
          EdgeCase("float_to_int_cast_saturates", harness.FLOAT_DTYPES,
                   _float_to_int_saturates),

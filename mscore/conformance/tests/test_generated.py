@@ -64,13 +64,16 @@ def _flush(a, dtype):
 
 def _assert_value(kit, dtype, actual, inputs, reference, check):
     """``check(actual, reference(inputs))``. A backend may flush subnormal inputs and
-    results to zero (XLA on the CPU does): when the check fails where an input or a result
-    holds a subnormal, it passes if it holds with those flushed to zero on both sides (the
-    reference recomputed from flushed inputs); otherwise the first failure stands."""
+    results to zero (XLA on the CPU does): when the check fails where an input, the result
+    or the reference's result holds a subnormal, it passes if it holds with those flushed to
+    zero on both sides (the reference recomputed from flushed inputs); otherwise the first
+    failure stands."""
+    expected = reference(inputs)
     try:
-        check(actual, reference(inputs))
+        check(actual, expected)
     except harness.ConformanceFailure as exc:
-        if not _is_float(dtype) or not any(_subnormal(a, dtype) for a in (*inputs, actual)):
+        if not _is_float(dtype) or not any(_subnormal(a, dtype)
+                                           for a in (*inputs, actual, expected)):
             raise
         failed = kit.record.comparisons.pop()
         try:
@@ -220,13 +223,14 @@ def _unary_reference(kit, name, dtype):
 
 def _unary_check(kit, name, dtype, out_dtype, exact, q, what):
     def check(actual, want):
-        if name == "sign" and _is_float(dtype):
-            # sign(NaN) is not pinned: numpy and jax give NaN, torch and MindSpore 0.
-            keep = ~np.isnan(harness.to_float64(q))
-            actual, want = np.asarray(actual)[keep], np.asarray(want)[keep]
+        sign_of_float = name == "sign" and _is_float(dtype)
+        if sign_of_float:
+            # MindSpore's sign: +0 for NaN and for either zero (numpy and jax give NaN)
+            q64 = harness.to_float64(np.asarray(q))
+            want = np.where(np.isnan(q64) | (q64 == 0), 0.0, harness.to_float64(want))
         if exact:
             kit.assert_close(actual, want, out_dtype, what, tol=harness.EXACT)
-            if name in SIGNED_ZERO and _is_float(dtype):
+            if (name in SIGNED_ZERO or sign_of_float) and _is_float(dtype):
                 _assert_zero_signs(actual, want, what)
         else:
             kit.assert_close(actual, want, dtype, what, factor=2.0)

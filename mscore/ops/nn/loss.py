@@ -19,6 +19,7 @@ from mscore.ops.math.elementwise import (
     abs,
     add,
     div,
+    equal,
     exp,
     greater,
     less,
@@ -160,7 +161,11 @@ def _nll_loss(logp, t, weight, ignore_index, reduction, label_smoothing):
         smooth = mul(smooth, cast(valid, logp.dtype))
         loss = add(mul(loss, 1.0 - label_smoothing), mul(smooth, label_smoothing))
     if reduction == "mean":
-        return div(sum(loss), sum(sample_w))
+        total_w = sum(sample_w)
+        # Every target ignored: the mean is NaN (0/0) with gradient 0, as MindSpore's: the
+        # NaN a constant, the division's by 1, so no 0 * inf reaches the gradient.
+        nothing = equal(total_w, 0.0)
+        return where(nothing, float("nan"), div(sum(loss), where(nothing, 1.0, total_w)))
     return _reduce(loss, reduction)
 
 

@@ -99,7 +99,11 @@ def _cross_entropy(logits, target, ignore_index, reduction, label_smoothing):
         smooth = -jnp.mean(logp, axis=1) * w
         loss = loss * (1.0 - label_smoothing) + smooth * label_smoothing
     if reduction == "mean":
-        return jnp.sum(loss) / jnp.sum(w)
+        # Every target ignored: NaN with gradient 0 (MindSpore's), the NaN a constant and
+        # the division's by 1, so no 0 * inf reaches the gradient.
+        count = jnp.sum(w)
+        nothing = count == 0
+        return jnp.where(nothing, jnp.nan, jnp.sum(loss) / jnp.where(nothing, 1, count))
     if reduction == "sum":
         return jnp.sum(loss)
     return loss

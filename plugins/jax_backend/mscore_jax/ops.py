@@ -36,6 +36,23 @@ def _int_pow(a, b):
         a.dtype, jnp.signedinteger) else result
 
 
+@jax.jit
+def _float_divide(a, b):
+    """``a / b`` of floats. XLA rewrites ``a / broadcast(b)`` as ``a * broadcast(1 / b)``,
+    whose reciprocal leaves the range: past 65504 in float16 for a subnormal ``b`` (-6e-8 /
+    6e-8 gave -inf), subnormal and flushed to zero for ``|b|`` past ``1 / smallest normal``
+    (MAX / MAX gave 0, -inf / MAX NaN). Half precision divides in float32 (its reciprocals
+    hold there) and rounds once; where ``|b|`` is that large both operands are scaled by
+    2**-64 first (exact: a power of two; a scaled ``a`` that underflows has a quotient far
+    below the smallest subnormal anyway)."""
+    dt = jnp.result_type(a, b)
+    if is_half_precision(dt.itemsize):
+        f32 = jnp.float32
+        return jnp.true_divide(a.astype(f32), b.astype(f32)).astype(dt)
+    huge = jnp.abs(b) > 1.0 / float(jnp.finfo(dt).smallest_normal)
+    scale = 2.0 ** -64
+    return jnp.true_divide(jnp.where(huge, a * scale, a), jnp.where(huge, b * scale, b))
+
 class JaxOps:
     """The primitive op set over ``jax.Array`` (and tracers)."""
 
@@ -48,7 +65,15 @@ class JaxOps:
     def sin(self, a): return jnp.sin(a)
     def cos(self, a): return jnp.cos(a)
     def tanh(self, a): return jnp.tanh(a)
-    def sign(self, a): return jnp.sign(a)
+
+    def sign(self, a):
+        """-1, 0 or 1; a float NaN or either zero gives +0 (MindSpore's sign; jnp.sign gives
+        NaN and keeps -0)."""
+        out = jnp.sign(a)
+        if not jnp.issubdtype(out.dtype, jnp.floating):
+            return out
+        return jnp.where((out > 0) | (out < 0), out, jnp.zeros((), out.dtype))
+
     def floor(self, a): return jnp.floor(a)
     def ceil(self, a): return jnp.ceil(a)
     def logical_not(self, a): return jnp.logical_not(a)
@@ -80,7 +105,7 @@ class JaxOps:
     def div(self, a, b):
         if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
             return _int_div(a, b)
-        return jnp.true_divide(a, b)
+        return _float_divide(a, b)
 
     def where(self, cond, x, y):
         return jnp.where(cond, x, y)

@@ -16,6 +16,17 @@ _DTYPE_OF = torch.Tensor.dtype.__get__  # type: ignore[attr-defined]  # a C gets
 _cudnn_enabled = getattr(torch._C, "_get_cudnn_enabled", lambda: torch.backends.cudnn.enabled)
 
 
+def _divide_all(arrays, scalar):
+    """``[a / scalar]`` in one multi-tensor call, each result in its array's dtype: torch
+    promotes a 0-d array divided by a 0-d scalar of a wider dtype (both "dimensionless"), so
+    those results are rounded back to theirs."""
+    out = list(torch._foreach_div(arrays, scalar))
+    if set(map(_DTYPE_OF, arrays)) <= {_DTYPE_OF(scalar)}:
+        return out
+    return [o if _DTYPE_OF(o) == _DTYPE_OF(a) else o.to(_DTYPE_OF(a))
+            for o, a in zip(out, arrays)]
+
+
 class TorchFused:
     """Fused ops (see :class:`mscore.plugin.backend.Backend` for each contract)."""
 
@@ -27,7 +38,7 @@ class TorchFused:
 
     def foreach_div(self, arrays, scalar):
         """``[a / scalar]`` in one multi-tensor call (``torch._foreach_div``)."""
-        return list(torch._foreach_div(list(arrays), scalar))
+        return _divide_all(list(arrays), scalar)
 
     def unscale_check(self, arrays, scale):
         """``(arrays / scale, finite)`` in one fused pass, in place (the kernel
@@ -37,7 +48,7 @@ class TorchFused:
         arrays = list(arrays)
         if torch.float64 in set(map(_DTYPE_OF, arrays)):
             # The fused kernel's reciprocal is float32: divide float64 exactly instead.
-            out = list(torch._foreach_div(arrays, scale))
+            out = _divide_all(arrays, scale)
             return out, torch.stack([torch.isfinite(a).all() for a in out]).all()
         if not _own_dense_storage(arrays):
             arrays = [a.clone() for a in arrays]

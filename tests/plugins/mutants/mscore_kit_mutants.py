@@ -9,6 +9,12 @@ kit's fixed, hand-picked cases do not meet:
 - ``mutant_floor_pow2``: ``int_floor_divide`` by a 0-d negative power of two shifts right
   and negates (``-(a >> k)``: floor of ``a / 2**k`` negated, not floor of ``a / -2**k``);
 - ``mutant_xent_fp16``: the cross-entropy gradient kernel 1 % too large in float16;
+- ``mutant_adam_third``: ``adam_update`` reads the third array's gradient 1 % too large
+  (every other array of the list right);
+- ``mutant_momentum_fp16``: ``momentum_update`` in float16 computes ``momentum * (v + g)``
+  for ``momentum * v + g``;
+- ``mutant_momentum_writes``: ``momentum_update`` writes into the given parameters and
+  moments even when the caller did not allow it (``inplace=False``);
 - ``mutant_layer_norm_fp16`` (torch): the fused layer norm's gradients 1 % too large in
   float16, its values right.
 
@@ -99,6 +105,25 @@ class CrossEntropyGradHalf(HonestNumpy):
         return g * g.dtype.type(1.01) if g.dtype == np.float16 else g   # the bug
 
 
+class AdamThirdTensor(HonestNumpy):
+    def adam_update(self, params, m, v, grads, *args):
+        grads = [g * g.dtype.type(1.01) if i == 2 else g for i, g in enumerate(grads)]  # the bug
+        return super().adam_update(params, m, v, grads, *args)
+
+
+class MomentumHalf(HonestNumpy):
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
+        if params and params[0].dtype == np.float16:
+            grads = [g * momentum for g in grads]   # the bug: momentum * (v + g)
+        return super().momentum_update(params, moments, grads, lr, momentum, nesterov, inplace)
+
+
+class MomentumAlwaysInPlace(HonestNumpy):
+    def momentum_update(self, params, moments, grads, lr, momentum, nesterov, inplace=False):
+        return super().momentum_update(params, moments, grads, lr, momentum, nesterov,
+                                       True)   # the bug: in place whatever the caller says
+
+
 def _numpy_spec(name, factory):
     return BackendSpec(name=name, version="0.0.1", factory=lambda: factory(name),
                        dtypes=DTYPES, description="kit mutation test")
@@ -141,4 +166,7 @@ def mscore_register_backends():
             _numpy_spec("mutant_bf16_ties", BfloatTiesAway),
             _numpy_spec("mutant_uint64_pow", Uint64PowThroughFloat),
             _numpy_spec("mutant_floor_pow2", FloorDivideNegativePowerOfTwo),
-            _numpy_spec("mutant_xent_fp16", CrossEntropyGradHalf)] + _torch_specs()
+            _numpy_spec("mutant_xent_fp16", CrossEntropyGradHalf),
+            _numpy_spec("mutant_adam_third", AdamThirdTensor),
+            _numpy_spec("mutant_momentum_fp16", MomentumHalf),
+            _numpy_spec("mutant_momentum_writes", MomentumAlwaysInPlace)] + _torch_specs()
