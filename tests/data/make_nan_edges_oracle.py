@@ -5,7 +5,10 @@
   float32 and float64, as bit patterns (the sign of zero and NaN kept);
 - ``ops.cross_entropy`` and ``ops.nll_loss`` with reduction 'mean' when every target is
   ``ignore_index``: the value and the gradients (logits, and the class weight; cross
-  entropy without a weight too).
+  entropy without a weight too);
+- rounding toward zero of quotients and values whose result is a zero of either sign:
+  ``ops.div(x, y, rounding_mode='trunc')``, ``ops.truncate_div`` and ``ops.trunc``, as bit
+  patterns in float16, float32 and float64.
 
 Run with the separate MindSpore environment, from this folder:
 
@@ -61,9 +64,25 @@ def ignored_mean_records():
     return out
 
 
+TRUNC_X = [-0.0, 0.0, -0.5, 0.5, -3.0, 3.0, 7.0, float("nan"), float("inf")]
+TRUNC_Y = [2.0, -2.0, 2.0, -2.0, 7.0, -7.0, 2.0, 1.0, -2.0]
+
+
+def trunc_records():
+    out = {}
+    for name in ("float16", "float32", "float64"):
+        x, y = np.array(TRUNC_X, dtype=name), np.array(TRUNC_Y, dtype=name)
+        tx, ty = ms.Tensor(x), ms.Tensor(y)
+        out[name] = {"x": bits(x), "y": bits(y),
+                     "div_trunc": bits(ops.div(tx, ty, rounding_mode="trunc").asnumpy()),
+                     "truncate_div": bits(ops.truncate_div(tx, ty).asnumpy()),
+                     "trunc_of_x_over_7": bits(ops.trunc(tx / 7.0).asnumpy())}
+    return out
+
+
 def main():
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
-    record = {"mindspore": ms.__version__, "sign": sign_records(),
+    record = {"mindspore": ms.__version__, "sign": sign_records(), "trunc": trunc_records(),
               "ignored_mean": {"logits": LOGITS, "weight": WEIGHT, "targets": TARGETS,
                                **ignored_mean_records()}}
     here = os.path.dirname(os.path.abspath(__file__))

@@ -13,7 +13,7 @@ from mscore import ops
 from mscore.common import dtype as mdt
 from mscore.common.tensor import Tensor
 from mscore.ops._args import _check_broadcast, _host, _operands
-from mscore.ops.math.elementwise import int_fmod, int_truncate_divide
+from mscore.ops.math.elementwise import int_fmod, int_truncate_divide, toward_zero
 from mscore.ops.primitive_base import _elementwise
 from mscore.plugin.rules import is_half_precision
 
@@ -53,7 +53,7 @@ def trunc(input):
         raise TypeError(f"input: expected a Tensor, got {type(input).__name__}")
     if not input.dtype.is_floating:
         return input
-    return ops.where(ops.less(input, 0), ops.ceil(input), ops.floor(input))
+    return toward_zero(input)
 
 
 def fix(input):

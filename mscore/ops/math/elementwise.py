@@ -57,8 +57,7 @@ def div(input, other, *, rounding_mode=None):
         dt = dispatch.dtype(ra)
         if not dt.is_floating:
             return _wrap(call("div", ra, rb))
-        q = call("div", ra, rb)
-        return _wrap(call("mul", call("sign", q), call("floor", call("abs", q))))
+        return toward_zero(_wrap(call("div", ra, rb)))
     if rounding_mode is not None:
         raise ValueError(f"rounding_mode: expected None, 'floor' or 'trunc', got "
                          f"{rounding_mode!r}")
@@ -297,6 +296,12 @@ def addcmul(input, tensor1, tensor2, value=1):
     target = mdt.promote(mdt.promote(x.dtype, t1.dtype), t2.dtype)
     raw = [t._data if t.dtype is target else call("cast", t._data, target) for t in (x, t1, t2)]
     return _wrap(native_addcmul(*raw))
+
+
+def toward_zero(x):
+    """Float Tensor ``x`` rounded toward zero, the sign of a zero result kept as MindSpore
+    keeps it (-0.4 gives -0.0)."""
+    return where(less(x, 0.0), ceil(x), floor(x))
 
 
 def where(condition, input, other):
