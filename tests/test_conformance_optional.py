@@ -164,6 +164,18 @@ def test_a_provided_method_no_test_reached_fails_a_full_run():
     assert coverage.verdict([target], entries, {target.id: table}, False, 0).exit_status == 0
 
 
+def test_one_module_of_the_kit_is_a_selection_not_a_full_run(run_py, tmp_path):
+    # Run as one module, the kit cannot say which provided methods no test reaches.
+    report = tmp_path / "r.json"
+    proc = run_py(["-m", "pytest", "--pyargs", "mscore.conformance.tests.test_contract",
+                   "-p", "no:cacheprovider", "-o", "addopts=", "-q", "--mscore-backend=numpy",
+                   "--mscore-no-matrix", f"--mscore-report={report}"], cwd=tmp_path)
+    assert report.exists(), proc.stdout[-4000:] + proc.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert data["profile"] == "selection" and data["verdict"] == [], data["verdict"]
+    assert {t["outcome"] for t in data["tests"]} <= {"passed", "skipped"}
+
+
 def test_coverage_counts_are_listed_in_one_order_whatever_order_the_tests_ran_in():
     spec = BackendSpec("fake", "1", lambda: None, dtypes=("float32",))
     target = Target("fake", "CPU", spec)

@@ -86,6 +86,9 @@ def pytest_configure(config):
     config.stash[_STATE_KEY] = KitState(config)
 
 
+_KIT_TESTS = Path(__file__).resolve().parent / "tests"   # the kit's test modules
+
+
 # -- state -------------------------------------------------------------------------------------
 class KitState:
     """Targets, expected failures and results of one pytest session."""
@@ -98,6 +101,7 @@ class KitState:
         self.xfail_entries = {}      # backend -> list of entry dicts
         self.call_logs = {}          # target id -> CallLog of its backend
         self.deselected = 0
+        self.modules = set()         # file names of the kit's test modules collected
         self.started = time.time()
         self.active = False
         self.verdict = None
@@ -315,6 +319,9 @@ def pytest_collection_modifyitems(session, config, items):
             items[:] = [i for i in items if i not in dropped]
             config.hook.pytest_deselected(items=list(dropped))
     for item in items:
+        path = Path(str(item.fspath))
+        if path.parent == _KIT_TESTS:
+            state.modules.add(path.name)
         if "kit" not in getattr(item, "fixturenames", ()) or not hasattr(item, "callspec"):
             continue
         target = item.callspec.params.get("kit")
@@ -558,11 +565,14 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def _is_full_run(config, state):
-    """True when the whole kit was selected: no -k/-m, no deselection, no quick sample, no
+    """True when the whole kit was selected: every one of its test modules collected (not
+    one module named by path or ``--pyargs``), no -k/-m, no deselection, no quick sample, no
     test named on the command line."""
-    return not (config.getoption("keyword") or config.getoption("markexpr") or
-                config.getoption("mscore_quick") or state.deselected or
-                any("::" in str(a) for a in config.args))
+    every_module = {p.name for p in _KIT_TESTS.glob("test_*.py")}
+    return every_module <= state.modules and not (
+        config.getoption("keyword") or config.getoption("markexpr") or
+        config.getoption("mscore_quick") or state.deselected or
+        any("::" in str(a) for a in config.args))
 
 
 def pytest_collection_finish(session):
