@@ -208,16 +208,18 @@ def test_momentum_update_matches_the_formula(backend, nesterov):
 
 
 def test_fused_gradients_cut_the_reference_calls():
-    """The reference autodiff's fused rules take the MLP step to at most 50 array ops, under
+    """The reference autodiff's fused rules take the MLP step to at most 52 array ops, under
     two thirds of the same step with every composite differentiated primitive by primitive
-    (47 against 78 when written; 137 before this work, when the optimizer also looped)."""
+    (47 against 78 when written; 137 before this work, when the optimizer also looped; 52
+    since the mean cross entropy's gradient is 0, not NaN, when every target is ignored:
+    an ``equal`` and a ``where`` on its denominator)."""
     from mscore.autodiff.fused import composite_gradients
     use_backend("numpy")
     x, y = _batch()
     fused, _ = COUNT.count_step(COUNT.train_step(_mlp(), "O0"), (x, y), steps=1)
     with composite_gradients():
         composite, _ = COUNT.count_step(COUNT.train_step(_mlp(), "O0"), (x, y), steps=1)
-    assert fused["array_ops"] <= 50, fused
+    assert fused["array_ops"] <= 52, fused
     assert fused["array_ops"] < 0.65 * composite["array_ops"], (fused, composite)
 
 
