@@ -183,11 +183,12 @@ def count_trace():
     process.trace_count += 1
 
 
-FINISH_ORDER = ("async_saves", "summary_writers", "prefix_claims")
+FINISH_ORDER = ("async_saves", "summary_writers", "prefix_claims", "failfast_hook")
 """The order in which :func:`finish_pending_work` finishes the process's pending work:
 checkpoint files still being written are completed first, summary event files are then
-flushed and closed, and the prefix claims are given up last, once the files that hold the
-prefixes are in place."""
+flushed and closed, the prefix claims are given up once the files that hold the prefixes
+are in place, and the job's fail-fast exception hook is put back last (nothing after it
+can raise into it)."""
 
 _finishers = {}    # FINISH_ORDER name -> the function that finishes that work
 

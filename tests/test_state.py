@@ -210,6 +210,28 @@ def test_reset_restores_a_plugins_section():
         jax.make_jaxpr(lambda v: job.all_reduce(v))(jnp.ones(2))
 
 
+def test_reset_puts_back_the_excepthook_a_joined_job_installed(tmp_path, monkeypatch):
+    """A process that joined a job ends at its first uncaught exception (the fail-fast
+    hook); reset() forgets the job, and with it that hook and the rank it notes."""
+    import sys
+
+    from mscore.communication import _failfast
+    monkeypatch.setenv(_failfast.EVENTS_ENV, str(tmp_path))
+    before = sys.excepthook
+    _failfast.install(lambda: None, rank=3)
+    try:
+        assert sys.excepthook is not before
+        _failfast.note_leaving("test")
+        assert (tmp_path / "rank_3").exists()
+        _state.reset()
+        assert sys.excepthook is before
+        (tmp_path / "rank_3").unlink()
+        _failfast.note_leaving("test")     # no rank any more: nothing noted
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        sys.excepthook = before
+
+
 _EXIT_SCRIPT = textwrap.dedent("""
     import os, sys, time
     import numpy as np

@@ -30,11 +30,16 @@ import sys
 import threading
 import time
 
+from mscore import _state
+
 #: The variable naming the folder where ranks note that they leave (set by ``mscore run``).
 EVENTS_ENV = "MSCORE_RUN_EVENTS"
 #: The most a failing rank spends on the interpreter's exit work before it ends.
 EXIT_WORK_SECONDS = 5.0
-_installed = {"previous": None, "skip": None, "rank": None}
+# The hook this process installed for its job: process state (mscore._state.reset puts the
+# excepthook back and forgets the rank, as it forgets the job).
+_installed = _state.section("mscore.communication.failfast",
+                            {"previous": None, "skip": None, "rank": None})
 
 
 def note_leaving(how):
@@ -95,8 +100,10 @@ def install(leave_job_at_exit, rank):
     _installed.update(skip=leave_job_at_exit, rank=rank)
 
 
+@_state.finisher("failfast_hook")
 def uninstall():
-    """Back to the excepthook there was before :func:`install` (the job was left)."""
+    """Back to the excepthook there was before :func:`install` (the job was left, or the
+    process state is reset)."""
     if sys.excepthook is _exit_now:
         sys.excepthook = _installed["previous"] or sys.__excepthook__
     _installed.update(previous=None, skip=None, rank=None)
