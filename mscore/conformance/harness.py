@@ -148,15 +148,9 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None, min_sc
     e = to_float64(e).astype(np.float64)
     if a.size == 0:
         return Comparison(what, 0.0, 0.0, tol, True)
-    nan_a, nan_e = np.isnan(a), np.isnan(e)
-    inf_mismatch = (np.isinf(a) | np.isinf(e)) & (a != e)
-    place = (nan_a != nan_e) | (inf_mismatch & ~nan_a & ~nan_e)
-    if place.any():
-        idx = tuple(int(i) for i in np.argwhere(place)[0])
-        return Comparison(what, math.inf, math.inf, tol, False,
-                          f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
-                          f"elements; first at index {idx}: got {a[idx]!r}, expected "
-                          f"{e[idx]!r}", math.inf)
+    misplaced = _non_finite_misplaced(a, e, what, tol)
+    if misplaced is not None:
+        return misplaced
     finite = np.isfinite(e) & np.isfinite(a)
     af, ef = a[finite], e[finite]
     if ef.size == 0:
@@ -183,6 +177,20 @@ def compare(actual, expected, dtype, what="result", factor=1.0, tol=None, min_sc
                       float(err[worst]), float(allowed[worst]))
 
 
+def _non_finite_misplaced(a, e, what, tol):
+    """A failed :class:`Comparison` when float64 arrays ``a`` and ``e`` hold NaN or
+    infinities at different places (or infinities of different signs), else None."""
+    nan_a, nan_e = np.isnan(a), np.isnan(e)
+    place = (nan_a != nan_e) | ((np.isinf(a) | np.isinf(e)) & (a != e) & ~nan_a & ~nan_e)
+    if not place.any():
+        return None
+    idx = tuple(int(i) for i in np.argwhere(place)[0])
+    return Comparison(what, math.inf, math.inf, tol, False,
+                      f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
+                      f"elements; first at index {idx}: got {a[idx]!r}, expected "
+                      f"{e[idx]!r}", math.inf)
+
+
 def worst_element(err, allowed):
     """The flat index of the element with the largest ``err / allowed`` (0 for none)."""
     err = np.asarray(err, dtype=np.float64).reshape(-1)
@@ -206,14 +214,9 @@ def compare_within(actual, expected, allowed, what="result"):
                           f"{what}: shape {a.shape}, expected {e.shape}", math.inf)
     allowed = np.broadcast_to(np.asarray(allowed, dtype=np.float64), e.shape)
     tol = Tolerance(0.0, float(allowed.max()) if allowed.size else 0.0)
-    nan_a, nan_e = np.isnan(a), np.isnan(e)
-    place = (nan_a != nan_e) | ((np.isinf(a) | np.isinf(e)) & (a != e) & ~nan_a & ~nan_e)
-    if place.any():
-        idx = tuple(int(i) for i in np.argwhere(place)[0])
-        return Comparison(what, math.inf, math.inf, tol, False,
-                          f"{what}: non-finite values differ: {int(place.sum())} of {a.size} "
-                          f"elements; first at index {idx}: got {a[idx]!r}, expected "
-                          f"{e[idx]!r}", math.inf)
+    misplaced = _non_finite_misplaced(a, e, what, tol)
+    if misplaced is not None:
+        return misplaced
     finite = np.isfinite(e)
     with np.errstate(invalid="ignore"):
         err = np.abs(a - e)[finite]
