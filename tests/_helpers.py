@@ -150,3 +150,23 @@ def saturated_by_zero(a, dtype):
     """MindSpore's integer ``a / 0``: MAX for ``a > 0``, MIN for ``a < 0``, 0 for 0."""
     info = np.iinfo(dtype)
     return int(info.max) if a > 0 else int(info.min) if a < 0 else 0
+
+
+def layout_block(whole, dev_matrix, tensor_map, rank):
+    """Device ``rank``'s block of ``whole`` under a (dev_matrix, tensor_map) layout, from the
+    layout's definition (written out here, not taken from mscore): tensor axis a is cut
+    into ``dev_matrix[-1 - tensor_map[a]]`` parts, device coordinates last axis fastest."""
+    coord, left = [], rank
+    for size in reversed(dev_matrix):
+        coord.insert(0, left % size)
+        left //= size
+    index = []
+    for axis, m in enumerate(tensor_map):
+        if m == -1:
+            index.append(slice(None))
+            continue
+        parts = dev_matrix[len(dev_matrix) - 1 - m]
+        size = whole.shape[axis] // parts
+        j = coord[len(dev_matrix) - 1 - m]
+        index.append(slice(j * size, (j + 1) * size))
+    return whole[tuple(index)]

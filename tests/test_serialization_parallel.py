@@ -1,7 +1,7 @@
 """build_searched_strategy, merge_sliced_parameter and parse_print."""
 import numpy as np
 import pytest
-from _helpers import numpy_context_each_test
+from _helpers import layout_block, numpy_context_each_test
 
 import mscore as ms
 from mscore.train.proto import node_strategy_pb2, print_pb2
@@ -36,31 +36,10 @@ def _strategy_file(tmp_path, layouts):
     return str(path)
 
 
-def _coords(rank, dev_matrix):
-    """Device coordinates, last axis fastest (written out by hand, not with numpy)."""
-    out = []
-    for size in reversed(dev_matrix):
-        out.insert(0, rank % size)
-        rank //= size
-    return out
-
-
 def _slices(full, dev_matrix, tensor_map):
-    """What each rank holds: tensor axis a is cut into dev_matrix[-1 - tensor_map[a]] parts."""
-    result = []
-    for rank in range(int(np.prod(dev_matrix))):
-        c = _coords(rank, dev_matrix)
-        index = []
-        for axis, m in enumerate(tensor_map):
-            if m == -1:
-                index.append(slice(None))
-                continue
-            parts = dev_matrix[len(dev_matrix) - 1 - m]
-            size = full.shape[axis] // parts
-            j = c[len(dev_matrix) - 1 - m]
-            index.append(slice(j * size, (j + 1) * size))
-        result.append(full[tuple(index)])
-    return result
+    """What each rank holds, in rank order."""
+    return [layout_block(full, dev_matrix, tensor_map, rank)
+            for rank in range(int(np.prod(dev_matrix)))]
 
 
 def _params(arrays, name="w"):

@@ -16,6 +16,7 @@ import json
 
 import numpy as np
 import pytest
+from _helpers import layout_block
 
 import mscore as ms
 from mscore import nn
@@ -59,24 +60,9 @@ def write_strategy(path, layouts, extra=()):
     return str(path)
 
 
-def hand_slice(whole, dev_matrix, tensor_map, rank):
-    """Device ``rank``'s block of ``whole`` from the layout's definition."""
-    coord = np.unravel_index(rank, dev_matrix)
-    index = []
-    for axis, m in enumerate(tensor_map):
-        if m == -1:
-            index.append(slice(None))
-            continue
-        parts = dev_matrix[len(dev_matrix) - 1 - m]
-        size = whole.shape[axis] // parts
-        j = coord[len(dev_matrix) - 1 - m]
-        index.append(slice(j * size, (j + 1) * size))
-    return whole[tuple(index)]
-
-
 def rank_params(layouts, rank):
     return [ms.Parameter(ms.Tensor(np.ascontiguousarray(
-        hand_slice(WHOLE[n], *layouts[n], rank) if n in layouts else WHOLE[n])), name=n)
+        layout_block(WHOLE[n], *layouts[n], rank) if n in layouts else WHOLE[n])), name=n)
         for n in WHOLE]
 
 
@@ -122,7 +108,7 @@ def test_general_layouts_merge_into_one_process_and_recut_for_two_ranks(tmp_path
         identity = json.loads(got[IDENTITY_KEY])
         assert (identity["rank"], identity["size"], identity["sliced"]) == (r, 2, ["m", "w"])
         for name, value in WHOLE.items():
-            want = hand_slice(value, *TWO[name], r) if name in TWO else value
+            want = layout_block(value, *TWO[name], r) if name in TWO else value
             np.testing.assert_array_equal(got[name].asnumpy(), want, err_msg=f"{name} {r}")
     # the re-cut files merge back, and only in rank order with their own strategy file
     holder = Holder()
