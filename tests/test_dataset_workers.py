@@ -68,9 +68,9 @@ def _infrastructure():
     return pids
 
 
-def _descendants():
-    """The pids of every process below this one, read from /proc."""
-    parent = {}
+def _live_processes():
+    """``(pid, fields)`` of every process that is not a zombie, from /proc: ``fields`` are
+    its stat fields after the command name (state, parent, group, session, ...)."""
     for path in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(path) as f:
@@ -79,7 +79,12 @@ def _descendants():
             continue
         fields = text[text.rindex(")") + 2:].split()
         if fields[0] != "Z":
-            parent[int(text.split()[0])] = int(fields[1])
+            yield int(text.split()[0]), fields
+
+
+def _descendants():
+    """The pids of every process below this one, read from /proc."""
+    parent = {pid: int(fields[1]) for pid, fields in _live_processes()}
     found, todo = set(), [os.getpid()]
     while todo:
         pid = todo.pop()
@@ -449,17 +454,7 @@ except KeyboardInterrupt as exc:
 
 
 def _session_members(sid):
-    members = []
-    for path in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            with open(path) as f:
-                text = f.read()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            members.append(int(text.split()[0]))
-    return members
+    return [pid for pid, fields in _live_processes() if int(fields[3]) == sid]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="sessions read from /proc")
