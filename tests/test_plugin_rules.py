@@ -136,6 +136,15 @@ def test_floor_divide_by_zero(lib):
     np.testing.assert_array_equal(got, [I32.max, I32.min, 0])
 
 
+def test_sign_of_nan_and_zeros_positive(lib):
+    values = [np.nan, -np.nan, -0.0, 0.0, 1.5, -2.0, np.inf, -np.inf]
+    signs = lib.xp.sign(lib.array(values, "float32"))
+    out = lib.numpy(rules.sign_of_nan_and_zeros_positive(lib.xp, signs))
+    assert out.dtype == np.float32
+    assert out.view(np.uint32).tolist() == np.array(
+        [0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 1.0, -1.0], np.float32).view(np.uint32).tolist()
+
+
 def test_erf_polynomial(lib):
     values = [-3.0, -1.0, -0.25, 0.0, 0.5, 2.0]
     out = rules.erf_polynomial(lib.xp, lib.array(values, "float32"))

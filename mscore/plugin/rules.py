@@ -127,6 +127,15 @@ def floor_divide_edges(a, b, quotient, *, int_min, int_max, where, negative, any
     return where(zero, by_zero, quotient)
 
 
+def sign_of_nan_and_zeros_positive(xp, signs):
+    """The float array ``signs`` (``xp.sign``'s -1, 0, 1 or NaN) with NaN (either sign bit)
+    and -0 made +0: MindSpore's ``Sign`` of NaN and of either zero is +0, where numpy,
+    ``jnp.sign`` and the array API give NaN and keep -0. ``xp`` needs ``where`` and
+    ``zeros(shape, dtype=...)``: numpy, CuPy, ``jax.numpy``, ``torch`` and the array-API
+    namespaces have them."""
+    return xp.where((signs > 0) | (signs < 0), signs, xp.zeros((), dtype=signs.dtype))
+
+
 # The complementary error function's Chebyshev fit (relative error below 1.2e-7, enough for
 # float32 and narrower), for array libraries without a special-function module.
 ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,

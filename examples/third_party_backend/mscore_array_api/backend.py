@@ -13,6 +13,7 @@ import numpy as np
 
 from mscore.common import dtype as mdt
 from mscore.plugin.backend import Backend
+from mscore.plugin.rules import sign_of_nan_and_zeros_positive
 
 
 class ArrayAPIBackend(Backend):
@@ -101,7 +102,7 @@ class ArrayAPIBackend(Backend):
         out = xp.sign(a)
         if not xp.isdtype(out.dtype, "real floating"):
             return out
-        return xp.where((out > 0) | (out < 0), out, xp.zeros_like(out))
+        return sign_of_nan_and_zeros_positive(xp, out)
 
     def floor(self, a): return self.xp.floor(a)
     def ceil(self, a): return self.xp.ceil(a)

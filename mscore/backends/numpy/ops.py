@@ -15,6 +15,7 @@ from mscore.plugin.rules import (
     erf_polynomial,
     floor_divide_edges,
     is_half_precision,
+    sign_of_nan_and_zeros_positive,
 )
 
 
@@ -37,7 +38,7 @@ class ArrayModuleOps:
         out = self.xp.sign(a)
         if a.dtype.kind in "iub":
             return out
-        return self.xp.where((out > 0) | (out < 0), out, self.xp.zeros((), out.dtype))
+        return sign_of_nan_and_zeros_positive(self.xp, out)
 
     def floor(self, a): return self.xp.floor(a)
     def ceil(self, a): return self.xp.ceil(a)

@@ -16,7 +16,12 @@ import numpy as np
 from jax import lax
 
 from mscore.common import dtype as mdt
-from mscore.plugin.rules import check_window_fits, divide_toward_zero, is_half_precision
+from mscore.plugin.rules import (
+    check_window_fits,
+    divide_toward_zero,
+    is_half_precision,
+    sign_of_nan_and_zeros_positive,
+)
 
 from .core import _Tracer
 
@@ -72,7 +77,7 @@ class JaxOps:
         out = jnp.sign(a)
         if not jnp.issubdtype(out.dtype, jnp.floating):
             return out
-        return jnp.where((out > 0) | (out < 0), out, jnp.zeros((), out.dtype))
+        return sign_of_nan_and_zeros_positive(jnp, out)
 
     def floor(self, a): return jnp.floor(a)
     def ceil(self, a): return jnp.ceil(a)
